@@ -1,0 +1,5 @@
+/**
+ * core/v1 API types used by probelet.
+ * @module
+ */
+export * from "./types.ts";
