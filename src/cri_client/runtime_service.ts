@@ -1,0 +1,130 @@
+/**
+ * The container runtime as the kubelet side sees it: the `RuntimeService` and `ImageManagerService`
+ * interfaces. `RemoteRuntimeService` implements them over gRPC; an in-process runtime can implement
+ * the same interfaces so the node agent and the prober work unchanged.
+ * Mirrors k8s.io/cri-api/pkg/apis/services.go.
+ * @module
+ */
+import type {
+  Container,
+  ContainerConfig,
+  ContainerFilter,
+  ContainerStatusResponse,
+  ExecSyncResult,
+  Image,
+  ImageFilter,
+  ImageSpec,
+  ImageStatusResponse,
+  PodSandbox,
+  PodSandboxConfig,
+  PodSandboxFilter,
+  PodSandboxStatusResponse,
+  VersionResponse,
+} from "./api.ts";
+
+/** Per-call options every method accepts: Go's `ctx` cancellation. */
+export interface CallOptions {
+  /** Aborting cancels the call; it then rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Sandbox and container lifecycle, status and exec: kubelet's `internalapi.RuntimeService` (the parts
+ * probelet uses).
+ *
+ * Error contract, shared by every implementation:
+ * - `execSync` resolves with stdout and stderr only when the command exited 0. A non-zero exit rejects
+ *   with `ExitError` (`src/probe/exec/errors.ts`) whose `output` is stdout followed by stderr and whose
+ *   message is `command '<cmd joined by spaces>' exited with <code>: <stderr>`. A command past its
+ *   timeout rejects with `CommandTimedOutError` (`command timed out: "<cmd>" timed out after 1s`).
+ *   Any other failure (no such container, container not running, binary missing, runtime down)
+ *   rejects with a plain `Error`.
+ * - Lookups of a missing sandbox or container reject; the stop and remove calls are idempotent.
+ *
+ * @example
+ * ```ts
+ * const id = await runtime.runPodSandbox(sandboxConfig);
+ * const containerId = await runtime.createContainer(id, containerConfig, { sandboxConfig });
+ * await runtime.startContainer(containerId);
+ * const { status } = await runtime.containerStatus(containerId);
+ * status.state; // "CONTAINER_RUNNING"
+ * ```
+ */
+export interface RuntimeService {
+  /** The runtime's name and versions; `apiVersion` is the kubelet's runtime API version. */
+  version(apiVersion?: string, options?: CallOptions): Promise<VersionResponse>;
+
+  /** Creates and starts a sandbox; resolves with its ID once it is ready. */
+  runPodSandbox(
+    config: PodSandboxConfig,
+    options?: CallOptions & { runtimeHandler?: string },
+  ): Promise<string>;
+  /** Stops every process of the sandbox and releases its network. Idempotent. */
+  stopPodSandbox(podSandboxId: string, options?: CallOptions): Promise<void>;
+  /** Removes the sandbox and all its containers. Idempotent. */
+  removePodSandbox(podSandboxId: string, options?: CallOptions): Promise<void>;
+  /** The sandbox's status; rejects when it does not exist. */
+  podSandboxStatus(
+    podSandboxId: string,
+    options?: CallOptions & { verbose?: boolean },
+  ): Promise<PodSandboxStatusResponse>;
+  /** Sandboxes matching the filter (all of them without one). */
+  listPodSandbox(filter?: PodSandboxFilter, options?: CallOptions): Promise<PodSandbox[]>;
+
+  /** Creates a container in a sandbox; resolves with its ID. */
+  createContainer(
+    podSandboxId: string,
+    config: ContainerConfig,
+    options?: CallOptions & { sandboxConfig?: PodSandboxConfig },
+  ): Promise<string>;
+  /** Starts a created container. */
+  startContainer(containerId: string, options?: CallOptions): Promise<void>;
+  /**
+   * Stops a container: the stop signal, then SIGKILL after `timeoutMs` (CRI takes whole seconds;
+   * the remainder is dropped). Idempotent.
+   */
+  stopContainer(containerId: string, options: CallOptions & { timeoutMs: number }): Promise<void>;
+  /** Removes a container, killing it first if needed. Idempotent. */
+  removeContainer(containerId: string, options?: CallOptions): Promise<void>;
+  /** Containers matching the filter (all of them without one). */
+  listContainers(filter?: ContainerFilter, options?: CallOptions): Promise<Container[]>;
+  /** The container's status; rejects when it does not exist. */
+  containerStatus(
+    containerId: string,
+    options?: CallOptions & { verbose?: boolean },
+  ): Promise<ContainerStatusResponse>;
+
+  /**
+   * Runs `cmd` in the container and waits for it. `timeoutMs` bounds the command (whole seconds go to
+   * the runtime; 0 means no limit). See the interface's error contract.
+   */
+  execSync(
+    containerId: string,
+    cmd: string[],
+    options: CallOptions & { timeoutMs: number },
+  ): Promise<ExecSyncResult>;
+
+  /** Releases the connection; later calls reject. */
+  close(): void;
+}
+
+/**
+ * Image queries: kubelet's `internalapi.ImageManagerService` (the read-only part probelet uses).
+ *
+ * @example
+ * ```ts
+ * const { image } = await images.imageStatus({ image: "probelet.local/busybox:1" });
+ * image?.id; // "sha256:..."
+ * ```
+ */
+export interface ImageManagerService {
+  /** Images matching the filter (all of them without one). */
+  listImages(filter?: ImageFilter, options?: CallOptions): Promise<Image[]>;
+  /** The image's status; `image` is undefined when the runtime does not have it. */
+  imageStatus(
+    image: ImageSpec,
+    options?: CallOptions & { verbose?: boolean },
+  ): Promise<ImageStatusResponse>;
+  /** Releases the connection; later calls reject. */
+  close(): void;
+}
