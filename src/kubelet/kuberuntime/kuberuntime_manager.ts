@@ -1,0 +1,541 @@
+/**
+ * What the runtime manager has to do to move a pod towards its spec, decided from the pod and the
+ * runtime's view of it: create the sandbox, start (init) containers, kill containers that failed
+ * their liveness or startup probe, or kill the whole pod. A pure function of its inputs, so the
+ * decisions are testable without a runtime.
+ * Mirrors computePodActions / computeInitContainerActions in kubelet's
+ * pkg/kubelet/kuberuntime/kuberuntime_manager.go, and ShouldContainerBeRestarted /
+ * PodSandboxChanged from pkg/kubelet/container and pkg/kubelet/kuberuntime/util.
+ * @module
+ */
+import type { Container, Pod } from "../../api/core/v1/mod.ts";
+import type { PodSandboxStatus } from "../../cri_client/api.ts";
+import { type ContainerID, containerIDString } from "../container/container_id.ts";
+import { V } from "../../util/log.ts";
+
+/** Container states as kubelet's runtime-neutral `kubecontainer.State`. */
+export type RuntimeContainerState = "created" | "running" | "exited" | "unknown";
+
+/**
+ * One container instance as the runtime reports it: kubelet's `kubecontainer.Status`.
+ * Times are milliseconds since the epoch (0 = unset).
+ */
+export interface RuntimeContainerStatus {
+  id: ContainerID;
+  name: string;
+  state: RuntimeContainerState;
+  createdAt: number;
+  startedAt: number;
+  finishedAt: number;
+  exitCode: number;
+  image: string;
+  imageID: string;
+  /** Hash of the container spec it was created from (annotation `io.kubernetes.container.hash`). */
+  hash: string;
+  /** Restarts before this instance (annotation `io.kubernetes.container.restartCount`). */
+  restartCount: number;
+  reason: string;
+  message: string;
+}
+
+/**
+ * The runtime's view of one pod: kubelet's `kubecontainer.PodStatus`. Container statuses hold every
+ * instance still known to the runtime, newest first; sandbox statuses likewise.
+ */
+export interface RuntimePodStatus {
+  id: string;
+  name: string;
+  namespace: string;
+  ips: string[];
+  containerStatuses: RuntimeContainerStatus[];
+  sandboxStatuses: PodSandboxStatus[];
+}
+
+/** Why a container is killed (kubelet's `containerKillReason`). */
+export type ContainerKillReason = "" | "StartupProbe" | "LivenessProbe" | "Unknown";
+
+/** A container to kill and the message of its `Killing` event. */
+export interface ContainerToKillInfo {
+  name: string;
+  container: Container;
+  message: string;
+  reason: ContainerKillReason;
+}
+
+/** The result of {@linkcode computePodActions}: kubelet's `podActions`. */
+export interface PodActions {
+  /** Stop every container and the sandbox. */
+  killPod: boolean;
+  /** Create a new sandbox (after killing the pod). */
+  createSandbox: boolean;
+  /** The sandbox to use (or the one being replaced). */
+  sandboxID: string;
+  /** Attempt number of the sandbox to create. */
+  attempt: number;
+  /** Indexes into `spec.initContainers` to start, in spec order. */
+  initContainersToStart: number[];
+  /** Indexes into `spec.containers` to start. */
+  containersToStart: number[];
+  /** Containers to kill, keyed by `<type>://<id>`. */
+  containersToKill: Map<string, ContainerToKillInfo & { id: ContainerID }>;
+}
+
+/** A results cache lookup, the part of a results manager computePodActions reads. */
+export interface ResultsLookup {
+  /** The cached result for the container: -1 Unknown, 0 Success, 1 Failure, or undefined. */
+  get(id: ContainerID): number | undefined;
+}
+
+/** Liveness and startup verdicts that drive kills. */
+export interface ProbeResultsLookups {
+  livenessManager: ResultsLookup;
+  startupManager: ResultsLookup;
+}
+
+const resultSuccess = 0;
+const resultFailure = 1;
+
+/** True for an init container with `restartPolicy: Always` (a sidecar). */
+export function isRestartableInitContainer(container: Container): boolean {
+  return container.restartPolicy === "Always";
+}
+
+/** The restart policy with the API default (`Always`) applied. */
+export function podRestartPolicy(pod: Pod): "Always" | "OnFailure" | "Never" {
+  return pod.spec.restartPolicy ?? "Always";
+}
+
+/** Kubelet's `shouldRestartOnFailure`: anything but `Never`. */
+export function shouldRestartOnFailure(pod: Pod): boolean {
+  return podRestartPolicy(pod) !== "Never";
+}
+
+/** The newest status of the named container, kubelet's `FindContainerStatusByName`. */
+export function findContainerStatusByName(
+  podStatus: RuntimePodStatus,
+  name: string,
+): RuntimeContainerStatus | undefined {
+  return podStatus.containerStatuses.find((s) => s.name === name);
+}
+
+/**
+ * Whether a container that is not running should be started again, by the pod's restart policy and
+ * the last exit code. Kubelet's `ShouldContainerBeRestarted`.
+ */
+export function shouldContainerBeRestarted(
+  container: Container,
+  pod: Pod,
+  podStatus: RuntimePodStatus,
+): boolean {
+  if (pod.metadata.deletionTimestamp) return false;
+  const status = findContainerStatusByName(podStatus, container.name);
+  if (!status) return true;
+  if (status.state === "running") return false;
+  if (status.state === "unknown" || status.state === "created") return true;
+  const policy = podRestartPolicy(pod);
+  if (policy === "Never") {
+    V(4).info("Already ran container, do nothing", {
+      pod: podKey(pod),
+      containerName: container.name,
+    });
+    return false;
+  }
+  if (policy === "OnFailure" && status.exitCode === 0) {
+    V(4).info("Already successfully ran container, do nothing", {
+      pod: podKey(pod),
+      containerName: container.name,
+    });
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Whether the pod needs a new sandbox, with the attempt to create and the current sandbox ID.
+ * Kubelet's `PodSandboxChanged` (the network-namespace check compares host network).
+ */
+export function podSandboxChanged(
+  pod: Pod,
+  podStatus: RuntimePodStatus,
+): { changed: boolean; attempt: number; sandboxID: string } {
+  const sandboxes = podStatus.sandboxStatuses;
+  if (sandboxes.length === 0) {
+    V(2).info("No sandbox for pod can be found. Need to start a new one", { pod: podKey(pod) });
+    return { changed: true, attempt: 0, sandboxID: "" };
+  }
+  const ready = sandboxes.filter((s) => s.state === "SANDBOX_READY").length;
+  const latest = sandboxes[0];
+  const nextAttempt = (latest.metadata.attempt ?? 0) + 1;
+  if (ready > 1) {
+    V(2).info("Multiple sandboxes are ready for Pod. Need to reconcile them", {
+      pod: podKey(pod),
+    });
+    return { changed: true, attempt: nextAttempt, sandboxID: latest.id };
+  }
+  if (latest.state !== "SANDBOX_READY") {
+    V(2).info("No ready sandbox for pod can be found. Need to start a new one", {
+      pod: podKey(pod),
+    });
+    return { changed: true, attempt: nextAttempt, sandboxID: latest.id };
+  }
+  const network = latest.linux?.namespaces?.options?.network;
+  const wanted = pod.spec.hostNetwork ? "NODE" : "POD";
+  if (network !== undefined && network !== wanted) {
+    V(2).info("Sandbox for pod has changed. Need to start a new one", { pod: podKey(pod) });
+    return { changed: true, attempt: nextAttempt, sandboxID: "" };
+  }
+  if (!pod.spec.hostNetwork && latest.network && latest.network.ip === "") {
+    V(2).info("Sandbox for pod has no IP address. Need to start a new one", { pod: podKey(pod) });
+    return { changed: true, attempt: nextAttempt, sandboxID: latest.id };
+  }
+  return { changed: false, attempt: latest.metadata.attempt ?? 0, sandboxID: latest.id };
+}
+
+/**
+ * A stable hash of a container spec (FNV-1a over its canonical JSON), kept on each created
+ * container so a changed definition is noticed. Kubelet's `HashContainer`.
+ */
+export function hashContainer(container: Container): string {
+  const text = canonicalJSON(container);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
+}
+
+function canonicalJSON(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJSON).join(",")}]`;
+  if (value && typeof value === "object") {
+    const keys = Object.keys(value).sort();
+    const parts = keys
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJSON((value as Record<string, unknown>)[k])}`);
+    return `{${parts.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Kubelet's `containerChanged`: the running instance was created from a different spec. */
+export function containerChanged(container: Container, status: RuntimeContainerStatus): boolean {
+  return status.hash !== "" && status.hash !== hashContainer(container);
+}
+
+/** An init container whose last instance failed (kubelet's `isInitContainerFailed`). */
+export function isInitContainerFailed(status: RuntimeContainerStatus): boolean {
+  if (status.state === "exited" && status.exitCode !== 0) return true;
+  if (status.state === "unknown") return true;
+  return false;
+}
+
+/** Whether the named container's last instance exited 0 (kubelet's `containerSucceeded`). */
+function containerSucceeded(container: Container, podStatus: RuntimePodStatus): boolean {
+  const status = findContainerStatusByName(podStatus, container.name);
+  return status !== undefined && status.state === "exited" && status.exitCode === 0;
+}
+
+function hasAnyRegularContainerCreated(pod: Pod, podStatus: RuntimePodStatus): boolean {
+  for (const container of pod.spec.containers) {
+    const status = findContainerStatusByName(podStatus, container.name);
+    if (!status) continue;
+    if (status.state === "created" || status.state === "running" || status.state === "exited") {
+      return true;
+    }
+  }
+  return false;
+}
+
+function killInfo(
+  status: RuntimeContainerStatus,
+  container: Container,
+  message: string,
+  reason: ContainerKillReason,
+): ContainerToKillInfo & { id: ContainerID } {
+  return { id: status.id, name: status.name, container, message, reason };
+}
+
+/**
+ * Decides what to do for the pod. Kubelet's `computePodActions`:
+ * - no usable sandbox → kill the pod and create a new sandbox, then the first init container (or
+ *   every regular container that should run);
+ * - init containers are progressed by {@linkcode computeInitContainerActions};
+ * - a running container whose liveness (then startup) result is Failure is killed, and started
+ *   again unless the restart policy is `Never`;
+ * - a container not running is started again when {@linkcode shouldContainerBeRestarted} says so;
+ * - when nothing is left running and nothing is to start, the whole pod is killed.
+ *
+ * @example
+ * ```ts
+ * const actions = computePodActions(pod, podStatus, { livenessManager, startupManager });
+ * actions.containersToKill.size; // 1 after a liveness failure
+ * ```
+ */
+export function computePodActions(
+  pod: Pod,
+  podStatus: RuntimePodStatus,
+  lookups: ProbeResultsLookups,
+): PodActions {
+  const sandbox = podSandboxChanged(pod, podStatus);
+  const changes: PodActions = {
+    killPod: sandbox.changed,
+    createSandbox: sandbox.changed,
+    sandboxID: sandbox.sandboxID,
+    attempt: sandbox.attempt,
+    initContainersToStart: [],
+    containersToStart: [],
+    containersToKill: new Map(),
+  };
+
+  if (sandbox.changed) {
+    if (
+      !shouldRestartOnFailure(pod) && sandbox.attempt !== 0 &&
+      podStatus.containerStatuses.length !== 0
+    ) {
+      // The pod must not run again: kill what is left, but create nothing.
+      changes.createSandbox = false;
+      return changes;
+    }
+    const containersToStart: number[] = [];
+    pod.spec.containers.forEach((c, idx) => {
+      if (podRestartPolicy(pod) === "OnFailure" && containerSucceeded(c, podStatus)) return;
+      containersToStart.push(idx);
+    });
+    if (containersToStart.length === 0 && hasAnyRegularContainerCreated(pod, podStatus)) {
+      changes.createSandbox = false;
+      return changes;
+    }
+    if ((pod.spec.initContainers ?? []).length !== 0) {
+      changes.initContainersToStart = [0];
+      return changes;
+    }
+    changes.containersToStart = containersToStart;
+    return changes;
+  }
+
+  const hasInitialized = computeInitContainerActions(pod, podStatus, changes, lookups);
+  if (changes.killPod || !hasInitialized) return changes;
+
+  let keepCount = 0;
+  pod.spec.containers.forEach((container, idx) => {
+    const status = findContainerStatusByName(podStatus, container.name);
+    if (!status || status.state !== "running") {
+      if (shouldContainerBeRestarted(container, pod, podStatus)) {
+        V(3).info("Container of pod is not in the desired state and shall be started", {
+          containerName: container.name,
+          pod: podKey(pod),
+        });
+        changes.containersToStart.push(idx);
+        if (status && status.state === "unknown") {
+          changes.containersToKill.set(
+            containerIDString(status.id),
+            killInfo(
+              status,
+              container,
+              `Container is in "${status.state}" state, try killing it before restart`,
+              "Unknown",
+            ),
+          );
+        }
+      }
+      return;
+    }
+
+    let message: string;
+    let reason: ContainerKillReason = "";
+    let restart = shouldRestartOnFailure(pod);
+    if (containerChanged(container, status)) {
+      message = `Container ${container.name} definition changed`;
+      restart = true;
+    } else if (lookups.livenessManager.get(status.id) === resultFailure) {
+      message = `Container ${container.name} failed liveness probe`;
+      reason = "LivenessProbe";
+    } else if (lookups.startupManager.get(status.id) === resultFailure) {
+      message = `Container ${container.name} failed startup probe`;
+      reason = "StartupProbe";
+    } else {
+      keepCount++;
+      return;
+    }
+    if (restart) {
+      message = `${message}, will be restarted`;
+      changes.containersToStart.push(idx);
+    }
+    changes.containersToKill.set(
+      containerIDString(status.id),
+      killInfo(status, container, message, reason),
+    );
+    V(2).info("Message for Container of pod", {
+      containerName: container.name,
+      containerStatusID: containerIDString(status.id),
+      pod: podKey(pod),
+      containerMessage: message,
+    });
+  });
+
+  if (keepCount === 0 && changes.containersToStart.length === 0) {
+    changes.killPod = true;
+    // Sidecars alone must not keep the pod alive.
+    changes.initContainersToStart = [];
+  }
+  return changes;
+}
+
+/**
+ * Progresses init containers: regular ones run to completion one after another; restartable ones
+ * (sidecars) are started in order and kept running, restarted after a startup or liveness failure.
+ * Walks the list backwards from the last init container that has a status, as kubelet does.
+ * Returns whether the pod has finished initialising. Kubelet's `computeInitContainerActions`.
+ */
+export function computeInitContainerActions(
+  pod: Pod,
+  podStatus: RuntimePodStatus,
+  changes: PodActions,
+  lookups: ProbeResultsLookups,
+): boolean {
+  const initContainers = pod.spec.initContainers ?? [];
+  if (initContainers.length === 0) return true;
+
+  let podHasInitialized = false;
+  for (const container of pod.spec.containers) {
+    const status = findContainerStatusByName(podStatus, container.name);
+    if (status && (status.state === "created" || status.state === "running")) {
+      podHasInitialized = true;
+      break;
+    }
+  }
+
+  let isPreviouslyInitialized = podHasInitialized;
+  const restartOnFailure = shouldRestartOnFailure(pod);
+  const toStart: number[] = [];
+
+  for (let i = initContainers.length - 1; i >= 0; i--) {
+    const container = initContainers[i];
+    const restartable = isRestartableInitContainer(container);
+    const status = findContainerStatusByName(podStatus, container.name);
+    V(4).info("Computing init container action", {
+      pod: podKey(pod),
+      container: container.name,
+      state: status?.state ?? "<nil>",
+    });
+    if (!status) {
+      if (isPreviouslyInitialized && restartable) toStart.push(i);
+      continue;
+    }
+    if (isPreviouslyInitialized && !restartable) continue;
+
+    switch (status.state) {
+      case "created":
+        toStart.push(i);
+        break;
+      case "running": {
+        if (!restartable) break; // a regular init container: wait for it to finish
+        if (container.startupProbe) {
+          const startup = lookups.startupManager.get(status.id);
+          if (startup === undefined) break; // wait for the startup probe
+          if (startup !== resultSuccess) {
+            if (startup === resultFailure) {
+              changes.containersToKill.set(
+                containerIDString(status.id),
+                killInfo(
+                  status,
+                  container,
+                  `Init container ${container.name} failed startup probe`,
+                  "StartupProbe",
+                ),
+              );
+              toStart.push(i);
+            }
+            break;
+          }
+        }
+        V(4).info("Init container has been initialized", {
+          pod: podKey(pod),
+          container: container.name,
+        });
+        if (i === initContainers.length - 1) podHasInitialized = true;
+        else if (!isPreviouslyInitialized) toStart.push(i + 1);
+
+        if (containerChanged(container, status)) {
+          changes.containersToKill.set(
+            containerIDString(status.id),
+            killInfo(
+              status,
+              container,
+              `Init container ${container.name} definition changed`,
+              "",
+            ),
+          );
+          toStart.push(i);
+          break;
+        }
+        if (container.livenessProbe) {
+          const liveness = lookups.livenessManager.get(status.id);
+          if (liveness === undefined) break;
+          if (liveness === resultFailure) {
+            changes.containersToKill.set(
+              containerIDString(status.id),
+              killInfo(
+                status,
+                container,
+                `Init container ${container.name} failed liveness probe`,
+                "LivenessProbe",
+              ),
+            );
+            toStart.push(i);
+          }
+        }
+        break;
+      }
+      case "exited":
+        if (restartable) {
+          toStart.push(i);
+        } else if (isInitContainerFailed(status)) {
+          if (!restartOnFailure) {
+            changes.killPod = true;
+            changes.initContainersToStart = [];
+            return false;
+          }
+          toStart.push(i);
+        } else {
+          V(4).info("Init container has been initialized", {
+            pod: podKey(pod),
+            container: container.name,
+          });
+          if (i === initContainers.length - 1) podHasInitialized = true;
+          else toStart.push(i + 1);
+        }
+        break;
+      default: {
+        // Unknown state: kill and restart, or give up on a regular init container that may not
+        // be restarted.
+        if (!restartable && !restartOnFailure) {
+          changes.killPod = true;
+          changes.initContainersToStart = [];
+          return false;
+        }
+        changes.containersToKill.set(
+          containerIDString(status.id),
+          killInfo(
+            status,
+            container,
+            `Init container is in "${status.state}" state, try killing it before restart`,
+            "Unknown",
+          ),
+        );
+        toStart.push(i);
+      }
+    }
+    if (!isPreviouslyInitialized) isPreviouslyInitialized = true;
+  }
+
+  if (!isPreviouslyInitialized) toStart.push(0);
+  changes.initContainersToStart = [...changes.initContainersToStart, ...toStart.reverse()];
+  return podHasInitialized;
+}
+
+/** `namespace/name` of a pod, for logs. */
+export function podKey(pod: Pod): string {
+  const ns = pod.metadata.namespace ?? "";
+  return ns ? `${ns}/${pod.metadata.name ?? ""}` : pod.metadata.name ?? "";
+}
