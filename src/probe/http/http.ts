@@ -1,0 +1,566 @@
+/**
+ * The HTTP prober: one GET per probe on a fresh connection, redirects handled like Go's `http.Client`
+ * with kubelet's redirect policy, a single deadline over the whole exchange, and the body capped at
+ * 10 KiB. Built on `node:http`/`node:https` because `fetch` refuses ports such as 6000 and 10080,
+ * cannot skip TLS verification per request, and adds headers of its own.
+ *
+ * Known differences from kubelet: HTTPS probes speak HTTP/1.1 only (Go negotiates HTTP/2 by ALPN),
+ * sockets do not get `SO_LINGER` (Deno cannot set it), and network error texts after kubelet's own
+ * `Get "<url>": ` prefix approximate Go's net stack.
+ * Mirrors kubelet's pkg/probe/http/http.go and the redirect loop of Go's net/http client.go.
+ * @module
+ */
+import * as http from "node:http";
+import * as https from "node:https";
+import { isIP } from "node:net";
+import { domainToASCII } from "node:url";
+import type { ProbeOutcome } from "../probe.ts";
+import { ProbeResult } from "../probe.ts";
+import type { Clock, ClockTimer } from "../../util/clock.ts";
+import { RealClock } from "../../util/clock.ts";
+import { goQuote } from "../../util/go_format.ts";
+import { HeaderMap, validHeaderFieldName, validHeaderFieldValue } from "./header.ts";
+import type { ProbeRequest } from "./request.ts";
+import { joinHostPort, ProbeURL } from "./url.ts";
+
+/** The most response body an HTTP probe reads: `10 * 1 << 10` bytes, as kubelet. */
+export const maxRespBodyLength = 10 * 1024;
+
+/** The redirect limit of Go's client and of kubelet's redirect checker. */
+const maxRedirects = 10;
+
+/**
+ * Probes an HTTP endpoint. Mirrors kubelet's `httpprobe.Prober`.
+ *
+ * @example
+ * ```ts
+ * const prober: HttpProber = newHttpProber();
+ * const { request } = newProbeRequest("http://127.0.0.1:8080/healthz");
+ * const outcome = await prober.probe(request!, { timeoutMs: 1000 });
+ * ```
+ */
+export interface HttpProber {
+  /** Sends the request and classifies the response; `timeoutMs` bounds the whole exchange. */
+  probe(request: ProbeRequest, options: { timeoutMs: number }): Promise<ProbeOutcome>;
+}
+
+/**
+ * Creates an HTTP prober. With `followNonLocalRedirects: false` (kubelet's default) a redirect to
+ * another host name stops there and the 3xx response is the result (a Warning).
+ *
+ * @example
+ * ```ts
+ * const prober = newHttpProber({ followNonLocalRedirects: false });
+ * ```
+ */
+export function newHttpProber(
+  options: { followNonLocalRedirects?: boolean; clock?: Clock } = {},
+): HttpProber {
+  const checkRedirect = redirectChecker(options.followNonLocalRedirects ?? false);
+  const clock = options.clock ?? new RealClock();
+  return {
+    probe(request, { timeoutMs }) {
+      return doHTTPProbe(request, new ProbeClient({ timeoutMs, checkRedirect, clock }));
+    },
+  };
+}
+
+/**
+ * Go's `http.ErrUseLastResponse`: returned by a redirect check to stop following and use the 3xx
+ * response as the final one.
+ */
+export const errUseLastResponse: Error = new Error("net/http: use last response");
+
+/**
+ * Decides whether to follow a redirect to `req`, given the requests already sent (`via[0]` is the
+ * original). Returns `undefined` to follow, `errUseLastResponse` to stop, another error to fail.
+ */
+export type CheckRedirect = (req: ProbeRequest, via: readonly ProbeRequest[]) => Error | undefined;
+
+/**
+ * Kubelet's redirect policy. Following non-local redirects is Go's default policy (any host, at most
+ * 10 redirects); otherwise a redirect to a different host name (port ignored) stops and the redirect
+ * response becomes the result, and same-host redirects are followed up to 10.
+ *
+ * @example
+ * ```ts
+ * const check = redirectChecker(false);
+ * ```
+ */
+export function redirectChecker(followNonLocalRedirects: boolean): CheckRedirect {
+  if (followNonLocalRedirects) return defaultCheckRedirect;
+  return (req, via) => {
+    if (req.url.hostname !== via[0].url.hostname) return errUseLastResponse;
+    if (via.length >= maxRedirects) return new Error(`stopped after ${maxRedirects} redirects`);
+    return undefined;
+  };
+}
+
+function defaultCheckRedirect(_req: ProbeRequest, via: readonly ProbeRequest[]): Error | undefined {
+  return via.length >= maxRedirects ? new Error(`stopped after ${maxRedirects} redirects`) : undefined;
+}
+
+/** The final response of a client exchange, with its body still unread. */
+export interface HttpResponse {
+  /** HTTP status code. */
+  statusCode: number;
+  /**
+   * Reads up to `limit` bytes of the body. Reaching the limit is not an error (the body is cut
+   * there); a failed read is.
+   */
+  readAtMost(limit: number): Promise<{ body: Uint8Array; error?: Error }>;
+  /** Releases the connection and the deadline. Idempotent. */
+  close(): void;
+}
+
+/**
+ * What `doHTTPProbe` needs from a client: Go's `client.Do` as one value. `error` texts are what users
+ * see (`Get "http://10.0.0.1:80/": dial tcp 10.0.0.1:80: connect: connection refused`).
+ */
+export interface HttpClient {
+  /** Sends the request, following redirects per the client's policy. */
+  do(req: ProbeRequest): Promise<{ response?: HttpResponse; error?: Error }>;
+}
+
+/**
+ * Runs one probe exchange and classifies it: 2xx → Success with the body as output; a final 3xx →
+ * Warning `Probe terminated redirects, Response body: <body>`; anything else → Failure
+ * `HTTP probe failed with statuscode: N` (never the body: https://issue.k8s.io/99425). A client error
+ * is a Failure with the error text as output; a body read error is returned so the probe is retried.
+ *
+ * @example
+ * ```ts
+ * const outcome = await doHTTPProbe(request, client);
+ * ```
+ */
+export async function doHTTPProbe(req: ProbeRequest, client: HttpClient): Promise<ProbeOutcome> {
+  const { response, error } = await client.do(req);
+  if (!response) return { result: ProbeResult.Failure, output: error?.message ?? "" };
+  try {
+    // Truncation at the limit is deliberate and silent; kubelet only logs it at V(4).
+    const read = await response.readAtMost(maxRespBodyLength);
+    if (read.error) return { result: ProbeResult.Failure, output: "", error: read.error };
+    const body = new TextDecoder().decode(read.body);
+    const status = response.statusCode;
+    if (status >= 200 && status < 400) {
+      if (status >= 300) {
+        return {
+          result: ProbeResult.Warning,
+          output: `Probe terminated redirects, Response body: ${body}`,
+        };
+      }
+      return { result: ProbeResult.Success, output: body };
+    }
+    return { result: ProbeResult.Failure, output: `HTTP probe failed with statuscode: ${status}` };
+  } finally {
+    response.close();
+  }
+}
+
+const timeoutAwaitingHeaders =
+  "context deadline exceeded (Client.Timeout exceeded while awaiting headers)";
+const timeoutReadingBody =
+  "context deadline exceeded (Client.Timeout or context cancellation while reading body)";
+
+// Headers Go writes itself or never copies from Request.Header.
+const reqWriteExcludeHeader = new Set([
+  "Host",
+  "User-Agent",
+  "Content-Length",
+  "Transfer-Encoding",
+  "Trailer",
+]);
+
+// Headers Go drops when a redirect leaves the original domain.
+const sensitiveHeaders = new Set([
+  "Authorization",
+  "Www-Authenticate",
+  "Cookie",
+  "Cookie2",
+  "Proxy-Authorization",
+  "Proxy-Authenticate",
+]);
+
+/** One deadline for the whole exchange: expiry runs every registered abort, once. */
+class Deadline {
+  expired = false;
+  #timer?: ClockTimer;
+  #onExpire = new Set<() => void>();
+
+  constructor(clock: Clock, timeoutMs: number) {
+    // Zero means no timeout, as for Go's Client.Timeout.
+    if (timeoutMs > 0) this.#timer = clock.afterFunc(timeoutMs, () => this.#expire());
+  }
+
+  watch(fn: () => void): () => void {
+    this.#onExpire.add(fn);
+    return () => this.#onExpire.delete(fn);
+  }
+
+  stop(): void {
+    this.#timer?.stop();
+    this.#onExpire.clear();
+  }
+
+  #expire(): void {
+    this.expired = true;
+    for (const fn of [...this.#onExpire]) fn();
+    this.#onExpire.clear();
+  }
+}
+
+/** Go's `url.Error`: `Get "<url>": <cause>`. */
+class URLError extends Error {
+  constructor(readonly op: string, readonly url: string, readonly err: Error) {
+    super(`${op} ${goQuote(url)}: ${err.message}`);
+    this.name = "URLError";
+  }
+}
+
+/** A sent request and its response, both owned until closed. */
+interface Exchange {
+  nodeRequest: http.ClientRequest;
+  response: http.IncomingMessage;
+}
+
+/** Go's `http.Client` with keep-alives and compression off, no proxy, and TLS unverified. */
+class ProbeClient implements HttpClient {
+  #timeoutMs: number;
+  #checkRedirect: CheckRedirect;
+  #clock: Clock;
+
+  constructor(options: { timeoutMs: number; checkRedirect: CheckRedirect; clock: Clock }) {
+    this.#timeoutMs = options.timeoutMs;
+    this.#checkRedirect = options.checkRedirect;
+    this.#clock = options.clock;
+  }
+
+  async do(ireq: ProbeRequest): Promise<{ response?: HttpResponse; error?: Error }> {
+    const deadline = new Deadline(this.#clock, this.#timeoutMs);
+    const reqs: ProbeRequest[] = [];
+    let req = ireq;
+    let exchange: Exchange | undefined;
+    let stripSensitiveHeaders = false;
+    const fail = (url: string, err: Error) => {
+      deadline.stop();
+      return { error: new URLError("Get", url, err) };
+    };
+    for (;;) {
+      if (exchange) {
+        const loc = firstHeader(exchange.response.headers.location);
+        let u: ProbeURL;
+        try {
+          u = req.url.resolveReference(ProbeURL.parse(loc));
+        } catch (e) {
+          closeExchange(exchange);
+          const parseError = `parse ${goQuote(loc)}: ${(e as Error).message}`;
+          return fail(
+            stripPassword(req.url),
+            new Error(`failed to parse Location header ${goQuote(loc)}: ${parseError}`),
+          );
+        }
+        // A custom Host survives only a relative Location (Go issue 22233).
+        let host = "";
+        if (req.host !== "" && req.host !== req.url.host && !parsesAbsolute(loc)) host = req.host;
+        if (
+          !stripSensitiveHeaders && reqs[0].url.host !== u.host &&
+          !shouldCopyHeaderOnRedirect(reqs[0].url, u)
+        ) {
+          stripSensitiveHeaders = true;
+        }
+        const headers = new HeaderMap();
+        for (const [name, values] of ireq.headers.entries()) {
+          if (stripSensitiveHeaders && sensitiveHeaders.has(name)) continue;
+          for (const value of values) headers.add(name, value);
+        }
+        const next: ProbeRequest = { url: u, headers, host };
+        const referer = refererForURL(reqs[reqs.length - 1].url, u, headers.get("Referer"));
+        if (referer !== "") headers.set("Referer", referer);
+        const err = this.#checkRedirect(next, reqs);
+        if (err === errUseLastResponse) return { response: this.#response(exchange, deadline) };
+        closeExchange(exchange);
+        if (err) return fail(loc, err);
+        req = next;
+      }
+      reqs.push(req);
+      try {
+        exchange = await send(req, deadline);
+      } catch (e) {
+        return fail(stripPassword(req.url), e as Error);
+      }
+      if (!isRedirect(exchange.response)) return { response: this.#response(exchange, deadline) };
+    }
+  }
+
+  #response(exchange: Exchange, deadline: Deadline): HttpResponse {
+    return {
+      statusCode: exchange.response.statusCode ?? 0,
+      readAtMost: (limit) => readAtMost(exchange, deadline, limit),
+      close: () => {
+        deadline.stop();
+        closeExchange(exchange);
+      },
+    };
+  }
+}
+
+// Go follows 301/302/303/307/308; a 3xx without Location is final.
+function isRedirect(response: http.IncomingMessage): boolean {
+  const status = response.statusCode ?? 0;
+  if (![301, 302, 303, 307, 308].includes(status)) return false;
+  return firstHeader(response.headers.location) !== "";
+}
+
+function firstHeader(value: string | string[] | undefined): string {
+  return (Array.isArray(value) ? value[0] : value) ?? "";
+}
+
+function parsesAbsolute(loc: string): boolean {
+  try {
+    return ProbeURL.parse(loc).isAbs();
+  } catch {
+    return false;
+  }
+}
+
+// Auth headers may follow a redirect to the same domain or a subdomain of it.
+function shouldCopyHeaderOnRedirect(initial: ProbeURL, dest: ProbeURL): boolean {
+  const ihost = asciiHost(initial.hostname);
+  const dhost = asciiHost(dest.hostname);
+  if (ihost === "" || dhost === "") return false;
+  if (dhost === ihost) return true;
+  if (/[:%]/.test(dhost)) return false;
+  return dhost.endsWith(`.${ihost}`);
+}
+
+// No Referer from an https page to an http one; a Referer the caller set wins.
+function refererForURL(lastReq: ProbeURL, newReq: ProbeURL, explicitRef: string): string {
+  if (lastReq.scheme === "https" && newReq.scheme === "http") return "";
+  if (explicitRef !== "") return explicitRef;
+  if (lastReq.user === undefined) return lastReq.toString();
+  const withoutUser = lastReq.clone();
+  withoutUser.user = undefined;
+  return withoutUser.toString();
+}
+
+function stripPassword(url: ProbeURL): string {
+  const colon = url.user?.indexOf(":") ?? -1;
+  if (url.user === undefined || colon < 0) return url.toString();
+  const masked = url.clone();
+  masked.user = `${url.user.slice(0, colon)}:***`;
+  return masked.toString();
+}
+
+function asciiHost(host: string): string {
+  // deno-lint-ignore no-control-regex
+  return /^[\x00-\x7f]*$/.test(host) ? host.toLowerCase() : domainToASCII(host);
+}
+
+// RFC 3986 host characters Go accepts in a Host header.
+const validHostHeader = /^[A-Za-z0-9!$%&'()*+,\-.:;=\[\]_~]*$/;
+
+// Go's Request.write header block: Host, User-Agent, the rest sorted by name, then Connection: close.
+function wireHeaders(req: ProbeRequest): string[] {
+  for (const [name, values] of req.headers.entries()) {
+    if (!validHeaderFieldName(name)) {
+      throw new Error(`net/http: invalid header field name ${goQuote(name)}`);
+    }
+    for (const value of values) {
+      if (!validHeaderFieldValue(value)) {
+        throw new Error(`net/http: invalid header field value for ${goQuote(name)}`);
+      }
+    }
+  }
+  let host = req.host !== "" ? req.host : req.url.host;
+  if (/[^ -~]/.test(host)) host = punycodeHostPort(host);
+  if (!validHostHeader.test(host)) throw new Error("http: invalid Host header");
+  const raw = ["Host", removeZone(host)];
+  const userAgent = req.headers.has("User-Agent")
+    ? req.headers.get("User-Agent")
+    : "Go-http-client/1.1";
+  if (userAgent !== "") raw.push("User-Agent", userAgent);
+  const names = [...req.headers.entries()].filter(([name]) => !reqWriteExcludeHeader.has(name))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [name, values] of names) {
+    for (const value of values) raw.push(name, value.replace(/[\r\n]/g, " ").trim());
+  }
+  // Keep-alives are off: every probe asks the server to close, unless the caller already did.
+  const connection = req.headers.get("Connection");
+  if (!connection.split(",").some((t) => t.trim().toLowerCase() === "close")) {
+    raw.push("Connection", "close");
+  }
+  return raw;
+}
+
+function punycodeHostPort(hostPort: string): string {
+  const url = new ProbeURL();
+  url.host = hostPort;
+  const name = domainToASCII(url.hostname);
+  return url.port === "" ? name : joinHostPort(name, url.port);
+}
+
+// "[fe80::1%eth0]:80" → "[fe80::1]:80": a zone means nothing to the server.
+function removeZone(host: string): string {
+  if (!host.startsWith("[")) return host;
+  const close = host.lastIndexOf("]");
+  const zone = host.lastIndexOf("%", close);
+  return zone < 0 ? host : host.slice(0, zone) + host.slice(close);
+}
+
+function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
+  const { url } = req;
+  if (url.scheme !== "http" && url.scheme !== "https") {
+    return Promise.reject(new Error(`unsupported protocol scheme ${goQuote(url.scheme)}`));
+  }
+  if (url.host === "") return Promise.reject(new Error("http: no Host in request URL"));
+  if (deadline.expired) return Promise.reject(new Error(timeoutAwaitingHeaders));
+  const hostname = url.hostname;
+  const port = url.port !== "" ? Number(url.port) : url.scheme === "https" ? 443 : 80;
+  return new Promise<Exchange>((resolve, reject) => {
+    let nodeRequest: http.ClientRequest;
+    try {
+      const options: https.RequestOptions = {
+        host: hostname,
+        port,
+        method: "GET",
+        path: url.requestURI(),
+        headers: wireHeaders(req) as unknown as http.OutgoingHttpHeaders,
+        setHost: false,
+        // One connection per probe and no proxy: kubelet disables keep-alives and proxies.
+        agent: false,
+      };
+      if (url.scheme === "https") {
+        options.rejectUnauthorized = false;
+        // SNI carries names only, as Go's TLS client.
+        if (isIP(hostname) === 0) options.servername = hostname;
+        nodeRequest = https.request(options);
+      } else {
+        nodeRequest = http.request(options);
+      }
+    } catch (e) {
+      reject(syncRequestError(e as Error, hostname, port));
+      return;
+    }
+    const peer = { local: "", remote: joinHostPort(hostname, String(port)) };
+    nodeRequest.on("socket", (socket) => {
+      socket.once("connect", () => {
+        peer.local = joinHostPort(socket.localAddress ?? "", String(socket.localPort ?? ""));
+        peer.remote = joinHostPort(socket.remoteAddress ?? "", String(socket.remotePort ?? ""));
+      });
+    });
+    const unwatch = deadline.watch(() => {
+      reject(new Error(timeoutAwaitingHeaders));
+      nodeRequest.destroy();
+    });
+    nodeRequest.on("response", (response) => {
+      unwatch();
+      resolve({ nodeRequest, response });
+    });
+    // Stays attached for the exchange's life: errors after the response must not go unhandled.
+    nodeRequest.on("error", (err: NodeJS.ErrnoException) => {
+      unwatch();
+      reject(goNetError(err, hostname, peer));
+    });
+    nodeRequest.end();
+  });
+}
+
+function closeExchange(exchange: Exchange): void {
+  exchange.response.destroy();
+  exchange.nodeRequest.destroy();
+}
+
+function readAtMost(
+  exchange: Exchange,
+  deadline: Deadline,
+  limit: number,
+): Promise<{ body: Uint8Array; error?: Error }> {
+  const { response } = exchange;
+  return new Promise((resolve) => {
+    const chunks: Uint8Array[] = [];
+    let length = 0;
+    let done = false;
+    const finish = (error?: Error) => {
+      if (done) return;
+      done = true;
+      unwatch();
+      response.off("data", onData);
+      const body = new Uint8Array(Math.min(length, limit));
+      let offset = 0;
+      for (const chunk of chunks) {
+        const part = chunk.subarray(0, body.length - offset);
+        body.set(part, offset);
+        offset += part.length;
+      }
+      resolve(error ? { body, error } : { body });
+    };
+    const onData = (chunk: Uint8Array) => {
+      chunks.push(chunk);
+      length += chunk.length;
+      if (length >= limit) {
+        finish();
+        closeExchange(exchange);
+      }
+    };
+    const unwatch = deadline.watch(() => {
+      finish(new Error(timeoutReadingBody));
+      closeExchange(exchange);
+    });
+    response.on("data", onData);
+    response.once("end", () => finish());
+    response.on("error", () => finish(new Error("unexpected EOF")));
+    response.once("close", () => finish(response.complete ? undefined : new Error("unexpected EOF")));
+    if (deadline.expired) {
+      finish(new Error(timeoutReadingBody));
+      closeExchange(exchange);
+    }
+  });
+}
+
+// Node's connection errors in the shape of Go's net.OpError texts.
+function goNetError(
+  err: NodeJS.ErrnoException & { address?: string; port?: number },
+  hostname: string,
+  peer: { local: string; remote: string },
+): Error {
+  const remote = err.address !== undefined && err.port !== undefined
+    ? joinHostPort(err.address, String(err.port))
+    : peer.remote;
+  switch (err.code) {
+    case "ECONNREFUSED":
+      return new Error(`dial tcp ${remote}: connect: connection refused`);
+    case "EHOSTUNREACH":
+      return new Error(`dial tcp ${remote}: connect: no route to host`);
+    case "ENETUNREACH":
+      return new Error(`dial tcp ${remote}: connect: network is unreachable`);
+    case "ENOTFOUND":
+    case "EAI_NONAME":
+    case "EAI_NODATA":
+    case "EAI_AGAIN":
+    case "EAI_FAIL":
+      return new Error(`dial tcp: lookup ${hostname}: no such host`);
+    case "ECONNRESET":
+      // The server closed the connection before any response: Go reports a bare EOF.
+      if (/hang up/i.test(err.message)) return new Error("EOF");
+      return new Error(`read tcp ${peer.local}->${peer.remote}: read: connection reset by peer`);
+    case "EPIPE":
+      return new Error(`write tcp ${peer.local}->${peer.remote}: write: broken pipe`);
+  }
+  if (/wrong version number|packet length too long|http request/i.test(err.message)) {
+    return new Error("http: server gave HTTP response to HTTPS client");
+  }
+  if (err.code?.startsWith("ERR_SSL") || /ssl|tls/i.test(err.message)) {
+    return new Error(`tls: ${err.message}`);
+  }
+  if (err.code?.startsWith("HPE_")) {
+    return new Error(`net/http: HTTP/1.x transport connection broken: ${err.message}`);
+  }
+  return new Error(err.message);
+}
+
+function syncRequestError(err: Error & { code?: string }, hostname: string, port: number): Error {
+  if (err.code === "ERR_SOCKET_BAD_PORT") {
+    return new Error(`dial tcp: address ${joinHostPort(hostname, String(port))}: invalid port`);
+  }
+  return new Error(err.message);
+}
