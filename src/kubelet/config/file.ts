@@ -1,0 +1,422 @@
+/**
+ * Static pods from manifest files: reading a file or a folder of manifests into pods, and watching
+ * that path so that added, changed and removed files become a new desired set of pods.
+ * Mirrors kubelet's pkg/kubelet/config/file.go (with file_linux.go's inotify watch and the
+ * periodic re-list), emitting whole sets like kubelet's `SET` pod updates.
+ * @module
+ */
+import { basename, dirname, extname, join, resolve } from "node:path";
+import type { Pod } from "../../api/core/v1/mod.ts";
+import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
+import { decodePodDocuments } from "./common.ts";
+import type { FieldError } from "./validation.ts";
+
+/** File name extensions read from a manifest folder. */
+export const manifestExtensions: readonly string[] = [".yaml", ".yml", ".json"];
+
+/** kubelet's default `fileCheckFrequency`: how often the manifest path is re-listed. */
+export const defaultFileCheckIntervalMs = 20_000;
+
+/**
+ * A problem with one manifest file, or one document in it. The message names the file, the
+ * document (1-based) and the field:
+ * `fixtures/pods/web.yaml: document 2: spec.containers[0].readinessProbe.httpGet.port: port "http" not found`.
+ *
+ * @example
+ * ```ts
+ * const e = new ManifestError("web.yaml", { document: 1, field: "metadata.name", detail: "Required value" });
+ * e.message; // "web.yaml: document 1: metadata.name: Required value"
+ * ```
+ */
+export class ManifestError extends Error {
+  /** The file (or the manifest path itself when it cannot be read). */
+  readonly file: string;
+  /** 1-based document number, when the problem is inside a document. */
+  readonly document?: number;
+  /** The field path, when the problem is one field. */
+  readonly field?: string;
+  /** What is wrong, without the location. */
+  readonly detail: string;
+
+  /** Builds the message from the location and the detail. */
+  constructor(file: string, options: { document?: number; field?: string; detail: string }) {
+    const parts = [file];
+    if (options.document !== undefined) parts.push(`document ${options.document}`);
+    if (options.field) parts.push(options.field);
+    parts.push(options.detail);
+    super(parts.join(": "));
+    this.name = "ManifestError";
+    this.file = file;
+    this.document = options.document;
+    this.field = options.field || undefined;
+    this.detail = options.detail;
+  }
+}
+
+/** What a manifest path holds right now. */
+export interface PodManifests {
+  /** Valid pods, in file name order and document order, with defaults and static identity applied. */
+  pods: Pod[];
+  /** One entry per problem; the pods of other files and documents are unaffected. */
+  errors: ManifestError[];
+  /** The manifest files that were read. */
+  files: string[];
+}
+
+/** Options of {@link loadPodManifests}. */
+export interface LoadOptions {
+  /** The node the static pods belong to (default: this host's name, lowercased). */
+  nodeName?: string;
+}
+
+/**
+ * The default node name: the host name, lowercased (kubelet's `--hostname-override` default).
+ *
+ * @example
+ * ```ts
+ * defaultNodeName(); // e.g. "laptop"
+ * ```
+ */
+export function defaultNodeName(): string {
+  return Deno.hostname().toLowerCase();
+}
+
+/**
+ * Reads static pods from `path`: a single manifest file (any name), or every `.yaml`, `.yml` and
+ * `.json` file directly inside a folder (dotfiles and subfolders skipped, names sorted). Each file
+ * may hold several documents. Never throws for bad content: problems are returned as errors and
+ * the remaining pods are still returned. A missing path yields no pods and one error.
+ *
+ * @example
+ * ```ts
+ * const { pods, errors } = await loadPodManifests("fixtures/pods/host", { nodeName: "laptop" });
+ * for (const e of errors) console.error(e.message);
+ * ```
+ */
+export async function loadPodManifests(
+  path: string,
+  options: LoadOptions = {},
+): Promise<PodManifests> {
+  const nodeName = options.nodeName ?? defaultNodeName();
+  const root = trimTrailingSeparators(path);
+  const result: PodManifests = { pods: [], errors: [], files: [] };
+
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(root);
+  } catch (e) {
+    const detail = e instanceof Deno.errors.NotFound ? "path does not exist" : errorText(e);
+    result.errors.push(new ManifestError(root, { detail }));
+    return result;
+  }
+
+  if (info.isFile) {
+    result.files.push(root);
+  } else if (info.isDirectory) {
+    try {
+      result.files.push(...await listManifestFiles(root));
+    } catch (e) {
+      result.errors.push(new ManifestError(root, { detail: errorText(e) }));
+      return result;
+    }
+  } else {
+    result.errors.push(new ManifestError(root, { detail: "path is not a directory or file" }));
+    return result;
+  }
+
+  const seen = new Map<string, string>(); // namespace/name → where it was defined
+  for (const file of result.files) {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) continue; // removed since the listing
+      result.errors.push(new ManifestError(file, { detail: errorText(e) }));
+      continue;
+    }
+    for (const doc of decodePodDocuments(text, { source: file, nodeName })) {
+      for (const e of doc.errors) result.errors.push(manifestError(file, doc.document, e));
+      if (!doc.pod) continue;
+      // Two manifests defining the same pod would fight over it (kubelet keeps whichever it read
+      // last); refuse the later one and say where the first one is.
+      const key = `${doc.pod.metadata.namespace}/${doc.pod.metadata.name}`;
+      const first = seen.get(key);
+      if (first !== undefined) {
+        result.errors.push(
+          new ManifestError(file, {
+            document: doc.document,
+            field: "metadata.name",
+            detail: `Duplicate value: pod ${key} is already defined in ${first}`,
+          }),
+        );
+        continue;
+      }
+      seen.set(key, `${file}: document ${doc.document}`);
+      result.pods.push(doc.pod);
+    }
+  }
+  return result;
+}
+
+/**
+ * Parses manifest text that did not come from a folder listing (stdin, a test, an HTTP body):
+ * the same decoding, validation and defaults as {@link loadPodManifests}, with `file` used for
+ * error messages and the UID.
+ *
+ * @example
+ * ```ts
+ * const { pods, errors } = parsePodManifest(text, { file: "web.yaml", nodeName: "laptop" });
+ * ```
+ */
+export function parsePodManifest(
+  text: string,
+  options: { file: string; nodeName?: string },
+): { pods: Pod[]; errors: ManifestError[] } {
+  const nodeName = options.nodeName ?? defaultNodeName();
+  const pods: Pod[] = [];
+  const errors: ManifestError[] = [];
+  for (const doc of decodePodDocuments(text, { source: options.file, nodeName })) {
+    for (const e of doc.errors) errors.push(manifestError(options.file, doc.document, e));
+    if (doc.pod) pods.push(doc.pod);
+  }
+  return { pods, errors };
+}
+
+/** A whole desired set of static pods, like kubelet's `PodUpdate{Op: SET, Source: "file"}`. */
+export interface PodUpdate {
+  op: "SET";
+  source: "file";
+  pods: Pod[];
+  /** Problems with individual files or documents; their pods are absent from `pods`. */
+  errors: ManifestError[];
+}
+
+/** Options of {@link watchManifests}. */
+export interface WatchOptions extends LoadOptions {
+  /** Called with the full set first, then after every change (never twice for the same set). */
+  onChange: (update: PodUpdate) => void | Promise<void>;
+  /** Called when `onChange` throws or rejects (the watch keeps going). */
+  onError?: (error: unknown) => void;
+  /** Re-list period (default 20 s, kubelet's file check frequency). */
+  intervalMs?: number;
+  /** The clock driving the re-list and the debounce (default: the wall clock). */
+  clock?: Clock;
+  /** Also react to file system notifications (`Deno.watchFs`) between re-lists (default true). */
+  watchFs?: boolean;
+  /** How long to wait for a burst of notifications to end before re-listing (default 100 ms). */
+  debounceMs?: number;
+}
+
+/**
+ * Watches a manifest path: re-lists it every `intervalMs` on the injected clock and, between
+ * re-lists, whenever the file system reports a change. Each listing that differs from the last one
+ * is delivered to `onChange` as the full desired set. Bad files never stop the watch; they show up
+ * in the update's `errors`. Listings never overlap, and updates are delivered in order.
+ *
+ * @example
+ * ```ts
+ * const watcher = new PodConfigWatcher("fixtures/pods/host", {
+ *   onChange: (u) => console.log(u.pods.map((p) => p.metadata.name), u.errors.length),
+ * });
+ * await watcher.start();
+ * // ...
+ * await watcher.stop();
+ * ```
+ */
+export class PodConfigWatcher {
+  readonly path: string;
+  #options: WatchOptions;
+  #clock: Clock;
+  #intervalMs: number;
+  #debounceMs: number;
+  #nodeName: string;
+  #last: PodUpdate | undefined;
+  #lastKey: string | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+  #started = false;
+  #relistTimer: ClockTimer | undefined;
+  #debounceTimer: ClockTimer | undefined;
+  #fsWatcher: Deno.FsWatcher | undefined;
+  #fsLoop: Promise<void> | undefined;
+
+  /** Creates a watcher; nothing happens until {@link start}. */
+  constructor(path: string, options: WatchOptions) {
+    this.path = trimTrailingSeparators(path);
+    this.#options = options;
+    this.#clock = options.clock ?? new RealClock();
+    this.#intervalMs = options.intervalMs ?? defaultFileCheckIntervalMs;
+    this.#debounceMs = options.debounceMs ?? 100;
+    this.#nodeName = options.nodeName ?? defaultNodeName();
+  }
+
+  /** The last set delivered to `onChange`. */
+  get current(): PodUpdate | undefined {
+    return this.#last;
+  }
+
+  /** Lists the path, delivers the first set and starts watching; resolves once delivered. */
+  async start(): Promise<void> {
+    if (this.#started) throw new Error("PodConfigWatcher already started");
+    this.#started = true;
+    await this.resync();
+  }
+
+  /**
+   * Re-lists the path now (as a notification or the periodic timer would). If a listing is in
+   * progress another one follows it; the promise resolves when the path has been listed after
+   * this call.
+   */
+  resync(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    if (this.#running) {
+      this.#again = true;
+      return this.#running;
+    }
+    this.#running = this.#relistLoop().finally(() => this.#running = undefined);
+    return this.#running;
+  }
+
+  /** Resolves when no listing is in progress (lets tests wait for a clock-triggered re-list). */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  /** Stops the timers and the file system watch; waits for a listing in progress to finish. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#relistTimer?.stop();
+    this.#debounceTimer?.stop();
+    this.#closeFsWatcher();
+    await this.idle();
+    await this.#fsLoop;
+  }
+
+  async #relistLoop(): Promise<void> {
+    do {
+      this.#again = false;
+      this.#relistTimer?.stop();
+      await this.#relist();
+    } while (this.#again && !this.#stopped);
+    if (this.#stopped) return;
+    // Like wait.Forever: the next periodic listing is one period after this one finished.
+    this.#relistTimer = this.#clock.afterFunc(this.#intervalMs, () => void this.resync());
+    if (this.#options.watchFs !== false && !this.#fsWatcher) this.#startFsWatcher();
+  }
+
+  async #relist(): Promise<void> {
+    const listed = await loadPodManifests(this.path, { nodeName: this.#nodeName });
+    if (this.#stopped) return;
+    const update: PodUpdate = {
+      op: "SET",
+      source: "file",
+      pods: listed.pods,
+      errors: listed.errors,
+    };
+    const key = JSON.stringify([update.pods, update.errors.map((e) => e.message)]);
+    if (key === this.#lastKey) return;
+    this.#lastKey = key;
+    this.#last = update;
+    try {
+      await this.#options.onChange(update);
+    } catch (e) {
+      this.#options.onError?.(e);
+    }
+  }
+
+  // Watches the folder (or, for a single file, the folder holding it, so that an editor replacing
+  // the file does not end the watch). A path that does not exist yet is picked up by the re-list.
+  #startFsWatcher(): void {
+    let watched: string;
+    let isDir: boolean;
+    try {
+      isDir = Deno.statSync(this.path).isDirectory;
+      watched = isDir ? this.path : dirname(this.path);
+      this.#fsWatcher = Deno.watchFs(watched, { recursive: false });
+    } catch {
+      return;
+    }
+    const watcher = this.#fsWatcher;
+    const target = resolve(this.path);
+    const relevant = (p: string) => isDir ? !basename(p).startsWith(".") : resolve(p) === target;
+    this.#fsLoop = (async () => {
+      try {
+        for await (const event of watcher) {
+          if (event.kind === "access" || !event.paths.some(relevant)) continue;
+          this.#debounceTimer?.stop();
+          this.#debounceTimer = this.#clock.afterFunc(this.#debounceMs, () => void this.resync());
+        }
+      } catch {
+        // The watched folder went away; the periodic re-list restarts the watch when it is back.
+      } finally {
+        if (this.#fsWatcher === watcher) this.#fsWatcher = undefined;
+      }
+    })();
+  }
+
+  #closeFsWatcher(): void {
+    const watcher = this.#fsWatcher;
+    this.#fsWatcher = undefined;
+    try {
+      watcher?.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * Starts a {@link PodConfigWatcher} on `path` and resolves once the first set was delivered.
+ *
+ * @example
+ * ```ts
+ * const watcher = await watchManifests("/etc/probelet/pods", {
+ *   nodeName: "laptop",
+ *   onChange: ({ pods, errors }) => sync(pods, errors),
+ * });
+ * await watcher.stop();
+ * ```
+ */
+export async function watchManifests(
+  path: string,
+  options: WatchOptions,
+): Promise<PodConfigWatcher> {
+  const watcher = new PodConfigWatcher(path, options);
+  await watcher.start();
+  return watcher;
+}
+
+async function listManifestFiles(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.name.startsWith(".")) continue;
+    if (!manifestExtensions.includes(extname(entry.name).toLowerCase())) continue;
+    names.push(entry.name);
+  }
+  names.sort();
+  const files: string[] = [];
+  for (const name of names) {
+    const file = join(dir, name);
+    try {
+      // Follows symlinks; folders are not recursed into, as kubelet does not.
+      if ((await Deno.stat(file)).isFile) files.push(file);
+    } catch {
+      // Removed since the listing, or a dangling symlink.
+    }
+  }
+  return files;
+}
+
+function manifestError(file: string, document: number, e: FieldError): ManifestError {
+  return new ManifestError(file, { document, field: e.field, detail: e.detail });
+}
+
+function trimTrailingSeparators(path: string): string {
+  const trimmed = path.replace(/\/+$/, "");
+  return trimmed === "" ? path : trimmed;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

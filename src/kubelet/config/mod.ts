@@ -1,0 +1,33 @@
+/**
+ * Static pod configuration: manifest files → validated, defaulted pods, and a watch that turns file
+ * changes into whole desired sets. Mirrors kubelet's pkg/kubelet/config (file source).
+ *
+ * @example
+ * ```ts
+ * import { loadPodManifests, watchManifests } from "./mod.ts";
+ * const { pods, errors } = await loadPodManifests("fixtures/pods/host", { nodeName: "laptop" });
+ * const watcher = await watchManifests("fixtures/pods/host", { onChange: (u) => console.log(u.pods.length) });
+ * await watcher.stop();
+ * ```
+ * @module
+ */
+export * from "./file.ts";
+export {
+  applyStaticPodDefaults,
+  canonicalJSON,
+  configHashAnnotationKey,
+  configSourceAnnotationKey,
+  type DecodedDocument,
+  decodePodDocuments,
+  fileSource,
+  generatePodName,
+  staticPodUID,
+} from "./common.ts";
+export {
+  defaultTerminationGracePeriodSeconds,
+  probeDefaults,
+  setDefaultsContainer,
+  setDefaultsPod,
+  setDefaultsProbe,
+} from "./defaults.ts";
+export { type FieldError, formatFieldError, validatePod } from "./validation.ts";
