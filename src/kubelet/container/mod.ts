@@ -4,3 +4,6 @@
  */
 export * from "./container_id.ts";
 export * from "./command_runner.ts";
+export * from "./ref.ts";
+export * from "./expansion.ts";
+export * from "./podutil.ts";

@@ -1,0 +1,92 @@
+/**
+ * Event reasons and the recorder interface kubelet's prober emits through, plus two recorders: a fake
+ * that keeps `"<type> <reason> <message>"` strings (as client-go's `record.FakeRecorder`) and one that
+ * writes each event as a structured log line.
+ * Mirrors kubelet's pkg/kubelet/events/event_reason.go and client-go's tools/record (the parts used here).
+ * @module
+ */
+import type { ObjectReference } from "../../api/core/v1/mod.ts";
+import { info, type LogFields } from "../../util/log.ts";
+
+/** `Normal` or `Warning`, as core/v1's event types. */
+export type EventType = "Normal" | "Warning";
+
+/** The two event types by name. */
+export const EventType = {
+  Normal: "Normal",
+  Warning: "Warning",
+} as const satisfies Record<string, EventType>;
+
+/** Reason of a failed or errored probe. */
+export const ContainerUnhealthy = "Unhealthy";
+/** Reason of a probe that succeeded with a warning (an HTTP probe stopped at a redirect). */
+export const ContainerProbeWarning = "ProbeWarning";
+/** Reason of a container killed by the runtime manager (e.g. after a liveness failure). */
+export const KillingContainer = "Killing";
+
+/** What one event says. */
+export interface EventOptions {
+  type: EventType;
+  reason: string;
+  message: string;
+}
+
+/**
+ * Records events about an object (client-go's `record.EventRecorder`, `Event` only).
+ *
+ * @example
+ * ```ts
+ * recorder.event(ref, { type: "Warning", reason: "Unhealthy", message: "Liveness probe failed: ..." });
+ * ```
+ */
+export interface EventRecorder {
+  event(ref: ObjectReference, options: EventOptions): void;
+}
+
+/**
+ * Keeps every event as `"<type> <reason> <message>"`, like client-go's `FakeRecorder`.
+ *
+ * @example
+ * ```ts
+ * const recorder = new FakeRecorder();
+ * recorder.event({}, { type: "Warning", reason: "Unhealthy", message: "Readiness probe failed: boom" });
+ * recorder.events; // ["Warning Unhealthy Readiness probe failed: boom"]
+ * ```
+ */
+export class FakeRecorder implements EventRecorder {
+  /** Recorded events, oldest first. */
+  readonly events: string[] = [];
+  /** The references the events were recorded against, parallel to `events`. */
+  readonly refs: ObjectReference[] = [];
+
+  /** Appends the formatted event. */
+  event(ref: ObjectReference, options: EventOptions): void {
+    this.events.push(`${options.type} ${options.reason} ${options.message}`);
+    this.refs.push(ref);
+  }
+}
+
+/**
+ * Writes each event as one structured log line (`msg="Event occurred"`), as client-go's event
+ * broadcaster does when it logs events.
+ *
+ * @example
+ * ```ts
+ * new LogRecorder().event(ref, { type: "Normal", reason: "Killing", message: "..." });
+ * // level=info msg="Event occurred" object=default/web fieldPath="spec.containers{app}" kind=Pod type=Normal reason=Killing message=...
+ * ```
+ */
+export class LogRecorder implements EventRecorder {
+  /** Logs the event. */
+  event(ref: ObjectReference, options: EventOptions): void {
+    const fields: LogFields = {
+      object: ref.namespace ? `${ref.namespace}/${ref.name ?? ""}` : ref.name ?? "",
+    };
+    if (ref.fieldPath) fields.fieldPath = ref.fieldPath;
+    fields.kind = ref.kind ?? "";
+    fields.type = options.type;
+    fields.reason = options.reason;
+    fields.message = options.message;
+    info("Event occurred", fields);
+  }
+}

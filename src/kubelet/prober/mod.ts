@@ -1,0 +1,25 @@
+/**
+ * kubelet's prober: the probe manager, its workers, the prober and the results caches.
+ * @module
+ */
+export {
+  defaultFeatureGates,
+  type FeatureGates,
+  type ManagerOptions,
+  newManager,
+  type ProbeKey,
+  probeKeyString,
+  ProberManager,
+} from "./prober_manager.ts";
+export { kubeletRestartGracePeriodMs, newWorker, type WakeReason, Worker } from "./worker.ts";
+export {
+  formatPod,
+  maxProbeRetries,
+  newProber,
+  Prober,
+  type ProberResult,
+  type ProbeTarget,
+} from "./prober.ts";
+export { type ProbeType, probeTypeName, probeTypeString } from "./probe_type.ts";
+export * from "./metrics.ts";
+export * from "./results/mod.ts";

@@ -1,0 +1,159 @@
+/**
+ * The `ContainersReady` and `Ready` pod conditions, computed from container statuses.
+ * Mirrors kubelet's pkg/kubelet/status/generate.go (the two conditions the prober drives).
+ * @module
+ */
+import type {
+  ContainerStatus,
+  Pod,
+  PodCondition,
+  PodPhase,
+  PodStatus,
+} from "../../api/core/v1/mod.ts";
+import { goQuote } from "../../util/go_format.ts";
+import {
+  getContainerStatus,
+  getPodCondition,
+  isRestartableInitContainer,
+} from "../container/mod.ts";
+
+/** Reason: no container statuses are known at all. */
+export const UnknownContainerStatuses = "UnknownContainerStatuses";
+/** Reason: every container succeeded. */
+export const PodCompleted = "PodCompleted";
+/** Reason: the pod failed, so its containers are not ready. */
+export const PodFailed = "PodFailed";
+/** Reason: some container is not ready or has no status. */
+export const ContainersNotReady = "ContainersNotReady";
+/** Reason: some init container has not succeeded. */
+export const ContainersNotInitialized = "ContainersNotInitialized";
+/** Reason: some readiness gate is not satisfied. */
+export const ReadinessGatesNotReady = "ReadinessGatesNotReady";
+
+/** The `ContainersReady` condition type. */
+export const ContainersReady = "ContainersReady";
+/** The `Ready` condition type. */
+export const PodReady = "Ready";
+
+/**
+ * `ContainersReady`: True when every regular and restartable init container has a ready status.
+ * `containerStatuses` holds init and regular statuses together; undefined means none are known.
+ * (`_oldPodStatus` is kept for kubelet's signature; it only matters for observedGeneration.)
+ *
+ * @example
+ * ```ts
+ * generateContainersReadyCondition(pod, {}, [], "Running");
+ * // { type: "ContainersReady", status: "False", reason: "ContainersNotReady", message: "containers with unknown status: [app]" }
+ * ```
+ */
+export function generateContainersReadyCondition(
+  pod: Pod,
+  _oldPodStatus: PodStatus,
+  containerStatuses: ContainerStatus[] | undefined,
+  podPhase: PodPhase | undefined,
+): PodCondition {
+  if (containerStatuses === undefined) {
+    return condition(ContainersReady, "False", UnknownContainerStatuses);
+  }
+  const unknownContainers: string[] = [];
+  const unreadyContainers: string[] = [];
+  const check = (name: string) => {
+    const status = getContainerStatus(containerStatuses, name);
+    if (!status) unknownContainers.push(name);
+    else if (!status.ready) unreadyContainers.push(name);
+  };
+  for (const c of pod.spec?.initContainers ?? []) {
+    if (isRestartableInitContainer(c)) check(c.name);
+  }
+  for (const c of pod.spec?.containers ?? []) check(c.name);
+
+  if (podPhase === "Succeeded" && unknownContainers.length === 0) {
+    return condition(ContainersReady, "False", PodCompleted);
+  }
+  // A failed pod's containers may still be terminating: never ready.
+  if (podPhase === "Failed") return condition(ContainersReady, "False", PodFailed);
+
+  const messages: string[] = [];
+  if (unknownContainers.length > 0) {
+    messages.push(`containers with unknown status: ${goSlice(unknownContainers)}`);
+  }
+  if (unreadyContainers.length > 0) {
+    messages.push(`containers with unready status: ${goSlice(unreadyContainers)}`);
+  }
+  if (messages.length > 0) {
+    return condition(ContainersReady, "False", ContainersNotReady, messages.join(", "));
+  }
+  return condition(ContainersReady, "True");
+}
+
+/**
+ * `Ready`: the `ContainersReady` verdict, then every readiness gate's condition must be True.
+ *
+ * @example
+ * ```ts
+ * generatePodReadyCondition(pod, {}, [], [], "Running");
+ * // with a gate "gate1": { type: "Ready", status: "False", reason: "ReadinessGatesNotReady",
+ * //   message: 'corresponding condition of pod readiness gate "gate1" does not exist.' }
+ * ```
+ */
+export function generatePodReadyCondition(
+  pod: Pod,
+  oldPodStatus: PodStatus,
+  conditions: PodCondition[] | undefined,
+  containerStatuses: ContainerStatus[] | undefined,
+  podPhase: PodPhase | undefined,
+): PodCondition {
+  const containersReady = generateContainersReadyCondition(
+    pod,
+    oldPodStatus,
+    containerStatuses,
+    podPhase,
+  );
+  if (containersReady.status !== "True") {
+    return condition(
+      PodReady,
+      containersReady.status,
+      containersReady.reason,
+      containersReady.message,
+    );
+  }
+  const messages: string[] = [];
+  for (const gate of pod.spec?.readinessGates ?? []) {
+    const c = getPodCondition(conditions, gate.conditionType);
+    if (!c) {
+      messages.push(
+        `corresponding condition of pod readiness gate ${
+          goQuote(gate.conditionType)
+        } does not exist.`,
+      );
+    } else if (c.status !== "True") {
+      messages.push(
+        `the status of pod readiness gate ${
+          goQuote(gate.conditionType)
+        } is not "True", but ${c.status}`,
+      );
+    }
+  }
+  if (messages.length > 0) {
+    return condition(PodReady, "False", ReadinessGatesNotReady, messages.join(", "));
+  }
+  return condition(PodReady, "True");
+}
+
+// Go's zero-value strings are simply absent here.
+function condition(
+  type: string,
+  status: PodCondition["status"],
+  reason?: string,
+  message?: string,
+): PodCondition {
+  const c: PodCondition = { type, status };
+  if (reason) c.reason = reason;
+  if (message) c.message = message;
+  return c;
+}
+
+// `%s` of a Go []string: "[a b]".
+function goSlice(items: string[]): string {
+  return `[${items.join(" ")}]`;
+}
