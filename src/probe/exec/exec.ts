@@ -6,6 +6,7 @@
  */
 import { type ProbeOutcome, ProbeResult } from "../probe.ts";
 import { isCommandTimedOut, isExitError } from "./errors.ts";
+import { formatLine } from "../../util/log.ts";
 
 /** How much command output an exec probe keeps (kubelet's `maxReadLength`, 10 KiB). */
 export const maxReadLength = 10 * 1024;
@@ -154,7 +155,10 @@ export interface ExecProber {
   probe(cmd: Cmd): Promise<ProbeOutcome>;
 }
 
-/** A sink for the prober's warning lines; defaults to stderr. */
+/**
+ * A sink for the prober's warning lines. The default writes to stderr: src/util/log.ts has no
+ * warning level, so warnings bypass its sink.
+ */
 export type WarningLogger = (line: string) => void;
 
 /**
@@ -171,7 +175,7 @@ export function newExecProber(
   options: { execProbeTimeout?: boolean; logWarning?: WarningLogger } = {},
 ): ExecProber {
   const execProbeTimeout = options.execProbeTimeout ?? true;
-  const logWarning = options.logWarning ?? ((line: string) => console.warn(line));
+  const logWarning = options.logWarning ?? ((line: string) => console.error(line));
   return { probe: (cmd) => probe(cmd, { execProbeTimeout, logWarning }) };
 }
 
@@ -202,9 +206,9 @@ async function probe(
     // A timed-out command produced no output; its error text is what the user gets to see.
     if (options.execProbeTimeout) return { result: ProbeResult.Failure, output: err.message };
     options.logWarning(
-      `level=warning msg="Exec probe timed out but ExecProbeTimeout feature gate was disabled" err=${
-        JSON.stringify(err.message)
-      }`,
+      formatLine("warning", "Exec probe timed out but ExecProbeTimeout feature gate was disabled", {
+        err,
+      }),
     );
   }
   return {

@@ -8,6 +8,7 @@
  */
 import { type ProbeOutcome, ProbeResult } from "../probe.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
+import * as log from "../../util/log.ts";
 
 /**
  * Checks that a TCP connection can be opened. Never returns an error: every dial problem is a
@@ -76,11 +77,7 @@ async function doTcpProbe(
     try {
       conn.close();
     } catch (err) {
-      console.error(
-        `level=error msg="Unexpected error closing TCP probe socket" err=${
-          JSON.stringify(String(err))
-        }`,
-      );
+      log.error(err, "Unexpected error closing TCP probe socket");
     }
     return { result: ProbeResult.Success, output: "" };
   } catch (err) {
