@@ -97,7 +97,9 @@ export function redirectChecker(followNonLocalRedirects: boolean): CheckRedirect
 }
 
 function defaultCheckRedirect(_req: ProbeRequest, via: readonly ProbeRequest[]): Error | undefined {
-  return via.length >= maxRedirects ? new Error(`stopped after ${maxRedirects} redirects`) : undefined;
+  return via.length >= maxRedirects
+    ? new Error(`stopped after ${maxRedirects} redirects`)
+    : undefined;
 }
 
 /** The final response of a client exchange, with its body still unread. */
@@ -509,7 +511,10 @@ function readAtMost(
     response.on("data", onData);
     response.once("end", () => finish());
     response.on("error", () => finish(new Error("unexpected EOF")));
-    response.once("close", () => finish(response.complete ? undefined : new Error("unexpected EOF")));
+    response.once(
+      "close",
+      () => finish(response.complete ? undefined : new Error("unexpected EOF")),
+    );
     if (deadline.expired) {
       finish(new Error(timeoutReadingBody));
       closeExchange(exchange);
@@ -541,7 +546,7 @@ function goNetError(
       return new Error(`dial tcp: lookup ${hostname}: no such host`);
     case "ECONNRESET":
       // The server closed the connection before any response: Go reports a bare EOF.
-      if (/hang up/i.test(err.message)) return new Error("EOF");
+      if (/hang up|before secure TLS/i.test(err.message)) return new Error("EOF");
       return new Error(`read tcp ${peer.local}->${peer.remote}: read: connection reset by peer`);
     case "EPIPE":
       return new Error(`write tcp ${peer.local}->${peer.remote}: write: broken pipe`);

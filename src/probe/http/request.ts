@@ -88,7 +88,9 @@ export function newProbeRequest(
   parsed.host = removeEmptyPort(parsed.host);
 
   const h = headers ? new HeaderMap(headers) : new HeaderMap();
-  if (!h.has("User-Agent")) h.set("User-Agent", kubeUserAgent(options.userAgentFragment ?? "probe"));
+  if (!h.has("User-Agent")) {
+    h.set("User-Agent", kubeUserAgent(options.userAgentFragment ?? "probe"));
+  }
   if (!h.has("Accept")) h.set("Accept", "*/*");
   else if (h.get("Accept") === "") h.del("Accept");
   return { request: { url: parsed, headers: h, host: h.get("Host") } };

@@ -1,0 +1,135 @@
+/**
+ * Real servers on 127.0.0.1 for the HTTP probe tests: a `node:http` server shaped like Go's
+ * httptest.Server, an HTTPS one with the committed throwaway certificate, and a raw TCP server that
+ * records the request bytes exactly as they arrived.
+ * @module
+ */
+import * as http from "node:http";
+import * as https from "node:https";
+import * as net from "node:net";
+import { canonicalHeaderKey } from "../../../src/probe/http/mod.ts";
+
+/** A running test server; `url` is `http://127.0.0.1:<port>` without a trailing slash, as Go's. */
+export interface TestServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** A request handler, as for `http.createServer`. */
+export type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+const testdata = new URL("./testdata/", import.meta.url);
+
+/** Starts an HTTP server on 127.0.0.1 (any free port unless `port` is given). */
+export function startServer(
+  handler: Handler,
+  options: { port?: number } = {},
+): Promise<TestServer> {
+  return listen(http.createServer(handler), "http", options.port ?? 0);
+}
+
+/** Starts an HTTPS server on 127.0.0.1 with the self-signed certificate in testdata/. */
+export function startTLSServer(handler: Handler): Promise<TestServer> {
+  const server = https.createServer({
+    cert: Deno.readTextFileSync(new URL("cert.pem", testdata)),
+    key: Deno.readTextFileSync(new URL("key.pem", testdata)),
+  }, handler);
+  return listen(server, "https", 0);
+}
+
+async function listen(server: http.Server, scheme: string, port: number): Promise<TestServer> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+  const bound = (server.address() as net.AddressInfo).port;
+  return {
+    url: `${scheme}://127.0.0.1:${bound}`,
+    port: bound,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A raw TCP server that keeps each request head (up to the blank line) and answers 200 "ok". */
+export interface RecordingServer extends TestServer {
+  /** Request heads in arrival order, bytes decoded as Latin-1. */
+  requests: string[];
+  /** Number of TCP connections accepted. */
+  connections: number;
+}
+
+/** Starts the recording server on 127.0.0.1; rejects when `port` cannot be bound. */
+export async function startRecordingServer(
+  options: { port?: number } = {},
+): Promise<RecordingServer> {
+  const sockets = new Set<net.Socket>();
+  const recorder = {
+    requests: [] as string[],
+    connections: 0,
+  };
+  const server = net.createServer((socket) => {
+    recorder.connections++;
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => {});
+    let head = "";
+    socket.on("data", (chunk: Uint8Array) => {
+      head += new TextDecoder("latin1").decode(chunk);
+      const end = head.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      recorder.requests.push(head.slice(0, end + 4));
+      head = "";
+      socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    get requests() {
+      return recorder.requests;
+    },
+    get connections() {
+      return recorder.connections;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * The request headers as Go's server shows them in `r.Header`: canonical names, values in order,
+ * `Host` moved out to `r.Host`.
+ */
+export function goRequestHeader(req: http.IncomingMessage): Map<string, string[]> {
+  const header = new Map<string, string[]>();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = canonicalHeaderKey(req.rawHeaders[i]);
+    if (name === "Host") continue;
+    header.set(name, [...(header.get(name) ?? []), req.rawHeaders[i + 1]]);
+  }
+  return header;
+}
+
+/** Go's `r.Host`. */
+export function goRequestHost(req: http.IncomingMessage): string {
+  return req.headers.host ?? "";
+}
+
+/** Go's `http.Redirect` for a GET: the status, a Location, and a short HTML body. */
+export function redirect(res: http.ServerResponse, location: string, code: number): void {
+  res.writeHead(code, { Location: location, "Content-Type": "text/html; charset=utf-8" });
+  res.end(`<a href="${location}">Redirect</a>.\n\n`);
+}
