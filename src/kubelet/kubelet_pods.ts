@@ -1,0 +1,286 @@
+/**
+ * The API pod status the agent reports, generated from the runtime's view of a pod: container
+ * states, restart counts, the last termination, CrashLoopBackOff waiting reasons, the pod phase
+ * (kubelet's `getPhase` rules) and the pod IP.
+ * Mirrors generateAPIPodStatus / convertToAPIContainerStatuses / getPhase in kubelet's
+ * pkg/kubelet/kubelet_pods.go.
+ * @module
+ */
+import type {
+  Container,
+  ContainerState,
+  ContainerStatus,
+  Pod,
+  PodPhase,
+  PodStatus,
+} from "../api/core/v1/mod.ts";
+import { containerIDString } from "./container/container_id.ts";
+import {
+  isRestartableInitContainer,
+  type RuntimeContainerStatus,
+  type RuntimePodStatus,
+  shouldContainerBeRestarted,
+} from "./kuberuntime/kuberuntime_manager.ts";
+
+/** Why a container could not be started in the last sync: kubelet's reason cache entry. */
+export interface StartFailure {
+  /** The waiting reason, e.g. `CrashLoopBackOff`. */
+  reason: string;
+  /** e.g. `back-off 10s restarting failed container=app pod=web_default(uid)`. */
+  message: string;
+}
+
+/** Waiting reason of a container that has not been created yet. */
+export const ContainerCreating = "ContainerCreating";
+/** Waiting reason of a container waiting out its restart back-off. */
+export const CrashLoopBackOff = "CrashLoopBackOff";
+
+/** Formats epoch milliseconds as the API's RFC 3339 time with whole seconds. */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+}
+
+/**
+ * The API state of one runtime container instance (kubelet's `convertContainerStatus`).
+ */
+function convertContainerState(cs: RuntimeContainerStatus): ContainerState {
+  switch (cs.state) {
+    case "running":
+      return { running: { startedAt: rfc3339(cs.startedAt) } };
+    case "created":
+      return { waiting: {} };
+    case "exited":
+    case "unknown": {
+      const terminated: NonNullable<ContainerState["terminated"]> = {
+        exitCode: cs.exitCode,
+        reason: cs.reason || (cs.state === "unknown" ? "Unknown" : undefined),
+        startedAt: cs.startedAt ? rfc3339(cs.startedAt) : undefined,
+        finishedAt: cs.finishedAt ? rfc3339(cs.finishedAt) : undefined,
+        containerID: containerIDString(cs.id),
+      };
+      if (cs.message) terminated.message = cs.message;
+      return { terminated };
+    }
+  }
+}
+
+/**
+ * Container statuses in spec order: the newest instance gives the state, the one before it the
+ * last termination; containers never created wait with `ContainerCreating`; containers that will
+ * be restarted and could not be started in the last sync wait with the start failure's reason
+ * (`CrashLoopBackOff`). `ready` is false here: the prober manager sets it.
+ */
+export function convertToAPIContainerStatuses(
+  pod: Pod,
+  podStatus: RuntimePodStatus,
+  containers: Container[],
+  options: {
+    isInit: boolean;
+    startFailures: Map<string, StartFailure>;
+    previous?: ContainerStatus[];
+  },
+): ContainerStatus[] {
+  const statuses = new Map<string, ContainerStatus>();
+  for (const container of containers) {
+    const prev = options.previous?.find((s) => s.name === container.name);
+    statuses.set(container.name, {
+      name: container.name,
+      image: container.image ?? "",
+      imageID: "",
+      ready: false,
+      restartCount: prev?.restartCount ?? 0,
+      state: { waiting: { reason: ContainerCreating } },
+      ...(prev?.lastState ? { lastState: prev.lastState } : {}),
+    });
+  }
+
+  // Newest first: the first instance per name is the current one, the second the previous one.
+  const seen = new Map<string, number>();
+  for (const cs of podStatus.containerStatuses) {
+    const status = statuses.get(cs.name);
+    if (!status) continue;
+    const count = seen.get(cs.name) ?? 0;
+    seen.set(cs.name, count + 1);
+    if (count === 0) {
+      status.state = convertContainerState(cs);
+      status.containerID = containerIDString(cs.id);
+      status.image = cs.image || status.image;
+      status.imageID = cs.imageID;
+      status.restartCount = cs.restartCount;
+      delete status.lastState;
+    } else if (count === 1 && (cs.state === "exited" || cs.state === "unknown")) {
+      status.lastState = convertContainerState(cs);
+    }
+  }
+
+  for (const container of containers) {
+    if (options.isInit && !isRestartableInitContainer(container)) {
+      // A regular init container that succeeded is not restarted.
+      const current = statuses.get(container.name)!;
+      if (current.state?.terminated?.exitCode === 0) continue;
+    }
+    if (!shouldContainerBeRestarted(container, pod, podStatus)) continue;
+    const failure = options.startFailures.get(container.name);
+    if (!failure) continue;
+    const status = statuses.get(container.name)!;
+    if (status.state?.terminated) status.lastState = status.state;
+    status.state = { waiting: { reason: failure.reason, message: failure.message } };
+  }
+  return containers.map((c) => statuses.get(c.name)!);
+}
+
+/**
+ * The pod phase from its container statuses, kubelet's `getPhase`: Pending while init containers
+ * run or containers wait, Running once all started and one runs, Succeeded/Failed when all
+ * stopped and the restart policy will not bring them back.
+ *
+ * @example
+ * ```ts
+ * getPhase(pod, [...initStatuses, ...statuses], { podIsTerminal: false, podHasInitialized: true });
+ * ```
+ */
+export function getPhase(
+  pod: Pod,
+  info: ContainerStatus[],
+  options: { podIsTerminal: boolean; podHasInitialized: boolean },
+): PodPhase {
+  const spec = pod.spec;
+  const policy = spec.restartPolicy ?? "Always";
+  const find = (name: string) => info.find((s) => s.name === name);
+  let pendingRestartableInit = 0;
+  let pendingRegularInit = 0;
+  let failedInitialization = 0;
+
+  for (const container of spec.initContainers ?? []) {
+    if (isRestartableInitContainer(container)) continue;
+    const cs = find(container.name);
+    if (!cs) {
+      pendingRegularInit++;
+      continue;
+    }
+    if (cs.state?.running) pendingRegularInit++;
+    else if (cs.state?.terminated) {
+      if (cs.state.terminated.exitCode !== 0) failedInitialization++;
+    } else if (cs.state?.waiting) {
+      if (cs.lastState?.terminated) {
+        if (cs.lastState.terminated.exitCode !== 0) failedInitialization++;
+      } else pendingRegularInit++;
+    } else pendingRegularInit++;
+  }
+
+  let unknown = 0;
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
+
+  for (const container of spec.initContainers ?? []) {
+    if (!isRestartableInitContainer(container)) continue;
+    const cs = find(container.name);
+    if (!cs) {
+      unknown++;
+      continue;
+    }
+    if (cs.state?.running) {
+      if (!cs.started) pendingRestartableInit++;
+      running++;
+    }
+  }
+
+  for (const container of spec.containers) {
+    const cs = find(container.name);
+    if (!cs) {
+      unknown++;
+      continue;
+    }
+    if (cs.state?.running) running++;
+    else if (cs.state?.terminated) {
+      stopped++;
+      if (cs.state.terminated.exitCode === 0) succeeded++;
+    } else if (cs.state?.waiting) {
+      if (cs.lastState?.terminated) stopped++;
+      else waiting++;
+    } else unknown++;
+  }
+
+  if (failedInitialization > 0 && policy === "Never") return "Failed";
+
+  if (
+    pendingRegularInit > 0 || (pendingRestartableInit > 0 && !options.podHasInitialized) ||
+    waiting > 0
+  ) {
+    return "Pending";
+  }
+  if (running > 0 && unknown === 0) return "Running";
+  if (running === 0 && stopped > 0 && unknown === 0) {
+    // Static pods never get a terminal phase from termination alone (kubelet's TODO #116484),
+    // so podIsTerminal is deliberately not consulted here.
+    if (policy === "Always") return "Running";
+    if (stopped === succeeded) return "Succeeded";
+    if (policy === "Never") return "Failed";
+    return "Running";
+  }
+  return "Pending";
+}
+
+/**
+ * Builds the API status of a pod from the runtime's view (conditions and readiness are added
+ * afterwards by the prober manager and the status generators).
+ */
+export function generateAPIPodStatus(
+  pod: Pod,
+  podStatus: RuntimePodStatus,
+  options: {
+    startFailures: Map<string, StartFailure>;
+    oldStatus?: PodStatus;
+    hostIP: string;
+    startTime: string;
+  },
+): PodStatus {
+  const initContainerStatuses = convertToAPIContainerStatuses(
+    pod,
+    podStatus,
+    pod.spec.initContainers ?? [],
+    {
+      isInit: true,
+      startFailures: options.startFailures,
+      previous: options.oldStatus?.initContainerStatuses,
+    },
+  );
+  const containerStatuses = convertToAPIContainerStatuses(pod, podStatus, pod.spec.containers, {
+    isInit: false,
+    startFailures: options.startFailures,
+    previous: options.oldStatus?.containerStatuses,
+  });
+  // Keep `started` known from the previous status until the prober manager recomputes it.
+  for (const list of [initContainerStatuses, containerStatuses]) {
+    for (const s of list) {
+      const prev = [
+        ...(options.oldStatus?.initContainerStatuses ?? []),
+        ...(options.oldStatus?.containerStatuses ?? []),
+      ].find((p) => p.name === s.name && p.containerID === s.containerID);
+      if (prev?.started !== undefined) s.started = prev.started;
+    }
+  }
+  const podHasInitialized = pod.spec.containers.some((c) => {
+    const cs = podStatus.containerStatuses.find((s) => s.name === c.name);
+    return cs !== undefined && (cs.state === "created" || cs.state === "running");
+  });
+  const all = [...initContainerStatuses, ...containerStatuses];
+  const phase = getPhase(pod, all, { podIsTerminal: false, podHasInitialized });
+  const podIP = pod.spec.hostNetwork ? options.hostIP : podStatus.ips[0];
+  const status: PodStatus = {
+    phase,
+    hostIP: options.hostIP,
+    startTime: options.startTime,
+    containerStatuses,
+  };
+  if (podIP) {
+    status.podIP = podIP;
+    status.podIPs = (pod.spec.hostNetwork ? [podIP] : podStatus.ips).map((ip) => ({ ip }));
+  }
+  if ((pod.spec.initContainers ?? []).length > 0) {
+    status.initContainerStatuses = initContainerStatuses;
+  }
+  return status;
+}
