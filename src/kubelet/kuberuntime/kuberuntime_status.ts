@@ -1,0 +1,265 @@
+/**
+ * A pod's status as read from the container runtime: the sandbox's IPs and every container instance
+ * in the sandbox, as kubelet's runtime-neutral `PodStatus` (`getRuntimePodStatus`) and, for callers
+ * that only need what the prober reads, as the API's `PodStatus` (`getPodStatus`).
+ * Mirrors GetPodStatus in kubelet's pkg/kubelet/kuberuntime/kuberuntime_manager.go,
+ * getPodContainerStatuses / toKubeContainerStatus in kuberuntime_container.go, and the container
+ * part of convertToAPIContainerStatuses in pkg/kubelet/kubelet_pods.go.
+ * @module
+ */
+import type {
+  Container,
+  ContainerState,
+  ContainerStatus,
+  Pod,
+  PodStatus,
+} from "../../api/core/v1/mod.ts";
+import type { ContainerStatus as CriContainerStatus } from "../../cri_client/api.ts";
+import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import { containerIDString } from "../container/container_id.ts";
+import type {
+  RuntimeContainerState,
+  RuntimeContainerStatus,
+  RuntimePodStatus,
+} from "./kuberuntime_manager.ts";
+
+/** Label kubelet puts on every container: the container's name in the pod spec. */
+export const kubernetesContainerNameLabel = "io.kubernetes.container.name";
+/** Annotation kubelet puts on every container: restarts before this instance. */
+export const containerRestartCountAnnotation = "io.kubernetes.container.restartCount";
+/** Annotation kubelet puts on every container: hash of the spec it was created from. */
+export const containerHashAnnotation = "io.kubernetes.container.hash";
+
+/** gRPC's NotFound status code, which runtimes use for "no such container". */
+const grpcNotFound = 5;
+
+/** Waiting reason of a container not created yet. */
+const containerCreating = "ContainerCreating";
+/** Waiting reason of a regular container while init containers have not all succeeded. */
+const podInitializing = "PodInitializing";
+
+/** Options of `getRuntimePodStatus` and `getPodStatus`. */
+export interface GetPodStatusOptions {
+  /** The pod's sandbox; its containers are the pod's containers. */
+  sandboxId: string;
+  /** The pod, for its UID, name and namespace (and, in `getPodStatus`, its container list). */
+  pod: Pod;
+  /**
+   * The runtime's name, the `<type>` of `<type>://<id>` container IDs. Default: the runtime's
+   * `Version().runtimeName` (`containerd`), asked once per runtime object.
+   */
+  runtimeName?: string;
+  signal?: AbortSignal;
+}
+
+const runtimeNames = new WeakMap<RuntimeService, Promise<string>>();
+
+function runtimeNameOf(runtime: RuntimeService, signal?: AbortSignal): Promise<string> {
+  let name = runtimeNames.get(runtime);
+  if (!name) {
+    name = runtime.version(undefined, { signal }).then((v) => v.runtimeName);
+    name.catch(() => runtimeNames.delete(runtime));
+    runtimeNames.set(runtime, name);
+  }
+  return name;
+}
+
+/** CRI nanoseconds since the epoch as milliseconds (0 stays 0). */
+function nsToMs(ns: bigint): number {
+  return Number(ns / 1_000_000n);
+}
+
+function toRuntimeState(state: CriContainerStatus["state"]): RuntimeContainerState {
+  switch (state) {
+    case "CONTAINER_CREATED":
+      return "created";
+    case "CONTAINER_RUNNING":
+      return "running";
+    case "CONTAINER_EXITED":
+      return "exited";
+    default:
+      return "unknown";
+  }
+}
+
+/**
+ * One CRI container status in kubelet's runtime-neutral form (`toKubeContainerStatus`). The name
+ * and restart count come from kubelet's label and annotation; containers created without them
+ * (by tests, say) fall back to the CRI metadata's name and attempt.
+ */
+export function toKubeContainerStatus(
+  status: CriContainerStatus,
+  runtimeName: string,
+): RuntimeContainerStatus {
+  const restarts = Number.parseInt(status.annotations[containerRestartCountAnnotation] ?? "", 10);
+  const state = toRuntimeState(status.state);
+  const exited = status.state === "CONTAINER_EXITED";
+  return {
+    id: { type: runtimeName, id: status.id },
+    name: status.labels[kubernetesContainerNameLabel] ?? status.metadata.name,
+    state,
+    createdAt: nsToMs(status.createdAt),
+    // A container past "created" has been started, so its start time counts.
+    startedAt: state === "created" ? 0 : nsToMs(status.startedAt),
+    finishedAt: exited ? nsToMs(status.finishedAt) : 0,
+    exitCode: exited ? status.exitCode : 0,
+    image: status.image?.image ?? "",
+    imageID: status.imageRef,
+    hash: status.annotations[containerHashAnnotation] ?? "",
+    restartCount: Number.isNaN(restarts) ? status.metadata.attempt : restarts,
+    reason: exited ? status.reason : "",
+    message: exited ? status.message : "",
+  };
+}
+
+/**
+ * The runtime's view of a pod (kubelet's `kubecontainer.PodStatus`): the sandbox's IPs when it is
+ * ready, and the status of every container instance in the sandbox, newest first.
+ *
+ * @example
+ * ```ts
+ * const status = await getRuntimePodStatus(runtime, { sandboxId, pod });
+ * status.containerStatuses[0].id; // { type: "containerd", id: "0123..." }
+ * ```
+ */
+export async function getRuntimePodStatus(
+  runtime: RuntimeService,
+  options: GetPodStatusOptions,
+): Promise<RuntimePodStatus> {
+  const { sandboxId, pod, signal } = options;
+  const runtimeName = options.runtimeName ?? await runtimeNameOf(runtime, signal);
+  const sandbox = await runtime.podSandboxStatus(sandboxId, { signal });
+  const ips: string[] = [];
+  const network = sandbox.status.network;
+  if (sandbox.status.state === "SANDBOX_READY" && network && network.ip !== "") {
+    ips.push(network.ip, ...network.additionalIps.map((p) => p.ip));
+  }
+  const containers = await runtime.listContainers({ podSandboxId: sandboxId }, { signal });
+  const statuses: RuntimeContainerStatus[] = [];
+  for (const c of containers) {
+    let status;
+    try {
+      status = (await runtime.containerStatus(c.id, { signal })).status;
+    } catch (err) {
+      // Removed between the list and the status call: kubelet skips such containers too.
+      if ((err as { code?: number }).code === grpcNotFound) continue;
+      throw err;
+    }
+    statuses.push(toKubeContainerStatus(status, runtimeName));
+  }
+  // Newest first; kubelet orders by creation time, the attempt breaks ties.
+  statuses.sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
+  return {
+    id: pod.metadata.uid ?? "",
+    name: pod.metadata.name ?? "",
+    namespace: pod.metadata.namespace ?? "",
+    ips,
+    containerStatuses: statuses,
+    sandboxStatuses: [sandbox.status],
+  };
+}
+
+/** Epoch milliseconds as the API's RFC 3339 time (whole seconds, UTC). */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+}
+
+/** The API state of one container instance (kubelet's container-state switch). */
+function apiContainerState(cs: RuntimeContainerStatus): ContainerState {
+  switch (cs.state) {
+    case "running":
+      return { running: cs.startedAt ? { startedAt: rfc3339(cs.startedAt) } : {} };
+    case "exited": {
+      const terminated: NonNullable<ContainerState["terminated"]> = {
+        exitCode: cs.exitCode,
+        containerID: containerIDString(cs.id),
+      };
+      if (cs.reason) terminated.reason = cs.reason;
+      if (cs.message) terminated.message = cs.message;
+      if (cs.startedAt) terminated.startedAt = rfc3339(cs.startedAt);
+      if (cs.finishedAt) terminated.finishedAt = rfc3339(cs.finishedAt);
+      return { terminated };
+    }
+    default:
+      // Created but not started, or unknown: "waiting to be running".
+      return { waiting: {} };
+  }
+}
+
+/** API container statuses in spec order; the newest instance per name wins. */
+export function toAPIContainerStatuses(
+  containers: Container[],
+  podStatus: RuntimePodStatus,
+  options: { waitingReason: string },
+): ContainerStatus[] {
+  return containers.map((container) => {
+    const instances = podStatus.containerStatuses.filter((s) => s.name === container.name);
+    const [current, previous] = instances;
+    if (!current) {
+      return {
+        name: container.name,
+        state: { waiting: { reason: options.waitingReason } },
+        ready: false,
+        restartCount: 0,
+        image: container.image ?? "",
+        imageID: "",
+      };
+    }
+    const status: ContainerStatus = {
+      name: container.name,
+      state: apiContainerState(current),
+      ready: false,
+      restartCount: current.restartCount,
+      image: current.image || container.image || "",
+      imageID: current.imageID,
+      containerID: containerIDString(current.id),
+    };
+    if (previous?.state === "exited") status.lastState = apiContainerState(previous);
+    return status;
+  });
+}
+
+/**
+ * The pod's API status as far as the runtime knows it: pod IP(s), start time (the sandbox's
+ * creation), and each init and regular container's ID (`containerd://<id>`), state (waiting /
+ * running / terminated with reason, exit code and RFC 3339 times), last termination, and restart
+ * count. `ready` is false and `phase` and conditions are absent: the prober manager and the status
+ * generators own those.
+ *
+ * @example
+ * ```ts
+ * const status = await getPodStatus(runtime, { sandboxId, pod });
+ * status.containerStatuses?.[0].state?.running?.startedAt; // "2025-01-02T03:04:05Z"
+ * ```
+ */
+export async function getPodStatus(
+  runtime: RuntimeService,
+  options: GetPodStatusOptions & { hostIP?: string },
+): Promise<PodStatus> {
+  const { pod } = options;
+  const runtimeStatus = await getRuntimePodStatus(runtime, options);
+  const initContainers = pod.spec.initContainers ?? [];
+  const initStatuses = toAPIContainerStatuses(initContainers, runtimeStatus, {
+    waitingReason: containerCreating,
+  });
+  const initialized = initContainers.every((c, i) =>
+    c.restartPolicy === "Always"
+      ? initStatuses[i].state?.running !== undefined
+      : initStatuses[i].state?.terminated?.exitCode === 0
+  );
+  const status: PodStatus = {
+    containerStatuses: toAPIContainerStatuses(pod.spec.containers, runtimeStatus, {
+      waitingReason: initialized ? containerCreating : podInitializing,
+    }),
+  };
+  if (initContainers.length > 0) status.initContainerStatuses = initStatuses;
+  const ips = pod.spec.hostNetwork && options.hostIP ? [options.hostIP] : runtimeStatus.ips;
+  if (options.hostIP) status.hostIP = options.hostIP;
+  if (ips.length > 0) {
+    status.podIP = ips[0];
+    status.podIPs = ips.map((ip) => ({ ip }));
+  }
+  const created = runtimeStatus.sandboxStatuses[0]?.createdAt ?? 0n;
+  if (created > 0n) status.startTime = rfc3339(nsToMs(created));
+  return status;
+}
