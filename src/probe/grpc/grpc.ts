@@ -117,10 +117,12 @@ async function doGrpcProbe(
         "grpc.enable_http_proxy": 0,
         // A fresh connection per probe, as grpc.Dial gives kubelet; no subchannel shared with others.
         "grpc.use_local_subchannel_pool": 1,
+        // No DNS TXT lookups for a service config; grpc-go does not do them by default either.
+        "grpc.service_config_disable_resolution": 1,
       });
       await waitForReady(client, deadline);
     } catch (err) {
-      if (Date.now() >= deadline) {
+      if (isDeadlineError(err) || Date.now() >= deadline) {
         return failure(
           `timeout: failed to connect service ${goQuote(addr)} within ${
             goDuration(timeoutMs)
@@ -159,6 +161,11 @@ async function doGrpcProbe(
 
 function failure(output: string): ProbeOutcome {
   return { result: ProbeResult.Failure, output };
+}
+
+// grpc-js's waitForReady gives this text when the deadline passed before the channel was ready.
+function isDeadlineError(err: unknown): boolean {
+  return err instanceof Error && err.message === "Failed to connect before the deadline";
 }
 
 function waitForReady(client: grpc.Client, deadline: number): Promise<void> {
