@@ -22,6 +22,7 @@ export const maxReadLength = 10 * 1024;
  * ```
  */
 export interface Writer {
+  /** Writes `p`; throws if not all of it could be written. */
   write(p: Uint8Array): void;
 }
 
@@ -126,16 +127,19 @@ export class LimitWriter implements Writer {
  *
  * @example
  * ```ts
+ * let out: Writer | undefined;
  * const cmd: Cmd = {
  *   setStdout: (w) => out = w,
  *   setStderr: (w) => out = w,
- *   start: async () => out.write(new TextEncoder().encode("OK")),
+ *   start: async () => out?.write(new TextEncoder().encode("OK")),
  *   wait: async () => {},
  * };
  * ```
  */
 export interface Cmd {
+  /** Where the command's stdout goes. */
   setStdout(w: Writer): void;
+  /** Where the command's stderr goes (the exec probe passes the stdout writer). */
   setStderr(w: Writer): void;
   /** Starts the command; rejects with `ExitError`, `CommandTimedOutError` or any other error. */
   start(): Promise<void>;
@@ -152,6 +156,7 @@ export interface Cmd {
  * ```
  */
 export interface ExecProber {
+  /** Starts `cmd`, waits for it, and judges it by its error and first 10 KiB of output. */
   probe(cmd: Cmd): Promise<ProbeOutcome>;
 }
 

@@ -3,6 +3,10 @@
  * pods that run as host processes. The container ID is ignored. Behaves like a CRI runtime's
  * ExecSync: stdout then stderr, a non-zero exit is an `ExitError`, and a command past its timeout
  * is killed (with everything it started) and reported as `CommandTimedOutError`.
+ *
+ * Like containerd's ExecSync, the output is complete only when every process holding the pipes has
+ * closed them: a command that leaves a background child writing to stdout runs until that child
+ * exits or the timeout kills the group.
  * @module
  */
 import type { CommandRunner } from "../../kubelet/container/command_runner.ts";
