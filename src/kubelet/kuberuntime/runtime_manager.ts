@@ -12,7 +12,6 @@ import { join, resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type {
   ContainerConfig,
-  ContainerStatus as CRIContainerStatus,
   PodSandboxConfig,
   PodSandboxStatus,
 } from "../../cri_client/api.ts";
@@ -32,10 +31,10 @@ import {
   isRestartableInitContainer,
   podKey,
   type ProbeResultsLookups,
-  type RuntimeContainerState,
   type RuntimeContainerStatus,
   type RuntimePodStatus,
 } from "./kuberuntime_manager.ts";
+import { toKubeContainerStatus } from "./kuberuntime_status.ts";
 
 /** Label keys kubelet puts on sandboxes and containers (labels.go). */
 export const podNameLabel = "io.kubernetes.pod.name";
@@ -153,7 +152,7 @@ export class KubeGenericRuntimeManager {
     for (const c of containers) {
       try {
         const { status } = await this.runtime.containerStatus(c.id);
-        statuses.push(this.#toRuntimeStatus(status));
+        statuses.push(toKubeContainerStatus(status, this.runtimeName));
       } catch (e) {
         log.V(4).info("ContainerStatus for container failed", {
           containerID: c.id,
@@ -170,31 +169,6 @@ export class KubeGenericRuntimeManager {
       ips,
       containerStatuses: statuses,
       sandboxStatuses,
-    };
-  }
-
-  #toRuntimeStatus(s: CRIContainerStatus): RuntimeContainerStatus {
-    const states: Record<string, RuntimeContainerState> = {
-      CONTAINER_CREATED: "created",
-      CONTAINER_RUNNING: "running",
-      CONTAINER_EXITED: "exited",
-      CONTAINER_UNKNOWN: "unknown",
-    };
-    const restarts = Number.parseInt(s.annotations?.[containerRestartCountAnnotation] ?? "", 10);
-    return {
-      id: { type: this.runtimeName, id: s.id },
-      name: s.labels?.[containerNameLabel] ?? s.metadata.name,
-      state: states[s.state] ?? "unknown",
-      createdAt: nsToMs(s.createdAt),
-      startedAt: nsToMs(s.startedAt),
-      finishedAt: nsToMs(s.finishedAt),
-      exitCode: s.exitCode,
-      image: s.image?.image ?? "",
-      imageID: s.imageRef,
-      hash: s.annotations?.[containerHashAnnotation] ?? "",
-      restartCount: Number.isNaN(restarts) ? s.metadata.attempt : restarts,
-      reason: s.reason,
-      message: s.message,
     };
   }
 

@@ -1,0 +1,521 @@
+/**
+ * The node agent: static pods from a manifest folder are run on a CRI runtime and kept healthy with
+ * probes. One pod worker per pod serialises its syncs; a periodic resync and every probe result
+ * change trigger a sync; liveness and startup failures kill and restart containers with
+ * CrashLoopBackOff pacing; removed manifests tear their pods down.
+ * Mirrors the parts of kubelet's pkg/kubelet/kubelet.go (syncLoopIteration, SyncPod,
+ * SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Removals) and pod_workers.go the prober
+ * needs.
+ * @module
+ */
+import { join } from "node:path";
+import type { Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
+import type { RuntimeService } from "../cri_client/runtime_service.ts";
+import { type Clock, type ClockTimer, RealClock } from "../util/clock.ts";
+import { Backoff } from "../util/flowcontrol/backoff.ts";
+import * as log from "../util/log.ts";
+import type { CommandRunner } from "./container/command_runner.ts";
+import { containerIDString } from "./container/container_id.ts";
+import { type EventRecorder, LogRecorder } from "./events/mod.ts";
+import { type ManifestError, PodConfigWatcher, type PodUpdate } from "./config/mod.ts";
+import { EventStore } from "./kubelet_events.ts";
+import { generateAPIPodStatus, rfc3339, type StartFailure } from "./kubelet_pods.ts";
+import { isRestartableInitContainer, podKey } from "./kuberuntime/kuberuntime_manager.ts";
+import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
+import { KubeGenericRuntimeManager } from "./kuberuntime/runtime_manager.ts";
+import {
+  newManager as newProberManager,
+  newProberMetrics,
+  type ProberManager,
+  type ProberMetrics,
+} from "./prober/mod.ts";
+import {
+  newManager as newResultsManager,
+  Result,
+  type ResultsManager,
+  type Update,
+} from "./prober/results/mod.ts";
+import {
+  BasicPodManager,
+  ContainersReady,
+  generateContainersReadyCondition,
+  generatePodReadyCondition,
+  newManager as newStatusManager,
+  PodReady,
+  type StatusManager,
+} from "./status/mod.ts";
+
+/** kubelet's initial CrashLoopBackOff delay. */
+export const defaultBackOffInitialMs = 10_000;
+/** kubelet's CrashLoopBackOff cap (`MaxContainerBackOff`). */
+export const defaultBackOffMaxMs = 300_000;
+
+/** Options of {@linkcode Kubelet}. */
+export interface KubeletOptions {
+  /** The container runtime. */
+  runtime: RuntimeService;
+  /** Container ID type (`containerd`); default: the runtime's `Version().runtimeName`. */
+  runtimeName?: string;
+  /** Where exec probes run; default: `ExecSync` on `runtime`. */
+  runner?: CommandRunner;
+  /** Time source for every timer (default: the wall clock). */
+  clock?: Clock;
+  /** Node name, used for static pod names (`<name>-<node>`). */
+  nodeName: string;
+  /** The node's IP, reported as `hostIP` and used as the pod IP of host-network pods. */
+  hostIP?: string;
+  /** Folder (or file) of static pod manifests; none = pods only via `setPods`. */
+  podManifestPath?: string;
+  /** The agent's state folder (pod logs go to `<rootDir>/pods`). */
+  rootDir: string;
+  /** Period of the resync of every pod (default 1 s). */
+  syncFrequencyMs?: number;
+  /** Re-list period of the manifest folder (default 20 s; file notifications come sooner). */
+  fileCheckFrequencyMs?: number;
+  /** CrashLoopBackOff initial delay and cap (defaults 10 s and 5 min). */
+  backOff?: { initialMs: number; maxMs: number };
+  /** How many events `/events` keeps (default 1000). */
+  maxEvents?: number;
+  /** Recorders events are forwarded to besides the in-memory list (default: the structured log). */
+  recorders?: EventRecorder[];
+  /** Prober metrics (default: a fresh registry). */
+  metrics?: ProberMetrics;
+  /** Probe start-up jitter source (default `Math.random`). */
+  random?: () => number;
+}
+
+/** One pod's worker state (kubelet's podSyncStatus, reduced). */
+interface PodWorker {
+  pod: Pod;
+  /** The sync in progress, if any. */
+  running?: Promise<void>;
+  /** Another sync was requested while one ran. */
+  pending: boolean;
+  /** Termination has begun: no more syncs. */
+  terminating: boolean;
+  /** Resolves once the pod is torn down. */
+  terminated?: Promise<void>;
+  startTime: string;
+  /** kubelet's reason cache: why each container could not be started in the last sync. */
+  startFailures: Map<string, StartFailure>;
+  /** Times this pod was synced. */
+  syncs: number;
+}
+
+/** A pod and its latest API status, as served at `/pods`. */
+export interface PodWithStatus extends Pod {
+  status: PodStatus;
+}
+
+/**
+ * The node agent.
+ *
+ * @example
+ * ```ts
+ * const kubelet = new Kubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet",
+ *   podManifestPath: "fixtures/pods/host" });
+ * await kubelet.start();
+ * kubelet.pods(); // pods with their status
+ * await kubelet.stop(); // tears every pod down
+ * ```
+ */
+export class Kubelet {
+  readonly clock: Clock;
+  readonly nodeName: string;
+  readonly hostIP: string;
+  readonly podManager: BasicPodManager = new BasicPodManager();
+  readonly statusManager: StatusManager;
+  readonly livenessManager: ResultsManager = newResultsManager();
+  readonly readinessManager: ResultsManager = newResultsManager();
+  readonly startupManager: ResultsManager = newResultsManager();
+  readonly probeManager: ProberManager;
+  readonly events: EventStore;
+  readonly metrics: ProberMetrics;
+  readonly backoff: Backoff;
+  readonly runtime: RuntimeService;
+  #options: KubeletOptions;
+  #runtimeManager?: KubeGenericRuntimeManager;
+  #workers = new Map<string, PodWorker>();
+  #watcher?: PodConfigWatcher;
+  #syncTimer?: ClockTimer;
+  #stopped = false;
+  #started = false;
+  #stop!: () => void;
+  #stopSignal: Promise<void>;
+  #consumers: Promise<void>[] = [];
+  #loggedManifestErrors = new Set<string>();
+  #manifestErrors: ManifestError[] = [];
+
+  /** Builds the managers; `start()` begins syncing. */
+  constructor(options: KubeletOptions) {
+    this.#options = options;
+    this.clock = options.clock ?? new RealClock();
+    this.nodeName = options.nodeName;
+    this.hostIP = options.hostIP ?? "127.0.0.1";
+    this.runtime = options.runtime;
+    this.statusManager = newStatusManager({ podManager: this.podManager, clock: this.clock });
+    this.events = new EventStore({
+      clock: this.clock,
+      limit: options.maxEvents ?? 1000,
+      forward: options.recorders ?? [new LogRecorder()],
+    });
+    this.metrics = options.metrics ?? newProberMetrics();
+    this.probeManager = newProberManager({
+      statusManager: this.statusManager,
+      livenessManager: this.livenessManager,
+      readinessManager: this.readinessManager,
+      startupManager: this.startupManager,
+      runner: options.runner ?? new RuntimeCommandRunner(options.runtime),
+      recorder: this.events,
+      clock: this.clock,
+      metrics: this.metrics,
+      random: options.random,
+    });
+    this.backoff = new Backoff(this.clock, {
+      initialMs: options.backOff?.initialMs ?? defaultBackOffInitialMs,
+      maxMs: options.backOff?.maxMs ?? defaultBackOffMaxMs,
+    });
+    this.#stopSignal = new Promise((resolve) => this.#stop = resolve);
+  }
+
+  /**
+   * Connects the runtime manager, starts consuming probe results, the periodic sync and (with a
+   * manifest path) the manifest watch; resolves once the first set of pods has been dispatched.
+   */
+  async start(): Promise<void> {
+    if (this.#started) throw new Error("kubelet already started");
+    this.#started = true;
+    const runtimeName = this.#options.runtimeName ??
+      (await this.runtime.version()).runtimeName;
+    this.#runtimeManager = new KubeGenericRuntimeManager({
+      runtime: this.runtime,
+      runtimeName,
+      clock: this.clock,
+      recorder: this.events,
+      lookups: { livenessManager: this.livenessManager, startupManager: this.startupManager },
+      backoff: this.backoff,
+      podLogsRootDir: join(this.#options.rootDir, "pods"),
+    });
+    log.info("Starting probelet node agent", {
+      nodeName: this.nodeName,
+      runtime: runtimeName,
+      podManifestPath: this.#options.podManifestPath ?? "",
+    });
+    this.#consumers = [
+      this.#consume(this.livenessManager, "liveness"),
+      this.#consume(this.readinessManager, "readiness"),
+      this.#consume(this.startupManager, "startup"),
+    ];
+    this.#scheduleResync();
+    if (this.#options.podManifestPath) {
+      this.#watcher = new PodConfigWatcher(this.#options.podManifestPath, {
+        nodeName: this.nodeName,
+        clock: this.clock,
+        intervalMs: this.#options.fileCheckFrequencyMs,
+        onChange: (u) => this.#handlePodUpdate(u),
+        onError: (e) => log.error(e, "Failed to apply static pod update"),
+      });
+      await this.#watcher.start();
+    }
+  }
+
+  /** Replaces the desired set of pods (what a manifest update does). */
+  setPods(pods: Pod[]): void {
+    this.#handlePodUpdate({ op: "SET", source: "file", pods, errors: [] });
+  }
+
+  /** Problems found in the manifests by the last listing. */
+  manifestErrors(): ManifestError[] {
+    return [...this.#manifestErrors];
+  }
+
+  #handlePodUpdate(update: PodUpdate): void {
+    if (this.#stopped) return;
+    this.#manifestErrors = update.errors;
+    const current = new Set(update.errors.map((e) => e.message));
+    for (const e of update.errors) {
+      if (this.#loggedManifestErrors.has(e.message)) continue;
+      log.error(e, "Could not process manifest file", {
+        file: e.file,
+        ...(e.field ? { field: e.field } : {}),
+      });
+    }
+    this.#loggedManifestErrors = current;
+
+    const desired = new Map(update.pods.map((p) => [p.metadata.uid ?? "", p]));
+    for (const [uid, worker] of this.#workers) {
+      if (!desired.has(uid) && !worker.terminating) {
+        log.info("SyncLoop REMOVE", { source: "file", pods: [podKey(worker.pod)] });
+        void this.#terminatePod(worker);
+      }
+    }
+    for (const [uid, pod] of desired) {
+      if (this.#workers.has(uid)) continue;
+      log.info("SyncLoop ADD", { source: "file", pods: [podKey(pod)] });
+      // A replaced manifest yields a new UID with the same name: start after the old pod is gone.
+      const predecessors = [...this.#workers.values()].filter((w) =>
+        w.terminating && podKey(w.pod) === podKey(pod)
+      ).map((w) => w.terminated);
+      const worker: PodWorker = {
+        pod,
+        pending: false,
+        terminating: false,
+        startTime: rfc3339(this.clock.now()),
+        startFailures: new Map(),
+        syncs: 0,
+      };
+      this.#workers.set(uid, worker);
+      this.podManager.addPod(pod);
+      if (predecessors.length > 0) {
+        worker.running = Promise.all(predecessors).then(() => {
+          worker.running = undefined;
+          this.#dispatch(worker);
+        });
+      } else {
+        this.#dispatch(worker);
+      }
+    }
+  }
+
+  /** Requests a sync of the pod with this UID (no-op for unknown or terminating pods). */
+  syncPodByUID(uid: string): void {
+    const worker = this.#workers.get(uid);
+    if (worker) this.#dispatch(worker);
+  }
+
+  #dispatch(worker: PodWorker): void {
+    if (this.#stopped || worker.terminating) return;
+    if (worker.running) {
+      worker.pending = true;
+      return;
+    }
+    worker.running = (async () => {
+      try {
+        do {
+          worker.pending = false;
+          await this.#syncPod(worker);
+        } while (worker.pending && !worker.terminating && !this.#stopped);
+      } finally {
+        worker.running = undefined;
+      }
+    })();
+  }
+
+  /** Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions. */
+  async #syncPod(worker: PodWorker): Promise<void> {
+    const pod = worker.pod;
+    const runtimeManager = this.#runtimeManager!;
+    try {
+      let runtimeStatus = await runtimeManager.getPodStatus(pod);
+      this.#setAPIStatus(worker, runtimeStatus);
+      if (worker.terminating || this.#stopped) return;
+      this.probeManager.addPod(pod);
+      const result = await runtimeManager.syncPod(pod, runtimeStatus);
+      for (const [name, failure] of result.startResults) {
+        if (failure) worker.startFailures.set(name, failure);
+        else worker.startFailures.delete(name);
+      }
+      worker.syncs++;
+      if (result.changed || result.startResults.size > 0) {
+        // What PLEG would report right after the change: regenerate the status now.
+        runtimeStatus = await runtimeManager.getPodStatus(pod);
+        this.#setAPIStatus(worker, runtimeStatus);
+      }
+    } catch (e) {
+      log.error(e, "Error syncing pod, skipping", { pod: podKey(pod), podUID: pod.metadata.uid });
+    }
+  }
+
+  // generateAPIPodStatus + probeManager.UpdatePodStatus + conditions, then statusManager.SetPodStatus.
+  #setAPIStatus(
+    worker: PodWorker,
+    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+  ): void {
+    const pod = worker.pod;
+    const uid = pod.metadata.uid ?? "";
+    const oldStatus = this.statusManager.getPodStatus(uid);
+    const status = generateAPIPodStatus(pod, runtimeStatus, {
+      startFailures: worker.startFailures,
+      oldStatus,
+      hostIP: this.hostIP,
+      startTime: oldStatus?.startTime ?? worker.startTime,
+    });
+    this.probeManager.updatePodStatus(pod, status);
+    const all = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
+    const conditions: PodCondition[] = [];
+    conditions.push(podInitializedCondition(pod, status));
+    conditions.push(generatePodReadyCondition(pod, oldStatus ?? {}, [], all, status.phase));
+    conditions.push(generateContainersReadyCondition(pod, oldStatus ?? {}, all, status.phase));
+    conditions.push({ type: "PodScheduled", status: "True" });
+    status.conditions = conditions;
+    this.statusManager.setPodStatus(pod, status);
+  }
+
+  // One consumer per results manager, as the three cases of kubelet's syncLoopIteration.
+  async #consume(manager: ResultsManager, type: "liveness" | "readiness" | "startup") {
+    const updates = manager.updates();
+    for (;;) {
+      const next = await Promise.race([updates.receive(), this.#stopSignal.then(() => undefined)]);
+      if (!next || next.done || this.#stopped) return;
+      this.#handleUpdate(next.value, type);
+    }
+  }
+
+  #handleUpdate(u: Update, type: "liveness" | "readiness" | "startup"): void {
+    let status = "";
+    switch (type) {
+      case "liveness":
+        if (u.result !== Result.Failure) return;
+        status = "unhealthy";
+        break;
+      case "readiness": {
+        const ready = u.result === Result.Success;
+        this.statusManager.setContainerReadiness(u.podUID, u.containerID, ready);
+        status = ready ? "ready" : "";
+        break;
+      }
+      case "startup": {
+        const started = u.result === Result.Success;
+        this.statusManager.setContainerStartup(u.podUID, u.containerID, started);
+        status = started ? "started" : "unhealthy";
+        break;
+      }
+    }
+    const pod = this.podManager.getPodByUID(u.podUID);
+    if (!pod) {
+      log.V(4).info("SyncLoop (probe): ignore irrelevant update", {
+        probe: type,
+        status,
+        podUID: u.podUID,
+      });
+      return;
+    }
+    log.V(1).info("SyncLoop (probe)", {
+      probe: type,
+      status,
+      pod: podKey(pod),
+      containerID: containerIDString(u.containerID),
+    });
+    this.syncPodByUID(u.podUID);
+  }
+
+  #scheduleResync(): void {
+    if (this.#stopped) return;
+    this.#syncTimer = this.clock.afterFunc(this.#options.syncFrequencyMs ?? 1000, () => {
+      this.#housekeeping();
+      for (const worker of this.#workers.values()) this.#dispatch(worker);
+      this.#scheduleResync();
+    });
+  }
+
+  // Kubelet's HandlePodCleanups, reduced: stop probe workers of unknown pods, forget old back-offs.
+  #housekeeping(): void {
+    const desired = new Set(
+      [...this.#workers.values()].filter((w) => !w.terminating).map((w) =>
+        w.pod.metadata.uid ?? ""
+      ),
+    );
+    this.probeManager.cleanupPods(desired);
+    this.backoff.gc();
+  }
+
+  /**
+   * Tears a pod down: stop its liveness and startup probes, kill its containers and sandbox with
+   * the pod's grace period, stop the remaining probes, remove the sandbox and forget the pod.
+   * Kubelet's SyncTerminatingPod + SyncTerminatedPod + removal.
+   */
+  #terminatePod(worker: PodWorker): Promise<void> {
+    if (worker.terminated) return worker.terminated;
+    worker.terminating = true;
+    const pod = worker.pod;
+    worker.terminated = (async () => {
+      while (worker.running) await worker.running.catch(() => {});
+      const runtimeManager = this.#runtimeManager;
+      this.probeManager.stopLivenessAndStartup(pod);
+      try {
+        if (runtimeManager) {
+          let runtimeStatus = await runtimeManager.getPodStatus(pod);
+          await runtimeManager.killPod(pod, runtimeStatus);
+          runtimeStatus = await runtimeManager.getPodStatus(pod);
+          this.probeManager.removePod(pod);
+          await runtimeManager.removePod(pod, runtimeStatus);
+        }
+        log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
+      } catch (e) {
+        log.error(e, "Failed to tear down pod", { pod: podKey(pod) });
+      } finally {
+        this.probeManager.removePod(pod);
+        const uid = pod.metadata.uid ?? "";
+        this.statusManager.deletePodStatus(uid);
+        this.podManager.removePod(pod);
+        if (this.#workers.get(uid) === worker) this.#workers.delete(uid);
+      }
+    })();
+    return worker.terminated;
+  }
+
+  /** Pods with their latest status, in the order they were added. */
+  pods(): PodWithStatus[] {
+    const out: PodWithStatus[] = [];
+    for (const worker of this.#workers.values()) {
+      const uid = worker.pod.metadata.uid ?? "";
+      const status = this.statusManager.getPodStatus(uid) ??
+        { phase: "Pending", startTime: worker.startTime };
+      out.push({ ...structuredClone(worker.pod), status });
+    }
+    return out;
+  }
+
+  /** The pod with this name (and namespace, default `default`), if running here. */
+  getPod(name: string, namespace = "default"): PodWithStatus | undefined {
+    return this.pods().find((p) =>
+      p.metadata.name === name && (p.metadata.namespace ?? "default") === namespace
+    );
+  }
+
+  /** Whether `start()` ran and `stop()` has not. */
+  get running(): boolean {
+    return this.#started && !this.#stopped;
+  }
+
+  /**
+   * Stops everything: the manifest watch, the resync, then tears down every pod (containers are
+   * stopped, sandboxes removed) and stops every probe worker.
+   */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    log.info("Shutting down probelet node agent", { pods: this.#workers.size });
+    await this.#watcher?.stop();
+    this.#syncTimer?.stop();
+    // Tear down while syncs can still finish, then refuse new ones.
+    const teardown = [...this.#workers.values()].map((w) => this.#terminatePod(w));
+    this.#stopped = true;
+    await Promise.all(teardown);
+    this.probeManager.cleanupPods(new Set());
+    this.#stop();
+    await Promise.all(this.#consumers);
+  }
+}
+
+// Kubelet's GeneratePodInitializedCondition: all regular init containers succeeded.
+function podInitializedCondition(pod: Pod, status: PodStatus): PodCondition {
+  const incomplete: string[] = [];
+  for (const c of pod.spec.initContainers ?? []) {
+    if (isRestartableInitContainer(c)) {
+      const s = status.initContainerStatuses?.find((x) => x.name === c.name);
+      if (!s?.started) incomplete.push(c.name);
+      continue;
+    }
+    const s = status.initContainerStatuses?.find((x) => x.name === c.name);
+    if (!(s?.state?.terminated && s.state.terminated.exitCode === 0)) incomplete.push(c.name);
+  }
+  if (incomplete.length === 0) return { type: "Initialized", status: "True" };
+  return {
+    type: "Initialized",
+    status: "False",
+    reason: "ContainersNotInitialized",
+    message: `containers with incomplete status: [${incomplete.join(" ")}]`,
+  };
+}
+
+export { ContainersReady, PodReady };
