@@ -57,7 +57,7 @@ export function newRequestForHTTPGetAction(
   const host = httpGet.host || options.podIP;
   const { port, error } = resolveContainerPort(httpGet.port, options.container);
   if (error) return { error };
-  const url = formatURL(scheme, host, port, httpGet.path ?? "");
+  const url = formatURL(scheme, host, { port, path: httpGet.path ?? "" });
   const headers = v1HeaderToHTTPHeader(httpGet.httpHeaders ?? []);
   return newProbeRequest(url, headers, { userAgentFragment: options.userAgentFragment });
 }
@@ -102,11 +102,15 @@ export function newProbeRequest(
  *
  * @example
  * ```ts
- * formatURL("http", "localhost", 93, "?foo").toString(); // "http://localhost:93?foo"
- * formatURL("http", "fd00::1", 8080, "/").toString(); // "http://[fd00::1]:8080/"
+ * formatURL("http", "localhost", { port: 93, path: "?foo" }).toString(); // "http://localhost:93?foo"
+ * formatURL("http", "fd00::1", { port: 8080, path: "/" }).toString(); // "http://[fd00::1]:8080/"
  * ```
  */
-export function formatURL(scheme: string, host: string, port: number, path: string): ProbeURL {
+export function formatURL(
+  scheme: string,
+  host: string,
+  { port, path }: { port: number; path: string },
+): ProbeURL {
   let u: ProbeURL;
   try {
     u = ProbeURL.parse(path);

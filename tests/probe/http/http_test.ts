@@ -70,6 +70,40 @@ Deno.test("TestHTTPProbeProxy", async () => {
   }
 });
 
+Deno.test("TestHTTPProbeProxy proxy set at process start", async () => {
+  let proxied = 0;
+  const proxy = await startServer((_req, w) => {
+    proxied++;
+    w.end("proxied");
+  });
+  try {
+    // A fresh process, in case proxy settings are only read at startup.
+    const mod = new URL("../../../src/probe/http/mod.ts", import.meta.url).href;
+    const code = `import { newHttpProber, newProbeRequest } from ${JSON.stringify(mod)};
+      const { request } = newProbeRequest("http://example.com");
+      const outcome = await newHttpProber().probe(request, { timeoutMs: 3000 });
+      console.log(outcome.output);`;
+    const env = {
+      http_proxy: proxy.url + "/",
+      HTTP_PROXY: proxy.url + "/",
+      no_proxy: "",
+      NO_PROXY: "",
+    };
+    const { code: exit, stdout } = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--no-check", code],
+      env,
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+    assert.equal(exit, 0);
+    const output = new TextDecoder().decode(stdout).trim();
+    assert.ok(output.startsWith('Get "http://example.com": '), output);
+    assert.equal(proxied, 0);
+  } finally {
+    await proxy.close();
+  }
+});
+
 // Handlers of kubelet's table, written for node:http but answering what Go's handlers answer.
 const handleReq = (code: number, body: string): Handler => (_req, w) => {
   w.writeHead(code);
@@ -319,6 +353,26 @@ Deno.test("TestHTTPProbeChecker failure outputs", async (t) => {
       result: "failure",
       output: 'Get "http://127.0.0.1:1/": dial tcp 127.0.0.1:1: connect: connection refused',
     });
+  });
+  await t.step("invalid header value refused before sending", async () => {
+    const server = await startRecordingServer();
+    try {
+      const request = mustRequest(server.url, { "X-Bad": ["a\r\nInjected: 1"] });
+      const outcome = await newHttpProber().probe(request, { timeoutMs: 1000 });
+      assert.deepEqual(outcome, {
+        result: "failure",
+        output: `Get "${server.url}": net/http: invalid header field value for "X-Bad"`,
+      });
+      assert.equal(server.connections, 0);
+    } finally {
+      await server.close();
+    }
+  });
+  await t.step("unsupported scheme", async () => {
+    const outcome = await newHttpProber().probe(mustRequest("ftp://127.0.0.1:21/"), {
+      timeoutMs: 1000,
+    });
+    assert.equal(outcome.output, 'Get "ftp://127.0.0.1:21/": unsupported protocol scheme "ftp"');
   });
   await t.step("timeout awaiting headers, on the injected clock", async () => {
     const clock = new FakeClock(0);
@@ -722,6 +776,26 @@ Deno.test("TestHTTPProbe HTTPS", async (t) => {
       } finally {
         await plain.close();
       }
+    });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("TestHTTPProbe IPv6 server", async (t) => {
+  let server;
+  try {
+    server = await startServer((req, w) => w.end(`v6 ${goRequestHost(req)}`), { host: "::1" });
+  } catch (e) {
+    console.log(`skipping: cannot bind [::1] (${(e as Error).message})`);
+    return;
+  }
+  try {
+    await t.step("bracketed literal in URL and Host header", async () => {
+      const outcome = await newHttpProber().probe(mustRequest(`http://[::1]:${server.port}/`), {
+        timeoutMs: 1000,
+      });
+      assert.deepEqual(outcome, { result: "success", output: `v6 [::1]:${server.port}` });
     });
   } finally {
     await server.close();

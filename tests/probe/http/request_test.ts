@@ -25,46 +25,49 @@ Deno.test("TestFormatURL", async (t) => {
   ];
   for (const [scheme, host, port, path, expected] of testCases) {
     await t.step(`${scheme} ${host} ${port} ${JSON.stringify(path)}`, () => {
-      assert.equal(formatURL(scheme, host, port, path).toString(), expected);
+      assert.equal(formatURL(scheme, host, { port, path }).toString(), expected);
     });
   }
 });
 
 Deno.test("TestFormatURL IPv6 and odd paths", async (t) => {
   await t.step("IPv6 host is bracketed", () => {
-    const u = formatURL("http", "fd00::1", 8080, "/healthz");
+    const u = formatURL("http", "fd00::1", { port: 8080, path: "/healthz" });
     assert.equal(u.toString(), "http://[fd00::1]:8080/healthz");
     assert.equal(u.hostname, "fd00::1");
     assert.equal(u.port, "8080");
   });
   await t.step("IPv6 zone is written %25", () => {
     assert.equal(
-      formatURL("http", "fe80::1%eth0", 80, "/").toString(),
+      formatURL("http", "fe80::1%eth0", { port: 80, path: "/" }).toString(),
       "http://[fe80::1%25eth0]:80/",
     );
   });
   await t.step("default port stays explicit", () => {
-    assert.equal(formatURL("http", "10.0.0.1", 80, "/").toString(), "http://10.0.0.1:80/");
+    assert.equal(
+      formatURL("http", "10.0.0.1", { port: 80, path: "/" }).toString(),
+      "http://10.0.0.1:80/",
+    );
   });
   await t.step("unparsable path kept as a path", () => {
-    const u = formatURL("http", "localhost", 93, "/%zz");
+    const u = formatURL("http", "localhost", { port: 93, path: "/%zz" });
     assert.equal(u.path, "/%zz");
     assert.equal(u.toString(), "http://localhost:93/%25zz");
   });
   await t.step("path without leading slash gets one", () => {
     assert.equal(
-      formatURL("http", "localhost", 93, "healthz").toString(),
+      formatURL("http", "localhost", { port: 93, path: "healthz" }).toString(),
       "http://localhost:93/healthz",
     );
   });
   await t.step("escaped slash kept as written, fragment not sent", () => {
-    const u = formatURL("http", "h", 1, "/a%2Fb?q=1#frag");
+    const u = formatURL("http", "h", { port: 1, path: "/a%2Fb?q=1#frag" });
     assert.equal(u.path, "/a/b");
     assert.equal(u.requestURI(), "/a%2Fb?q=1");
     assert.equal(u.toString(), "http://h:1/a%2Fb?q=1#frag");
   });
   await t.step("space escaped; an invalid raw path falls back to escaping the path", () => {
-    const u = formatURL("http", "h", 1, "/a%2Fb c");
+    const u = formatURL("http", "h", { port: 1, path: "/a%2Fb c" });
     assert.equal(u.path, "/a/b c");
     assert.equal(u.requestURI(), "/a/b%20c");
   });

@@ -21,12 +21,12 @@ export type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => v
 
 const testdata = new URL("./testdata/", import.meta.url);
 
-/** Starts an HTTP server on 127.0.0.1 (any free port unless `port` is given). */
+/** Starts an HTTP server on 127.0.0.1 (or `host`), on any free port unless `port` is given. */
 export function startServer(
   handler: Handler,
-  options: { port?: number } = {},
+  options: { port?: number; host?: string } = {},
 ): Promise<TestServer> {
-  return listen(http.createServer(handler), "http", options.port ?? 0);
+  return listen(http.createServer(handler), "http", options);
 }
 
 /** Starts an HTTPS server on 127.0.0.1 with the self-signed certificate in testdata/. */
@@ -35,17 +35,22 @@ export function startTLSServer(handler: Handler): Promise<TestServer> {
     cert: Deno.readTextFileSync(new URL("cert.pem", testdata)),
     key: Deno.readTextFileSync(new URL("key.pem", testdata)),
   }, handler);
-  return listen(server, "https", 0);
+  return listen(server, "https", {});
 }
 
-async function listen(server: http.Server, scheme: string, port: number): Promise<TestServer> {
+async function listen(
+  server: http.Server,
+  scheme: string,
+  options: { port?: number; host?: string },
+): Promise<TestServer> {
+  const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
+    server.listen(options.port ?? 0, host, () => resolve());
   });
   const bound = (server.address() as net.AddressInfo).port;
   return {
-    url: `${scheme}://127.0.0.1:${bound}`,
+    url: `${scheme}://${host.includes(":") ? `[${host}]` : host}:${bound}`,
     port: bound,
     close: () =>
       new Promise<void>((resolve) => {
