@@ -23,3 +23,5 @@ export {
 export { type ProbeType, probeTypeName, probeTypeString } from "./probe_type.ts";
 export * from "./metrics.ts";
 export * from "./results/mod.ts";
+// The results package names its constructor newManager too; from here it is newResultsManager.
+export { newManager as newResultsManager } from "./results/mod.ts";

@@ -221,6 +221,28 @@ export class Prober {
     );
   }
 
+  /**
+   * Runs the container's probe of this type once through its handler and returns the handler's own
+   * verdict and output: no retries, no events (for one-shot tools such as `deno task probe`).
+   * A container without such a probe yields Unknown with an error.
+   */
+  runProbe(probeType: ProbeType, target: ProbeTarget): Promise<ProbeOutcome> {
+    const { pod, status, container, containerID } = target;
+    const spec = probeType === "liveness"
+      ? container.livenessProbe
+      : probeType === "readiness"
+      ? container.readinessProbe
+      : container.startupProbe;
+    if (!spec) {
+      return Promise.resolve({
+        result: ProbeResult.Unknown,
+        output: "",
+        error: new Error(`container ${container.name} has no ${probeTypeString(probeType)} probe`),
+      });
+    }
+    return this.#runProbe(probeType, spec, pod, status, container, containerID);
+  }
+
   async #runProbeWithRetries(
     probeType: ProbeType,
     spec: Probe,
