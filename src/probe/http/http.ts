@@ -428,6 +428,8 @@ function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
         path: url.requestURI(),
         headers: wireHeaders(req) as unknown as http.OutgoingHttpHeaders,
         setHost: false,
+        // Go's Transport accepts response headers up to 10 MiB; Node's default is 16 KiB.
+        maxHeaderSize: 10 << 20,
         // One connection per probe and no proxy: kubelet disables keep-alives and proxies.
         agent: false,
       };

@@ -671,6 +671,13 @@ Deno.test("TestHTTPProbeChecker 10 KiB truncation", async (t) => {
       assert.equal(outcome.output, "b".repeat(expected));
     });
   }
+  await t.step("response headers beyond Node's 16 KiB default accepted, as Go does", async () => {
+    const outcome = await probeOnce((_req, w) => {
+      w.setHeader("X-Big", "h".repeat(64 * 1024));
+      w.end("ok");
+    }, {});
+    assert.deepEqual(outcome, { result: "success", output: "ok" });
+  });
   await t.step("truncated redirect body in a Warning", async () => {
     const outcome = await probeOnce((_req, w) => {
       w.writeHead(302);
