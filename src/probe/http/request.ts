@@ -32,7 +32,9 @@ export interface ProbeRequest {
 
 /** A request, or the error that prevented building it (Go's `(*http.Request, error)`). */
 export interface ProbeRequestResult {
+  /** The request, when it could be built. */
   request?: ProbeRequest;
+  /** Why it could not: an unresolvable port or an unparsable URL. */
   error?: Error;
 }
 
