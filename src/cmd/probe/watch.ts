@@ -73,9 +73,15 @@ export async function watchProbes(pods: Pod[], options: WatchOptions): Promise<v
 
   for (const pod of pods) {
     podManager.addPod(pod);
-    statusManager.setPodStatus(pod, initialStatus(pod, options.podIP, clock));
     manager.addPod(pod);
+    syncStatus(pod, initialStatus(pod, options.podIP, clock));
     print(`${stamp()} watch  ${podName(pod)}: ${probedContainers(pod).length} container(s) probed`);
+  }
+
+  // As kubelet does when it generates a pod's API status: the prober fills in Started and Ready.
+  function syncStatus(pod: Pod, status: PodStatus) {
+    manager.updatePodStatus(pod, status);
+    statusManager.setPodStatus(pod, status);
   }
 
   // kubelet's syncLoopIteration, reduced to what a probe-only run can do.
@@ -95,15 +101,16 @@ export async function watchProbes(pods: Pod[], options: WatchOptions): Promise<v
     } else if (probeType === "startup") {
       statusManager.setContainerStartup(u.podUID, u.containerID, u.result === Result.Success);
     }
+    const next = statusManager.getPodStatus(u.podUID) ?? status;
     if (u.result === Result.Failure && probeType !== "readiness") {
       print(
         `${stamp()} restart ${
           podName(pod)
         } ${cs.name}: Container ${cs.name} failed ${probeType} probe, will be restarted (probe-only run: a new container ID stands in for the restart)`,
       );
-      restartContainer(pod, status, cs.name, clock);
-      statusManager.setPodStatus(pod, status);
+      restartContainer(pod, next, cs.name, clock);
     }
+    syncStatus(pod, next);
   };
   const consumers = (["liveness", "readiness", "startup"] as const).map(async (probeType) => {
     const updates = {
@@ -136,6 +143,10 @@ function initialStatus(pod: Pod, podIP: string, clock: Clock): PodStatus {
   });
   return {
     phase: "Running",
+    conditions: [
+      { type: "ContainersReady", status: "False", reason: "ContainersNotReady" },
+      { type: "Ready", status: "False", reason: "ContainersNotReady" },
+    ],
     podIP,
     podIPs: [{ ip: podIP }],
     containerStatuses: pod.spec.containers.map((c) => running(c.name)),
