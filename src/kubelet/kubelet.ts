@@ -56,6 +56,8 @@ export interface KubeletOptions {
   runtime: RuntimeService;
   /** Container ID type (`containerd`); default: the runtime's `Version().runtimeName`. */
   runtimeName?: string;
+  /** The runtime puts every sandbox in the host network (default: true for `embedded`). */
+  runtimeHostNetworkOnly?: boolean;
   /** Where exec probes run; default: `ExecSync` on `runtime`. */
   runner?: CommandRunner;
   /** Time source for every timer (default: the wall clock). */
@@ -195,6 +197,7 @@ export class Kubelet {
       lookups: { livenessManager: this.livenessManager, startupManager: this.startupManager },
       backoff: this.backoff,
       podLogsRootDir: join(this.#options.rootDir, "pods"),
+      runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,

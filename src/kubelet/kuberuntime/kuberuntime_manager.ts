@@ -86,6 +86,15 @@ export interface ResultsLookup {
   get(id: ContainerID): number | undefined;
 }
 
+/** Runtime traits that change decisions. */
+export interface ComputePodActionsOptions {
+  /**
+   * The runtime puts every sandbox in the host network (the embedded runtime does), so a sandbox
+   * reporting `NODE` for a pod without `hostNetwork` is expected, not a reason to recreate it.
+   */
+  runtimeHostNetworkOnly?: boolean;
+}
+
 /** Liveness and startup verdicts that drive kills. */
 export interface ProbeResultsLookups {
   livenessManager: ResultsLookup;
@@ -157,6 +166,7 @@ export function shouldContainerBeRestarted(
 export function podSandboxChanged(
   pod: Pod,
   podStatus: RuntimePodStatus,
+  options: ComputePodActionsOptions = {},
 ): { changed: boolean; attempt: number; sandboxID: string } {
   const sandboxes = podStatus.sandboxStatuses;
   if (sandboxes.length === 0) {
@@ -180,7 +190,7 @@ export function podSandboxChanged(
   }
   const network = latest.linux?.namespaces?.options?.network;
   const wanted = pod.spec.hostNetwork ? "NODE" : "POD";
-  if (network !== undefined && network !== wanted) {
+  if (!options.runtimeHostNetworkOnly && network !== undefined && network !== wanted) {
     V(2).info("Sandbox for pod has changed. Need to start a new one", { pod: podKey(pod) });
     return { changed: true, attempt: nextAttempt, sandboxID: "" };
   }
@@ -275,8 +285,9 @@ export function computePodActions(
   pod: Pod,
   podStatus: RuntimePodStatus,
   lookups: ProbeResultsLookups,
+  options: ComputePodActionsOptions = {},
 ): PodActions {
-  const sandbox = podSandboxChanged(pod, podStatus);
+  const sandbox = podSandboxChanged(pod, podStatus, options);
   const changes: PodActions = {
     killPod: sandbox.changed,
     createSandbox: sandbox.changed,

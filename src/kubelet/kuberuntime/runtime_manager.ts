@@ -10,11 +10,7 @@
  */
 import { join, resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
-import type {
-  ContainerConfig,
-  PodSandboxConfig,
-  PodSandboxStatus,
-} from "../../cri_client/api.ts";
+import type { ContainerConfig, PodSandboxConfig, PodSandboxStatus } from "../../cri_client/api.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import type { Clock } from "../../util/clock.ts";
 import type { Backoff } from "../../util/flowcontrol/backoff.ts";
@@ -87,6 +83,8 @@ export interface RuntimeManagerOptions {
   backoff: Backoff;
   /** Folder under which pod log folders are created. */
   podLogsRootDir: string;
+  /** The runtime runs every sandbox in the host network (the embedded runtime). */
+  runtimeHostNetworkOnly?: boolean;
 }
 
 /**
@@ -108,6 +106,7 @@ export class KubeGenericRuntimeManager {
   #lookups: ProbeResultsLookups;
   #backoff: Backoff;
   #logsRoot: string;
+  #hostNetworkOnly: boolean;
 
   /** Creates the manager; nothing is called on the runtime yet. */
   constructor(options: RuntimeManagerOptions) {
@@ -118,6 +117,7 @@ export class KubeGenericRuntimeManager {
     this.#lookups = options.lookups;
     this.#backoff = options.backoff;
     this.#logsRoot = resolve(options.podLogsRootDir);
+    this.#hostNetworkOnly = options.runtimeHostNetworkOnly ?? false;
   }
 
   /**
@@ -179,7 +179,9 @@ export class KubeGenericRuntimeManager {
    */
   async syncPod(pod: Pod, podStatus: RuntimePodStatus): Promise<SyncResult> {
     const result: SyncResult = { startResults: new Map(), changed: false };
-    const changes = computePodActions(pod, podStatus, this.#lookups);
+    const changes = computePodActions(pod, podStatus, this.#lookups, {
+      runtimeHostNetworkOnly: this.#hostNetworkOnly,
+    });
     log.V(3).info("computePodActions got for pod", {
       pod: podKey(pod),
       killPod: changes.killPod,

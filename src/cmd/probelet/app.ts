@@ -1,0 +1,108 @@
+/**
+ * Assembles the node agent from its flags: the runtime (a CRI endpoint, or the embedded runtime),
+ * the `Kubelet`, its HTTP server and the live view. `runKubelet` is what `main.ts` runs and what the
+ * end-to-end tests start in-process.
+ * Mirrors kubelet's cmd/kubelet/app/server.go (RunKubelet), reduced.
+ * @module
+ */
+import { join } from "node:path";
+import { newRemoteRuntimeService } from "../../cri_client/remote_runtime.ts";
+import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import { Kubelet, type KubeletOptions } from "../../kubelet/kubelet.ts";
+import { EmbeddedRuntimeService } from "../../kubelet/kuberuntime/embedded/mod.ts";
+import { type KubeletServer, serve } from "../../kubelet/server/server.ts";
+import type { EventRecorder } from "../../kubelet/events/mod.ts";
+import { type Clock, RealClock } from "../../util/clock.ts";
+import * as log from "../../util/log.ts";
+import { defaultFlags, type KubeletFlags } from "./flags.ts";
+
+/** Options of {@linkcode runKubelet}: the flags plus test hooks. */
+export interface RunKubeletOptions extends Partial<KubeletFlags> {
+  clock?: Clock;
+  /** CrashLoopBackOff timing (default kubelet's 10 s doubling to 5 min). */
+  backOff?: KubeletOptions["backOff"];
+  /** Event recorders besides the in-memory list (default: the structured log). */
+  recorders?: EventRecorder[];
+}
+
+/** A running agent. */
+export interface RunningKubelet {
+  kubelet: Kubelet;
+  runtime: RuntimeService;
+  /** The HTTP server, unless the port was 0... or `port: -1` disabled it. */
+  server?: KubeletServer;
+  /** `http://address:port` of the server, if any. */
+  url?: string;
+  /** Tears every pod down, stops the server and the runtime; idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the agent: connects (or creates) the runtime, starts the HTTP server and the kubelet.
+ * With `port: 0` a free port is chosen; with `port: -1` no server is started.
+ *
+ * @example
+ * ```ts
+ * const agent = await runKubelet({ podManifestPath: "fixtures/pods/host", port: 0, rootDir: ".run/t" });
+ * agent.kubelet.pods();
+ * await agent.stop();
+ * ```
+ */
+export async function runKubelet(options: RunKubeletOptions = {}): Promise<RunningKubelet> {
+  const flags: KubeletFlags = { ...defaultFlags(), ...stripUndefined(options) };
+  const clock = options.clock ?? new RealClock();
+  let runtime: RuntimeService;
+  let embedded: EmbeddedRuntimeService | undefined;
+  if (flags.containerRuntimeEndpoint) {
+    runtime = await newRemoteRuntimeService(flags.containerRuntimeEndpoint, {
+      requestTimeoutMs: flags.runtimeRequestTimeoutMs,
+    });
+  } else {
+    embedded = new EmbeddedRuntimeService({ rootDir: join(flags.rootDir, "embedded"), clock });
+    runtime = embedded;
+  }
+  const kubelet = new Kubelet({
+    runtime,
+    clock,
+    nodeName: flags.nodeName,
+    rootDir: flags.rootDir,
+    podManifestPath: flags.podManifestPath || undefined,
+    syncFrequencyMs: flags.syncFrequencyMs,
+    fileCheckFrequencyMs: flags.fileCheckFrequencyMs,
+    backOff: options.backOff,
+    recorders: options.recorders,
+  });
+  let server: KubeletServer | undefined;
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    stopped ??= (async () => {
+      try {
+        await kubelet.stop();
+      } finally {
+        await server?.shutdown().catch(() => {});
+        if (embedded) await embedded.shutdown();
+        else runtime.close();
+      }
+    })();
+  try {
+    if (flags.port >= 0) {
+      server = await serve(kubelet, { hostname: flags.address, port: flags.port });
+    }
+    await kubelet.start();
+  } catch (e) {
+    await stop().catch((err) => log.error(err, "Cleanup after a failed start failed"));
+    throw e;
+  }
+  const host = server && (server.hostname.includes(":") ? `[${server.hostname}]` : server.hostname);
+  return {
+    kubelet,
+    runtime,
+    server,
+    url: server ? `http://${host}:${server.port}` : undefined,
+    stop,
+  };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,121 @@
+/**
+ * `probelet`: the node agent's command line. Parses kubelet-style flags, starts the agent, shows
+ * the live view, and shuts down cleanly on SIGINT/SIGTERM (exit 0). Bad flags exit with code 2.
+ *
+ * ```sh
+ * deno run --allow-all src/cmd/probelet/main.ts --pod-manifest-path fixtures/pods/host
+ * ```
+ * @module
+ */
+import { join } from "node:path";
+import { RealClock } from "../../util/clock.ts";
+import * as log from "../../util/log.ts";
+import { kubernetesVersion } from "../../version.ts";
+import { FlagError, parseFlags, usage } from "./flags.ts";
+import { runKubelet } from "./app.ts";
+import { LiveView } from "./live_view.ts";
+
+/**
+ * Runs the CLI with `args`; resolves with the exit code.
+ *
+ * @example
+ * ```ts
+ * Deno.exit(await main(["--pod-manifest-path", "fixtures/pods/host"]));
+ * ```
+ */
+export async function main(args: string[]): Promise<number> {
+  let flags;
+  try {
+    flags = parseFlags(args);
+  } catch (e) {
+    if (!(e instanceof FlagError)) throw e;
+    console.error(`Error: ${e.message}\nRun 'probelet --help' for usage.`);
+    return 2;
+  }
+  if (flags.help) {
+    console.log(usage());
+    return 0;
+  }
+  if (flags.version) {
+    console.log(
+      `probelet (kubelet ${kubernetesVersion.major}.${kubernetesVersion.minor} prober port)`,
+    );
+    return 0;
+  }
+  log.setVerbosity(flags.verbosity);
+  const tty = flags.liveView === "always" ||
+    (flags.liveView === "auto" && Deno.stdout.isTerminal());
+  await Deno.mkdir(flags.rootDir, { recursive: true });
+  const logFile = join(flags.rootDir, "probelet.log");
+  let logHandle: Deno.FsFile | undefined;
+  if (tty) {
+    // The table owns the terminal; log lines go to a file next to the agent's state.
+    logHandle = await Deno.open(logFile, { create: true, append: true });
+    const encoder = new TextEncoder();
+    const file = logHandle;
+    log.setLogSink((line) => {
+      const data = encoder.encode(line + "\n");
+      let off = 0;
+      while (off < data.length) off += file.writeSync(data.subarray(off));
+    });
+  }
+
+  let agent;
+  try {
+    agent = await runKubelet(flags);
+  } catch (e) {
+    log.error(e, "Failed to start the node agent");
+    if (tty) console.error(`probelet: ${e instanceof Error ? e.message : e} (log: ${logFile})`);
+    logHandle?.close();
+    return 1;
+  }
+  const runtimeText = flags.containerRuntimeEndpoint ||
+    "embedded (host processes, pod IP 127.0.0.1)";
+  const view = new LiveView(agent.kubelet, {
+    tty,
+    clock: new RealClock(),
+    footer: () => [
+      `node ${flags.nodeName}  runtime ${runtimeText}  manifests ${flags.podManifestPath || "-"}`,
+      `${agent.url ? `http ${agent.url}/pods /events /metrics/probes /healthz  ` : ""}log ${
+        tty ? logFile : "stderr"
+      }  Ctrl-C to stop`,
+      ...agent.kubelet.manifestErrors().map((e) => `manifest error: ${e.message}`),
+    ],
+  });
+  view.start();
+
+  const { promise: signalled, resolve } = Promise.withResolvers<Deno.Signal>();
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  let received = 0;
+  const handlers = signals.map((sig) => {
+    const handler = () => {
+      received++;
+      if (received > 1) {
+        console.error("probelet: second signal, exiting without waiting for the teardown");
+        Deno.exit(1);
+      }
+      resolve(sig);
+    };
+    Deno.addSignalListener(sig, handler);
+    return { sig, handler };
+  });
+  const sig = await signalled;
+  view.stop();
+  log.info("Received signal, shutting down", { signal: sig });
+  if (tty) console.error(`probelet: ${sig}: stopping pods...`);
+  let code = 0;
+  try {
+    await agent.stop();
+  } catch (e) {
+    log.error(e, "Shutdown failed");
+    code = 1;
+  }
+  for (const { sig, handler } of handlers) Deno.removeSignalListener(sig, handler);
+  log.info("Stopped", {});
+  logHandle?.close();
+  return code;
+}
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}
