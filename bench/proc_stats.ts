@@ -1,0 +1,79 @@
+/**
+ * Process measurements for the probe scale benchmark: CPU time and resident memory of the current
+ * process from /proc, percentiles, and forcing a garbage collection when V8 exposes `gc`.
+ * @module
+ */
+
+const CLOCK_TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
+const PAGE_SIZE = 4096;
+
+/**
+ * User + system CPU seconds this process has used so far (utime + stime of /proc/self/stat,
+ * threads included, children excluded).
+ *
+ * @example
+ * ```ts
+ * const before = cpuSeconds();
+ * // ... work ...
+ * const used = cpuSeconds() - before;
+ * ```
+ */
+export function cpuSeconds(): number {
+  const stat = Deno.readTextFileSync("/proc/self/stat");
+  // The command name (field 2) may contain spaces; the fields after its closing parenthesis are fixed.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields[0] is field 3 (state): utime is field 14, stime field 15.
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return (utime + stime) / CLOCK_TICKS_PER_SECOND;
+}
+
+/**
+ * Resident set size of this process in bytes (/proc/self/statm).
+ *
+ * @example
+ * ```ts
+ * const rss = rssBytes();
+ * ```
+ */
+export function rssBytes(): number {
+  const statm = Deno.readTextFileSync("/proc/self/statm").split(" ");
+  return Number(statm[1]) * PAGE_SIZE;
+}
+
+/**
+ * Runs a full garbage collection when the process was started with `--v8-flags=--expose-gc`;
+ * a no-op otherwise. Returns whether it collected.
+ *
+ * @example
+ * ```ts
+ * collectGarbage();
+ * ```
+ */
+export function collectGarbage(): boolean {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return false;
+  gc();
+  gc();
+  return true;
+}
+
+/**
+ * The q-quantile (0..1) of `sorted` (ascending), nearest-rank; NaN when empty.
+ *
+ * @example
+ * ```ts
+ * quantile([1, 2, 3, 4], 0.5); // 2
+ * ```
+ */
+export function quantile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil(q * sorted.length) - 1;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank))];
+}
+
+/** The 1-minute load average of the machine, from /proc/loadavg. */
+export function loadAverage(): [number, number, number] {
+  const [a, b, c] = Deno.readTextFileSync("/proc/loadavg").split(" ").map(Number);
+  return [a, b, c];
+}
