@@ -28,6 +28,7 @@ subnet=10.88.77.0/24
 pause_image=probelet.local/pause:1
 test_image=probelet.local/busybox:1
 packages=(containerd runc containernetworking-plugins busybox-static iproute2)
+sandbox_ids="" # filled by cmd_down before the state goes
 
 say() { echo "containerd.sh: $*"; }
 die() {
@@ -69,7 +70,7 @@ containerd_pid() {
   [ -f "$pidfile" ] || return 1
   local pid
   pid=$(cat "$pidfile")
-  [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
+  [ -n "$pid" ] && alive "$pid" || return 1
   # The pid must still be our containerd: its command line names our config file.
   tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "--config $config" || return 1
   echo "$pid"
@@ -88,7 +89,7 @@ our_shims() {
   local pid
   for d in /proc/[0-9]*; do
     pid=${d#/proc/}
-    [ -r "$d/cmdline" ] || continue
+    [ -r "$d/cmdline" ] && alive "$pid" || continue
     if tr '\0' '\n' <"$d/cmdline" 2>/dev/null |
       awk -v s="$sock" 'NR == 1 && $0 !~ /containerd-shim/ { exit 1 } prev == "-address" && $0 == s { found = 1 } { prev = $0 } END { exit !found }'; then
       echo "$pid"
@@ -105,13 +106,21 @@ descendants() {
   done
 }
 
+# A process counts as gone once it has exited, even while it waits as a zombie for its parent (PID 1
+# here, which may reap late) to collect it.
+alive() {
+  local state
+  state=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+
 wait_gone() { # pid seconds
   local pid=$1 tries=$(($2 * 10))
-  while [ -d "/proc/$pid" ] && [ "$tries" -gt 0 ]; do
+  while alive "$pid" && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done
-  [ ! -d "/proc/$pid" ]
+  ! alive "$pid"
 }
 
 # ---------------------------------------------------------------------------------------------------
@@ -317,7 +326,7 @@ start_containerd() {
       say "containerd=started pid=$(cat "$pidfile") socket=$sock log=$log"
       return
     fi
-    if [ -f "$pidfile" ] && [ ! -d "/proc/$(cat "$pidfile")" ]; then
+    if [ -s "$pidfile" ] && ! alive "$(cat "$pidfile")"; then
       tail -n 20 "$log" >&2 || true
       die "containerd exited during startup (see $log)"
     fi
@@ -347,19 +356,22 @@ stop_containerd() {
 }
 
 # Kills every task of our namespace through containerd itself, so the shims clean up their mounts.
+# CRI deletes the exited tasks on its own; whatever is left after 5 s is deleted here.
 kill_tasks() {
   answers || return 0
-  local tasks n=0
+  local tasks left n=0
   tasks=$(ctr -a "$sock" -n "$namespace" tasks ls -q 2>/dev/null || true)
   for t in $tasks; do
     timeout 10 ctr -a "$sock" -n "$namespace" tasks kill -a -s SIGKILL "$t" >/dev/null 2>&1 || true
     n=$((n + 1))
   done
-  for t in $tasks; do
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-      timeout 10 ctr -a "$sock" -n "$namespace" tasks delete "$t" >/dev/null 2>&1 && break
-      sleep 0.2
-    done
+  for _ in $(seq 50); do
+    left=$(ctr -a "$sock" -n "$namespace" tasks ls -q 2>/dev/null || true)
+    [ -n "$left" ] || break
+    sleep 0.1
+  done
+  for t in $left; do
+    timeout 10 ctr -a "$sock" -n "$namespace" tasks delete -f "$t" >/dev/null 2>&1 || true
   done
   say "tasks_killed=$n"
 }
@@ -404,10 +416,21 @@ delete_bridge() {
 # Files containerd 1.6 keeps outside the private folder: CNI result caches and shim sockets.
 clean_outside() {
   local n=0
+  # <network>-<sandbox id>-eth0 for our network, and CRI's cni-loopback-<sandbox id>-lo twin.
+  local id
   for f in /var/lib/cni/results/"$network_name"-*; do
     [ -e "$f" ] || continue
-    rm -f "$f" && n=$((n + 1))
+    id=${f#/var/lib/cni/results/"$network_name"-}
+    id=${id%-*}
+    rm -f "$f" /var/lib/cni/results/cni-loopback-"$id"-lo && n=$((n + 1))
   done
+  for id in $sandbox_ids; do
+    [ -e /var/lib/cni/results/cni-loopback-"$id"-lo ] || continue
+    rm -f /var/lib/cni/results/cni-loopback-"$id"-lo && n=$((n + 1))
+  done
+  # libcni creates these on first use; drop them again when nothing else put files there.
+  rmdir /var/lib/cni/results 2>/dev/null || true
+  rmdir /var/lib/cni 2>/dev/null || true
   # Shim sockets in /run/containerd/s: remove only those no process listens on any more.
   if [ -d /run/containerd/s ]; then
     local listening
@@ -462,6 +485,7 @@ cmd_up() {
 
 cmd_down() {
   require_root
+  sandbox_ids=$(ls "$base/root/io.containerd.grpc.v1.cri/sandboxes" 2>/dev/null || true)
   kill_tasks
   stop_containerd
   kill_leftover_shims
