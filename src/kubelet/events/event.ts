@@ -73,7 +73,7 @@ export class FakeRecorder implements EventRecorder {
  * @example
  * ```ts
  * new LogRecorder().event(ref, { type: "Normal", reason: "Killing", message: "..." });
- * // level=info msg="Event occurred" object=default/web fieldPath="spec.containers{app}" kind=Pod type=Normal reason=Killing message=...
+ * // level=info msg="Event occurred" object=default/web fieldPath=spec.containers{app} kind=Pod type=Normal reason=Killing message=...
  * ```
  */
 export class LogRecorder implements EventRecorder {

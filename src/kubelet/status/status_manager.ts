@@ -68,7 +68,7 @@ export class BasicPodManager implements PodManager {
   }
 }
 
-/** Called after each change of a pod's cached status. */
+/** Called after each change of a pod's cached status (with the new, frozen status). */
 export type StatusListener = (podUID: string, status: PodStatus) => void;
 
 /**
@@ -83,7 +83,11 @@ export type StatusListener = (podUID: string, status: PodStatus) => void;
  * ```
  */
 export interface StatusManager {
-  /** A copy of the cached status of the pod, or undefined when none is cached. */
+  /**
+   * The cached status of the pod, or undefined when none is cached. It is deeply frozen (every
+   * prober worker reads it on every probe, so it is shared rather than copied): `structuredClone`
+   * it before changing anything.
+   */
   getPodStatus(uid: string): PodStatus | undefined;
   /** Caches a copy of `status` for `pod`; condition transition times follow status flips. */
   setPodStatus(pod: Pod, status: PodStatus): void;
@@ -135,8 +139,7 @@ class Manager implements StatusManager {
   }
 
   getPodStatus(uid: string): PodStatus | undefined {
-    const cached = this.#statuses.get(uid);
-    return cached ? structuredClone(cached.status) : undefined;
+    return this.#statuses.get(uid)?.status;
   }
 
   setPodStatus(pod: Pod, status: PodStatus): void {
@@ -263,10 +266,11 @@ class Manager implements StatusManager {
       log.V(3).info("Ignoring same status for pod", { pod: log.kObj(pod) });
       return;
     }
+    deepFreeze(status);
     this.#statuses.set(uid, { status, version: (cached?.version ?? 0) + 1 });
     for (const listener of this.#listeners) {
       try {
-        listener(uid, structuredClone(status));
+        listener(uid, status);
       } catch (err) {
         log.error(err, "Pod status listener failed", { pod: log.kObj(pod) });
       }
@@ -278,6 +282,15 @@ class Manager implements StatusManager {
 function findContainerStatus(status: PodStatus, id: string): ContainerStatus | undefined {
   return status.containerStatuses?.find((c) => c.containerID === id) ??
     status.initContainerStatuses?.find((c) => c.containerID === id);
+}
+
+// Writes always work on a fresh structuredClone, so the cached object itself never changes.
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 // metav1.Time serialises with second precision.

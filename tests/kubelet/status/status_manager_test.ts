@@ -199,10 +199,18 @@ Deno.test("TestStatusDeepCopy", () => {
     containerStatuses: [{ name: "c1", containerID: "test://1", ready: false, restartCount: 0 }],
   };
   m.setPodStatus(pod, status);
-  // Neither the caller's object nor a returned copy is the cache.
+  // The caller's object is not the cache.
   status.containerStatuses![0].ready = true;
-  m.getPodStatus(pod.metadata.uid!)!.containerStatuses![0].ready = true;
-  assert.equal(m.getPodStatus(pod.metadata.uid!)!.containerStatuses![0].ready, false);
+  const cached = m.getPodStatus(pod.metadata.uid!)!;
+  assert.equal(cached.containerStatuses![0].ready, false);
+  // The cache is shared with readers but frozen: changing it fails loudly.
+  assert.throws(() => {
+    cached.containerStatuses![0].ready = true;
+  }, TypeError);
+  // Writers get a private copy to change.
+  m.setContainerReadiness(pod.metadata.uid!, { type: "test", id: "1" }, true);
+  assert.equal(cached.containerStatuses![0].ready, false, "an earlier read never changes");
+  assert.equal(m.getPodStatus(pod.metadata.uid!)!.containerStatuses![0].ready, true);
 });
 
 Deno.test("TestUpdateLastTransitionTime", () => {

@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { FakeRecorder, LogRecorder } from "../../../src/kubelet/events/mod.ts";
+import { setLogSink } from "../../../src/util/log.ts";
+
+const ref = {
+  kind: "Pod",
+  name: "web",
+  namespace: "default",
+  fieldPath: "spec.containers{app}",
+};
+
+Deno.test("TestFakeRecorder", () => {
+  const r = new FakeRecorder();
+  r.event(ref, { type: "Warning", reason: "Unhealthy", message: "Liveness probe failed: boom" });
+  r.event(ref, {
+    type: "Normal",
+    reason: "Killing",
+    message: "Container app failed liveness probe",
+  });
+  assert.deepEqual(r.events, [
+    "Warning Unhealthy Liveness probe failed: boom",
+    "Normal Killing Container app failed liveness probe",
+  ]);
+  assert.equal(r.refs[1], ref);
+});
+
+Deno.test("TestLogRecorder", () => {
+  const lines: string[] = [];
+  const previous = setLogSink((l) => lines.push(l));
+  try {
+    new LogRecorder().event(ref, {
+      type: "Warning",
+      reason: "Unhealthy",
+      message: "Readiness probe failed: HTTP probe failed with statuscode: 500",
+    });
+  } finally {
+    setLogSink(previous);
+  }
+  assert.deepEqual(lines, [
+    'level=info msg="Event occurred" object=default/web fieldPath=spec.containers{app} kind=Pod ' +
+    'type=Warning reason=Unhealthy message="Readiness probe failed: HTTP probe failed with statuscode: 500"',
+  ]);
+});
