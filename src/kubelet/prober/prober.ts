@@ -13,6 +13,7 @@ import { newRequestForHTTPGetAction } from "../../probe/http/request.ts";
 import { newTcpProber, type TcpProber } from "../../probe/tcp/tcp.ts";
 import { type GrpcProber, newGrpcProber } from "../../probe/grpc/grpc.ts";
 import { ExitError } from "../../probe/exec/errors.ts";
+import type { Clock } from "../../util/clock.ts";
 import { goQuote } from "../../util/go_format.ts";
 import * as log from "../../util/log.ts";
 import {
@@ -323,7 +324,8 @@ export class Prober {
 
 /**
  * Creates a prober with kubelet's handlers: exec (honouring ExecProbeTimeout, default on), HTTP
- * without following redirects to other hosts, TCP and gRPC.
+ * without following redirects to other hosts, TCP and gRPC. `clock` times the HTTP and TCP
+ * handlers' timeouts (default: the wall clock); gRPC deadlines are grpc-js's own.
  *
  * @example
  * ```ts
@@ -333,12 +335,13 @@ export class Prober {
 export function newProber(
   runner: CommandRunner | undefined,
   recorder: EventRecorder,
-  options: { execProbeTimeout?: boolean } = {},
+  options: { execProbeTimeout?: boolean; clock?: Clock } = {},
 ): Prober {
+  const clock = options.clock;
   return new Prober({
     exec: newExecProber({ execProbeTimeout: options.execProbeTimeout ?? true }),
-    http: newHttpProber({ followNonLocalRedirects: false }),
-    tcp: newTcpProber(),
+    http: newHttpProber({ followNonLocalRedirects: false, clock }),
+    tcp: newTcpProber({ clock }),
     grpc: newGrpcProber(),
     runner,
     recorder,

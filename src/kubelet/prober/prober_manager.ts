@@ -116,6 +116,7 @@ export class ProberManager {
     this.random = options.random ?? Math.random;
     this.prober = newProber(options.runner, options.recorder, {
       execProbeTimeout: this.featureGates.ExecProbeTimeout,
+      clock: this.clock,
     });
     this.start = this.clock.now();
   }

@@ -19,6 +19,7 @@ import {
   LimitWriter,
   newExecProber,
 } from "../../../src/probe/exec/exec.ts";
+import { HostCommandRunner } from "../../../src/probe/exec/host_runner.ts";
 import type { HttpProber } from "../../../src/probe/http/http.ts";
 import type { TcpProber } from "../../../src/probe/tcp/tcp.ts";
 import type { GrpcProber } from "../../../src/probe/grpc/grpc.ts";
@@ -548,4 +549,60 @@ Deno.test("TestGenerateContainerRef (container/ref.go)", () => {
     generateContainerRef(pod, { name: "ghost" }).fieldPath,
     "implicitly required container ghost",
   );
+});
+
+Deno.test("TestProbeWithRealHandlers (prober.go runProbe, end to end on 127.0.0.1)", async (t) => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req) => new Response("body", { status: new URL(req.url).pathname === "/ok" ? 200 : 500 }),
+  );
+  const port = server.addr.port;
+  const recorder = new FakeRecorder();
+  const prober = newProber(new HostCommandRunner(), recorder);
+  const pod: Pod = {
+    metadata: { name: "web", namespace: "default", uid: "u1" },
+    spec: { containers: [{ name: "app" }] },
+  };
+  const probe = (readinessProbe: Probe) =>
+    prober.probe("readiness", {
+      pod,
+      status: { podIP: "127.0.0.1" },
+      container: { name: "app", readinessProbe, env: [{ name: "WORD", value: "hi" }] },
+      containerID: { type: "host", id: "app" },
+    });
+  try {
+    await t.step("HTTP 200 → Success", async () => {
+      assert.deepEqual(await probe({ httpGet: { path: "/ok", port }, timeoutSeconds: 1 }), {
+        result: Result.Success,
+      });
+    });
+    await t.step("HTTP 500 → Failure with kubelet's event", async () => {
+      const got = await probe({ httpGet: { path: "/fail", port }, timeoutSeconds: 1 });
+      assert.deepEqual(got, { result: Result.Failure });
+      assert.equal(
+        recorder.events.at(-1),
+        "Warning Unhealthy Readiness probe failed: HTTP probe failed with statuscode: 500",
+      );
+    });
+    await t.step("TCP to the listening port → Success", async () => {
+      assert.deepEqual(await probe({ tcpSocket: { port }, timeoutSeconds: 1 }), {
+        result: Result.Success,
+      });
+    });
+    await t.step("exec with $(VAR) expansion, exit 1 → Failure with its output", async () => {
+      const got = await probe({
+        exec: { command: ["/bin/sh", "-c", "echo $(WORD); exit 1"] },
+        timeoutSeconds: 1,
+      });
+      assert.deepEqual(got, { result: Result.Failure });
+      assert.equal(recorder.events.at(-1), "Warning Unhealthy Readiness probe failed: hi\n");
+    });
+    await t.step("exec exit 0 → Success", async () => {
+      assert.deepEqual(await probe({ exec: { command: ["true"] }, timeoutSeconds: 1 }), {
+        result: Result.Success,
+      });
+    });
+  } finally {
+    await server.shutdown();
+  }
 });
