@@ -15,11 +15,18 @@ import { FakeClock } from "../../../src/util/clock.ts";
 
 const nodeName = "node-a";
 
-const assert: (value: unknown, message?: string) => asserts value = nodeAssert.ok;
-const assertEquals = <T>(actual: unknown, expected: T, message?: string) =>
-  nodeAssert.deepStrictEqual(actual, expected, message);
-const assertNotEquals = (actual: unknown, expected: unknown, message?: string) =>
-  nodeAssert.notDeepStrictEqual(actual, expected, message);
+function assert(value: unknown, message?: string): asserts value {
+  if (message === undefined) nodeAssert.ok(value);
+  else nodeAssert.ok(value, message);
+}
+function assertEquals<T>(actual: unknown, expected: T, message?: string): void {
+  if (message === undefined) nodeAssert.deepStrictEqual(actual, expected);
+  else nodeAssert.deepStrictEqual(actual, expected, message);
+}
+function assertNotEquals(actual: unknown, expected: unknown, message?: string): void {
+  if (message === undefined) nodeAssert.notDeepStrictEqual(actual, expected);
+  else nodeAssert.notDeepStrictEqual(actual, expected, message);
+}
 const assertMatch = (actual: string, re: RegExp) => nodeAssert.match(actual, re);
 
 /** A valid manifest; `extra` lines are spliced into the first container. */
