@@ -56,7 +56,9 @@ export function getPodCondition(
 
 /** A container restart rule (KEP-5307), read when the ContainerRestartRules gate is on. */
 export interface ContainerRestartRule {
+  /** What to do when the rule matches. */
   action: "Restart" | "RestartAllContainers" | string;
+  /** Which exit codes match (`In` or `NotIn` the values). */
   exitCodes?: { operator: "In" | "NotIn" | string; values?: number[] };
 }
 

@@ -26,8 +26,11 @@ export const KillingContainer = "Killing";
 
 /** What one event says. */
 export interface EventOptions {
+  /** `Normal` or `Warning`. */
   type: EventType;
+  /** A short CamelCase reason, such as `Unhealthy`. */
   reason: string;
+  /** The human-readable text. */
   message: string;
 }
 
@@ -40,6 +43,7 @@ export interface EventOptions {
  * ```
  */
 export interface EventRecorder {
+  /** Records one event against `ref`. */
   event(ref: ObjectReference, options: EventOptions): void;
 }
 

@@ -32,6 +32,7 @@ export const probeResultUnknown = "unknown";
 
 /** The prober's two metrics and the registry that holds them. */
 export interface ProberMetrics {
+  /** The registry both metrics are registered in (serve it on /metrics/probes). */
   registry: Registry;
   /** `prober_probe_total`: completed probes by result. */
   proberResults: Counter<(typeof proberResultsLabelNames)[number]>;

@@ -38,15 +38,21 @@ export const maxProbeRetries = 3;
 
 /** What one probe is about: the pod, its latest status, the container and its current ID. */
 export interface ProbeTarget {
+  /** The pod as the worker got it. */
   pod: Pod;
+  /** The pod's latest status (its pod IP is the default probe host). */
   status: PodStatus;
+  /** The container whose probe runs. */
   container: Container;
+  /** The container instance exec probes run in. */
   containerID: ContainerID;
 }
 
 /** A prober verdict: Go's `(results.Result, error)`. An error means the result is to be ignored. */
 export interface ProberResult {
+  /** The verdict to cache. */
   result: Result;
+  /** Why the probe could not run; the worker then ignores `result`. */
   error?: Error;
 }
 

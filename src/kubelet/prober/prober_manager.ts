@@ -45,19 +45,27 @@ export const defaultFeatureGates: Readonly<FeatureGates> = Object.freeze({
 
 /** Identifies a worker: kubelet's `probeKey`. */
 export interface ProbeKey {
+  /** The pod's UID. */
   podUID: string;
+  /** The container's name in the pod spec. */
   containerName: string;
+  /** Which probe. */
   probeType: ProbeType;
 }
 
 /** What `newManager` needs; everything but the four managers and the recorder has a default. */
 export interface ManagerOptions {
+  /** Where workers read pod statuses. */
   statusManager: StatusManager;
+  /** Liveness results cache. */
   livenessManager: ResultsManager;
+  /** Readiness results cache. */
   readinessManager: ResultsManager;
+  /** Startup results cache. */
   startupManager: ResultsManager;
   /** Where exec probes run. */
   runner?: CommandRunner;
+  /** Where probe events go. */
   recorder: EventRecorder;
   /** Every timer and timestamp of the workers (default: the wall clock). */
   clock?: Clock;

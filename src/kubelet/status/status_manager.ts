@@ -26,6 +26,7 @@ import {
  * ```
  */
 export interface PodManager {
+  /** The pod with this UID, or undefined when the pod is gone. */
   getPodByUID(uid: string): Pod | undefined;
 }
 

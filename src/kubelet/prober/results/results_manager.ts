@@ -62,8 +62,11 @@ export function toPrometheusType(result: Result): number {
 
 /** One change of a container's cached verdict. */
 export interface Update {
+  /** The container whose verdict changed. */
   containerID: ContainerID;
+  /** The new verdict. */
   result: Result;
+  /** The UID of the container's pod. */
   podUID: string;
 }
 
