@@ -228,14 +228,27 @@ function flag(args: string[], name: string): string | undefined {
 
 if (import.meta.main) {
   const args = Deno.args;
-  const kind = flag(args, "kind") ?? "http";
-  const kinds = (kind === "mix" ? ["http", "https", "tcp", "grpc"] : [kind]) as TargetKind[];
   const ports = JSON.parse(flag(args, "targets") ?? "{}") as TargetPorts;
-  const result = await runFloor(kinds, ports, {
-    rate: Number(flag(args, "rate") ?? 100),
-    durationS: Number(flag(args, "duration") ?? 10),
-  });
-  result.kind = kind;
-  console.log(JSON.stringify(result));
+  const durationS = Number(flag(args, "duration") ?? 10);
+  // Either one job (--kind, --rate) or a list (--jobs '[{"kind":"http","rate":100}]'), one JSON
+  // line per job.
+  const jobs = JSON.parse(
+    flag(args, "jobs") ??
+      JSON.stringify([{
+        kind: flag(args, "kind") ?? "http",
+        rate: Number(flag(args, "rate") ?? 100),
+      }]),
+  ) as { kind: string; rate: number }[];
+  for (const job of jobs) {
+    const kinds =
+      (job.kind === "mix" ? ["http", "https", "tcp", "grpc"] : [job.kind]) as TargetKind[];
+    const result = await runFloor(kinds, ports, {
+      rate: job.rate,
+      durationS,
+      warmupS: Number(flag(args, "warmup") ?? 1),
+    });
+    result.kind = job.kind;
+    console.log(JSON.stringify(result));
+  }
   process.exit(0);
 }

@@ -1,0 +1,397 @@
+/**
+ * Probe scale benchmark: how many probe workers one probelet event loop sustains, what each probe
+ * costs, and whether probes stay on time. Starts the targets (bench/targets.mjs, a Node process),
+ * runs every scenario in a fresh Deno process (bench/scenario.ts: the real prober manager, RealClock,
+ * real sockets), measures the plain-Node floor for the same request pattern and rate
+ * (bench/floor.ts), and prints a table (and JSON with `--json`).
+ *
+ * Usage: `deno task bench [-- flags]`
+ *   --duration S      measurement window per scenario (default 30)
+ *   --warmup S        probing before the window opens (default 2)
+ *   --workers LIST    worker counts (default 100,1000,10000)
+ *   --kinds LIST      http,https,tcp,grpc,mix (default all)
+ *   --period S        probe period (default 1)
+ *   --exec-workers L  exec scenario worker counts (default 10,100); --no-exec skips them
+ *   --floor-duration S  floor window (default min(duration, 10)); --no-floor skips the floor
+ *   --quick           small and short: 20 workers, 2 s windows, exec at 5 (under a minute)
+ *   --json            print the results as JSON on stdout (the table goes to stderr)
+ * @module
+ */
+import process from "node:process";
+import type { FloorResult, TargetPorts } from "./floor.ts";
+import { loadAverage } from "./proc_stats.ts";
+import { runScenario, type ScenarioOptions, type ScenarioResult } from "./scenario.ts";
+
+const benchDir = new URL(".", import.meta.url).pathname;
+
+interface Flags {
+  durationS: number;
+  warmupS: number;
+  workers: number[];
+  kinds: string[];
+  periodSeconds: number;
+  execWorkers: number[];
+  floorDurationS: number;
+  floor: boolean;
+  exec: boolean;
+  quick: boolean;
+  json: boolean;
+}
+
+function parseFlags(args: string[]): Flags {
+  const get = (name: string): string | undefined => {
+    const i = args.indexOf(`--${name}`);
+    if (i >= 0 && i + 1 < args.length && !args[i + 1].startsWith("--")) return args[i + 1];
+    const eq = args.find((a) => a.startsWith(`--${name}=`));
+    return eq?.slice(name.length + 3);
+  };
+  const has = (name: string) => args.includes(`--${name}`);
+  const list = (v: string | undefined, d: string) => (v ?? d).split(",").filter((x) => x !== "");
+  const quick = has("quick");
+  const durationS = Number(get("duration") ?? (quick ? 2 : 30));
+  return {
+    durationS,
+    warmupS: Number(get("warmup") ?? (quick ? 1 : 2)),
+    workers: list(get("workers"), quick ? "20" : "100,1000,10000").map(Number),
+    kinds: list(get("kinds"), "http,https,tcp,grpc,mix"),
+    periodSeconds: Number(get("period") ?? 1),
+    execWorkers: list(get("exec-workers"), quick ? "5" : "10,100").map(Number),
+    floorDurationS: Number(get("floor-duration") ?? (quick ? 1 : Math.min(durationS, 10))),
+    floor: !has("no-floor"),
+    exec: !has("no-exec"),
+    quick,
+    json: has("json"),
+  };
+}
+
+/** One row of the report: a scenario's figures and, for network kinds, the floor's. */
+export interface Row extends ScenarioResult {
+  floor?: FloorResult;
+  /** cpuPer1000 / floor.cpuPer1000. */
+  floorRatio?: number;
+  targetCpuSeconds?: number;
+}
+
+/** The whole report. */
+export interface Report {
+  meta: {
+    startedAt: string;
+    finishedAt: string;
+    deno: string;
+    cpus: number;
+    loadAverageBefore: [number, number, number];
+    loadAverageAfter: [number, number, number];
+    flags: Flags;
+  };
+  scenarios: Row[];
+  skipped: { name: string; reason: string }[];
+}
+
+/** A line-oriented reader over a child's stdout. */
+class Lines {
+  #reader: ReadableStreamDefaultReader<string>;
+  #buffer = "";
+  constructor(stream: ReadableStream<Uint8Array>) {
+    this.#reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  }
+  async next(): Promise<string | undefined> {
+    for (;;) {
+      const nl = this.#buffer.indexOf("\n");
+      if (nl >= 0) {
+        const line = this.#buffer.slice(0, nl);
+        this.#buffer = this.#buffer.slice(nl + 1);
+        return line;
+      }
+      const { value, done } = await this.#reader.read();
+      if (done) return undefined;
+      this.#buffer += value;
+    }
+  }
+}
+
+/** The target process: ports, and a CPU/requests counter on request. */
+class Targets {
+  #child: Deno.ChildProcess;
+  #lines: Lines;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  ports!: TargetPorts;
+
+  constructor() {
+    this.#child = new Deno.Command("node", {
+      args: [`${benchDir}targets.mjs`],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "inherit",
+      cwd: `${benchDir}..`,
+    }).spawn();
+    this.#lines = new Lines(this.#child.stdout);
+    this.#writer = this.#child.stdin.getWriter();
+  }
+
+  async ready(): Promise<TargetPorts> {
+    const line = await this.#lines.next();
+    if (!line) throw new Error("bench/targets.mjs exited before listening");
+    this.ports = JSON.parse(line);
+    return this.ports;
+  }
+
+  async cpuSeconds(): Promise<number> {
+    await this.#writer.write(new TextEncoder().encode(`{"stats":true}\n`));
+    const line = await this.#lines.next();
+    return line ? JSON.parse(line).cpuSeconds : NaN;
+  }
+
+  async close(): Promise<void> {
+    await this.#writer.close().catch(() => {});
+    await this.#child.status;
+  }
+}
+
+async function runChild(
+  options: Omit<ScenarioOptions, "runner"> & { cri?: boolean },
+): Promise<ScenarioResult> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      "--v8-flags=--expose-gc",
+      `${benchDir}probe_scale.ts`,
+      "--child",
+      JSON.stringify(options),
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout).trim().split("\n").pop() ?? "";
+  if (!out.success || !text.startsWith("{")) {
+    throw new Error(`scenario ${options.name} failed (exit ${out.code}): ${text}`);
+  }
+  return JSON.parse(text);
+}
+
+async function runFloors(
+  jobs: { kind: string; rate: number }[],
+  ports: TargetPorts,
+  durationS: number,
+  warmupS: number,
+): Promise<FloorResult[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      `${benchDir}floor.ts`,
+      "--jobs",
+      JSON.stringify(jobs),
+      "--targets",
+      JSON.stringify(ports),
+      "--duration",
+      String(durationS),
+      "--warmup",
+      String(warmupS),
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  const lines = new TextDecoder().decode(out.stdout).trim().split("\n").filter((l) =>
+    l.startsWith("{")
+  );
+  return lines.map((l) => JSON.parse(l));
+}
+
+async function criSkipReason(): Promise<string | undefined> {
+  const { integrationSkipReason } = await import("../tests/integration/helpers.ts");
+  return await integrationSkipReason();
+}
+
+const fmt = (x: number | undefined, digits = 2) =>
+  x === undefined || Number.isNaN(x) ? "-" : x.toFixed(digits);
+
+/** The report as a text table. */
+export function formatTable(report: Report): string {
+  const header = [
+    "scenario",
+    "workers",
+    "probes/s",
+    "CPU s/1k",
+    "floor s/1k",
+    "x floor",
+    "CPU %",
+    "KiB/wkr idle",
+    "KiB/wkr load",
+    "late p50",
+    "p99",
+    "max ms",
+    "missed",
+    "fail/err",
+  ];
+  const rows = report.scenarios.map((r) => [
+    r.name,
+    String(r.workers),
+    `${fmt(r.probesPerSecond, 0)}/${r.expectedPerSecond}`,
+    fmt(r.cpuPer1000, 3),
+    fmt(r.floor?.cpuPer1000, 3),
+    fmt(r.floorRatio, 2),
+    fmt(r.cpuUtilisation * 100, 0),
+    fmt(r.rssPerWorkerIdle / 1024, 1),
+    fmt(r.rssPerWorkerLoad / 1024, 1),
+    fmt(r.latenessMs.p50, 0),
+    fmt(r.latenessMs.p99, 0),
+    fmt(r.latenessMs.max, 0),
+    String(r.missedPeriods),
+    `${r.failures}/${r.errors}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    "| " + cells.map((c, i) => i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])).join(" | ") +
+    " |";
+  const sep = "|" +
+    widths.map((w, i) => (i === 0 ? "-" : "-").repeat(w + 1) + (i === 0 ? "-" : ":"))
+      .join("|") +
+    "|";
+  const out = [line(header), sep, ...rows.map(line)];
+  for (const s of report.skipped) out.push(`skipped ${s.name}: ${s.reason}`);
+  const m = report.meta;
+  out.push(
+    `load average before ${m.loadAverageBefore.join(" ")}, after ${
+      m.loadAverageAfter.join(" ")
+    }; ${m.cpus} CPUs; deno ${m.deno}; window ${m.flags.durationS} s, period ${m.flags.periodSeconds} s`,
+  );
+  return out.join("\n");
+}
+
+async function main(args: string[]): Promise<void> {
+  const flags = parseFlags(args);
+  const log = (s: string) => console.error(s);
+  const report: Report = {
+    meta: {
+      startedAt: new Date().toISOString(),
+      finishedAt: "",
+      deno: Deno.version.deno,
+      cpus: navigator.hardwareConcurrency,
+      loadAverageBefore: loadAverage(),
+      loadAverageAfter: [0, 0, 0],
+      flags,
+    },
+    scenarios: [],
+    skipped: [],
+  };
+  const targets = new Targets();
+  try {
+    const ports = await targets.ready();
+    log(`targets: ${JSON.stringify(ports)}`);
+    const common = {
+      periodSeconds: flags.periodSeconds,
+      timeoutSeconds: 1,
+      durationS: flags.durationS,
+      warmupS: flags.warmupS,
+    };
+    for (const kind of flags.kinds) {
+      for (const workers of flags.workers) {
+        const name = `${kind}`;
+        log(`running ${name} × ${workers} ...`);
+        const cpu0 = await targets.cpuSeconds();
+        const result: Row = await runChild({
+          ...common,
+          name,
+          kind: kind as ScenarioOptions["kind"],
+          workers,
+          targets: ports,
+        });
+        result.targetCpuSeconds = await targets.cpuSeconds() - cpu0;
+        if (flags.floor) {
+          const [floor] = await runFloors(
+            [{ kind, rate: workers / flags.periodSeconds }],
+            ports,
+            flags.floorDurationS,
+            flags.quick ? 0.5 : 1,
+          );
+          if (floor) {
+            result.floor = floor;
+            result.floorRatio = result.cpuPer1000 / floor.cpuPer1000;
+          }
+        }
+        report.scenarios.push(result);
+        log(formatTable({ ...report, scenarios: [result], skipped: [] }).split("\n")[2]);
+      }
+    }
+    if (flags.exec) {
+      for (const workers of flags.execWorkers) {
+        const name = "exec-host";
+        log(`running ${name} × ${workers} ...`);
+        const result = await runChild({
+          ...common,
+          name,
+          kind: "exec",
+          workers,
+          execCommand: ["/bin/true"],
+          containerID: "host://bench",
+        });
+        report.scenarios.push(result);
+      }
+      const reason = await criSkipReason();
+      if (reason) {
+        log(`skipping exec-cri: ${reason}`);
+        report.skipped.push({ name: "exec-cri", reason });
+      } else {
+        for (const workers of flags.execWorkers) {
+          log(`running exec-cri × ${workers} ...`);
+          try {
+            report.scenarios.push(
+              await runChild({ ...common, name: "exec-cri", kind: "exec", workers, cri: true }),
+            );
+          } catch (err) {
+            report.skipped.push({ name: `exec-cri × ${workers}`, reason: String(err) });
+          }
+        }
+      }
+    }
+  } finally {
+    await targets.close();
+  }
+  report.meta.finishedAt = new Date().toISOString();
+  report.meta.loadAverageAfter = loadAverage();
+  const table = formatTable(report);
+  if (flags.json) {
+    console.error(table);
+    console.log(JSON.stringify(report, null, 2));
+  } else {
+    console.log(table);
+  }
+}
+
+/** Child mode: one scenario in this process, its JSON on the last stdout line. */
+async function child(json: string): Promise<void> {
+  const options = JSON.parse(json) as ScenarioOptions & { cri?: boolean };
+  let cleanup: (() => Promise<void>) | undefined;
+  if (options.cri) {
+    const { connectRuntime, startTestSandbox } = await import("../tests/integration/helpers.ts");
+    const { RuntimeCommandRunner } = await import(
+      "../src/kubelet/kuberuntime/kuberuntime_container.ts"
+    );
+    const runtime = await connectRuntime();
+    const sandbox = await startTestSandbox(runtime, "probelet-bench", { hostNetwork: true });
+    const id = await sandbox.startContainer("app", { command: ["sleep", "3600"] });
+    options.runner = new RuntimeCommandRunner(runtime);
+    options.containerID = `containerd://${id}`;
+    options.execCommand = ["true"];
+    cleanup = async () => {
+      await sandbox.remove();
+      runtime.close();
+    };
+  }
+  try {
+    const result = await runScenario(options);
+    console.log(JSON.stringify(result));
+  } finally {
+    await cleanup?.();
+  }
+  process.exit(0);
+}
+
+if (import.meta.main) {
+  const i = Deno.args.indexOf("--child");
+  if (i >= 0) await child(Deno.args[i + 1]);
+  else await main(Deno.args);
+}

@@ -1,0 +1,398 @@
+/**
+ * One probe scale scenario, run in a process of its own: the real prober manager (RealClock, real
+ * sockets, the production handlers) with N synthetic pods whose probes all hit the target process,
+ * their statuses held by the in-memory status manager, the results managers' updates drained.
+ *
+ * Measurement points, none of them inside the worker:
+ * - every probe attempt starts with the worker reading its pod status, so a thin wrapper around the
+ *   status manager's `getPodStatus` sees the start of each `doProbe` (one worker per pod);
+ * - a wrapper around `prober.probe` counts completed probes and their verdicts.
+ *
+ * Tick lateness is `start of doProbe − its tick`. The worker's ticker fires on a fixed grid
+ * `t0 + k·period` (t0 = Date.now() when the ticker is made, right before the first `doProbe`), and a
+ * late tick is skipped rather than queued, so each start belongs to the latest grid point at or before
+ * it; a grid point with no start is a missed period.
+ * @module
+ */
+import type { Container, Pod, PodStatus, Probe } from "../src/api/core/v1/mod.ts";
+import { RealClock } from "../src/util/clock.ts";
+import { FakeRecorder } from "../src/kubelet/events/mod.ts";
+import type { CommandRunner } from "../src/kubelet/container/mod.ts";
+import { newManager, type ProberManager } from "../src/kubelet/prober/prober_manager.ts";
+import { newManager as newResultsManager } from "../src/kubelet/prober/results/mod.ts";
+import type { ResultsManager } from "../src/kubelet/prober/results/mod.ts";
+import { Result } from "../src/kubelet/prober/results/mod.ts";
+import {
+  BasicPodManager,
+  newManager as newStatusManager,
+  type StatusManager,
+} from "../src/kubelet/status/mod.ts";
+import { HostCommandRunner } from "../src/probe/exec/host_runner.ts";
+import type { TargetKind, TargetPorts } from "./floor.ts";
+import { collectGarbage, cpuSeconds, quantile, rssBytes } from "./proc_stats.ts";
+
+/** What a scenario probes. `exec` runs `execCommand` through `runner`. */
+export type ScenarioKind = TargetKind | "mix" | "exec";
+
+/** The parameters of one scenario. */
+export interface ScenarioOptions {
+  name: string;
+  kind: ScenarioKind;
+  /** Number of probe workers (= pods; one container with one probe each). */
+  workers: number;
+  periodSeconds: number;
+  timeoutSeconds: number;
+  /** Measurement window after the warm-up. */
+  durationS: number;
+  /** Seconds of probing before the window opens. */
+  warmupS: number;
+  targets?: TargetPorts;
+  /** For exec scenarios. */
+  runner?: CommandRunner;
+  execCommand?: string[];
+  /** Container ID of the container exec probes run in ("host://bench" for the host runner). */
+  containerID?: string;
+}
+
+/** The figures of one scenario. */
+export interface ScenarioResult {
+  name: string;
+  kind: ScenarioKind;
+  workers: number;
+  periodSeconds: number;
+  durationS: number;
+  /** Probes completed in the window (any verdict), per second. */
+  probesPerSecond: number;
+  /** Expected rate: workers / period. */
+  expectedPerSecond: number;
+  completed: number;
+  failures: number;
+  errors: number;
+  /** User + system CPU seconds of this process per 1,000 completed probes. */
+  cpuPer1000: number;
+  /** CPU seconds used per wall second in the window (1 = one core busy). */
+  cpuUtilisation: number;
+  /** Resident memory per worker, bytes: idle (workers armed, no probe yet) and under load. */
+  rssPerWorkerIdle: number;
+  rssPerWorkerLoad: number;
+  /** JS heap per idle worker, bytes (after a full GC when available). */
+  heapPerWorkerIdle: number;
+  rssBaselineMiB: number;
+  rssIdleMiB: number;
+  rssLoadMiB: number;
+  /** Tick lateness in milliseconds (1 ms resolution, Date.now() as the worker's ticker). */
+  latenessMs: { p50: number; p99: number; max: number; samples: number };
+  /** Grid points in the window without a probe start. */
+  missedPeriods: number;
+  /** Probe duration (prober.probe call to verdict) in milliseconds. */
+  probeDurationMs: { p50: number; p99: number; max: number };
+  /** Updates drained from the three results managers. */
+  updates: number;
+  gcExposed: boolean;
+}
+
+const kinds: TargetKind[] = ["http", "https", "tcp", "grpc"];
+
+function probeFor(kind: TargetKind | "exec", i: number, o: ScenarioOptions): Probe {
+  const base = {
+    periodSeconds: o.periodSeconds,
+    timeoutSeconds: o.timeoutSeconds,
+    successThreshold: 1,
+    failureThreshold: 3,
+  };
+  if (kind === "exec") return { ...base, exec: { command: o.execCommand ?? ["/bin/true"] } };
+  const ports = o.targets![kind];
+  const port = ports[Math.floor(i / 4) % ports.length];
+  switch (kind) {
+    case "http":
+      return { ...base, httpGet: { path: "/healthz", port, scheme: "HTTP" } };
+    case "https":
+      return { ...base, httpGet: { path: "/healthz", port, scheme: "HTTPS" } };
+    case "tcp":
+      return { ...base, tcpSocket: { port } };
+    case "grpc":
+      return { ...base, grpc: { port } };
+  }
+}
+
+/** Pod i: one container "app" with one probe (readiness and liveness alternate). */
+function benchPod(i: number, o: ScenarioOptions): Pod {
+  const kind = o.kind === "mix" ? kinds[i % kinds.length] : o.kind;
+  const probe = probeFor(kind, i, o);
+  const container: Container = { name: "app", image: "bench" };
+  if (Math.floor(i / 4) % 2 === 0) container.readinessProbe = probe;
+  else container.livenessProbe = probe;
+  return {
+    metadata: { name: `bench-${i}`, namespace: "bench", uid: `bench-uid-${i}` },
+    spec: { containers: [container], restartPolicy: "Always" },
+  };
+}
+
+function runningStatus(pod: Pod, startedAt: string, o: ScenarioOptions): PodStatus {
+  return {
+    phase: "Running",
+    podIP: "127.0.0.1",
+    containerStatuses: [{
+      name: "app",
+      containerID: o.containerID ?? `containerd://${pod.metadata!.uid}`,
+      state: { running: { startedAt } },
+      started: true,
+      ready: false,
+      restartCount: 0,
+      image: "bench",
+      imageID: "",
+    }],
+  };
+}
+
+/** Per-worker schedule tracking; see the module doc. */
+class TickTracker {
+  #anchor = new Map<string, number>();
+  #lastSlot = new Map<string, number>();
+  #periodMs: number;
+  samples: Float64Array = new Float64Array(1 << 16);
+  count = 0;
+  missed = 0;
+  recording = false;
+
+  constructor(periodMs: number) {
+    this.#periodMs = periodMs;
+  }
+
+  start(uid: string): void {
+    const now = Date.now();
+    const anchor = this.#anchor.get(uid);
+    if (anchor === undefined) {
+      this.#anchor.set(uid, now);
+      this.#lastSlot.set(uid, 0);
+      return;
+    }
+    // The ticker's t0 can be up to 1 ms before the first start we saw (a millisecond boundary).
+    const slot = Math.floor((now - anchor + 1) / this.#periodMs);
+    const last = this.#lastSlot.get(uid)!;
+    if (slot <= last) return; // a manual trigger or a repeated read within the same tick
+    this.#lastSlot.set(uid, slot);
+    if (!this.recording) return;
+    this.missed += slot - last - 1;
+    const lateness = Math.max(0, now - anchor - slot * this.#periodMs);
+    if (this.count === this.samples.length) {
+      const bigger = new Float64Array(this.samples.length * 2);
+      bigger.set(this.samples);
+      this.samples = bigger;
+    }
+    this.samples[this.count++] = lateness;
+  }
+
+  /** Slots that passed with no start since the last one, for workers still waiting at the end. */
+  finish(): void {
+    const now = Date.now();
+    for (const [uid, anchor] of this.#anchor) {
+      const slot = Math.floor((now - anchor) / this.#periodMs);
+      const last = this.#lastSlot.get(uid)!;
+      // The current slot may still start; count only slots that are over by more than a period.
+      if (slot - last > 1) this.missed += slot - last - 1;
+    }
+  }
+
+  /** Forget history before the window (keeps anchors and slots). */
+  reset(): void {
+    this.count = 0;
+    this.missed = 0;
+  }
+}
+
+/** A status manager that notes when each worker reads its pod status (= a doProbe starts). */
+function instrumentedStatusManager(inner: StatusManager, tracker: TickTracker): StatusManager {
+  return {
+    getPodStatus(uid) {
+      tracker.start(uid);
+      return inner.getPodStatus(uid);
+    },
+    setPodStatus: (pod, status) => inner.setPodStatus(pod, status),
+    setContainerReadiness: (uid, id, ready) => inner.setContainerReadiness(uid, id, ready),
+    setContainerStartup: (uid, id, started) => inner.setContainerStartup(uid, id, started),
+    deletePodStatus: (uid) => inner.deletePodStatus(uid),
+    subscribe: (listener) => inner.subscribe(listener),
+  };
+}
+
+function drain(m: ResultsManager, onUpdate: () => void): void {
+  (async () => {
+    for await (const _ of m.updates()) onUpdate();
+  })();
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Warms up the code paths and module loading of the handlers used, so the baseline includes them. */
+async function warmUp(manager: ProberManager, pods: Pod[], status: (p: Pod) => PodStatus) {
+  const seen = new Set<string>();
+  for (const pod of pods) {
+    const c = pod.spec!.containers[0];
+    const p = (c.readinessProbe ?? c.livenessProbe)!;
+    const kind = p.exec ? "exec" : p.grpc ? "grpc" : p.tcpSocket ? "tcp" : p.httpGet!.scheme!;
+    if (seen.has(kind)) continue;
+    seen.add(kind);
+    for (let i = 0; i < 3; i++) {
+      await manager.prober.probe(c.readinessProbe ? "readiness" : "liveness", {
+        pod,
+        status: status(pod),
+        container: c,
+        containerID: { type: "containerd", id: "warmup" },
+      });
+    }
+  }
+}
+
+/**
+ * Runs one scenario and returns its figures. Call it in a fresh process: it leaves the workers it
+ * started running (the process is expected to exit afterwards).
+ *
+ * @example
+ * ```ts
+ * const r = await runScenario({ name: "tcp", kind: "tcp", workers: 100, periodSeconds: 1,
+ *   timeoutSeconds: 1, durationS: 5, warmupS: 2, targets });
+ * ```
+ */
+export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
+  const periodMs = o.periodSeconds * 1000;
+  const clock = new RealClock();
+  const podManager = new BasicPodManager();
+  const tracker = new TickTracker(periodMs);
+  const statusManager = newStatusManager({ podManager, clock });
+  const livenessManager = newResultsManager();
+  const readinessManager = newResultsManager();
+  const startupManager = newResultsManager();
+  let updates = 0;
+  for (const m of [livenessManager, readinessManager, startupManager]) {
+    drain(m, () => updates++);
+  }
+  const manager = newManager({
+    statusManager: instrumentedStatusManager(statusManager, tracker),
+    livenessManager,
+    readinessManager,
+    startupManager,
+    runner: o.runner ?? new HostCommandRunner(),
+    recorder: new FakeRecorder(),
+    clock,
+  });
+  // The recorder keeps every event; a benchmark of healthy targets should have none, but do not let
+  // a misbehaving run grow memory without bound.
+  const recorder = manager.prober.recorder as FakeRecorder;
+
+  // Count verdicts and durations at the prober (outside the worker).
+  const prober = manager.prober;
+  const probe = prober.probe.bind(prober);
+  let completed = 0;
+  let failures = 0;
+  let errors = 0;
+  let inWindow = false;
+  let durations = new Float64Array(1 << 16);
+  let durationCount = 0;
+  prober.probe = async (probeType, target) => {
+    const t0 = performance.now();
+    const r = await probe(probeType, target);
+    if (inWindow) {
+      completed++;
+      if (r.error) errors++;
+      else if (r.result !== Result.Success) failures++;
+      if (durationCount === durations.length) {
+        const bigger = new Float64Array(durations.length * 2);
+        bigger.set(durations);
+        durations = bigger;
+      }
+      durations[durationCount++] = performance.now() - t0;
+    }
+    if (recorder.events.length > 1000) recorder.events.splice(0, 900);
+    return r;
+  };
+
+  const pods: Pod[] = [];
+  for (let i = 0; i < o.workers; i++) pods.push(benchPod(i, o));
+  const startedAt = new Date(manager.start).toISOString();
+  await warmUp(manager, pods, (p) => runningStatus(p, startedAt, o));
+
+  const gcExposed = collectGarbage();
+  await sleep(200);
+  collectGarbage();
+  const rssBaseline = rssBytes();
+  const heapBaseline = Deno.memoryUsage().heapUsed;
+
+  // Idle: every worker exists with its ticker armed, but no pod has a status yet, so each
+  // doProbe returns right after the status lookup.
+  for (const pod of pods) {
+    podManager.addPod(pod);
+    manager.addPod(pod);
+  }
+  await sleep(periodMs * 1.5);
+  collectGarbage();
+  const rssIdle = rssBytes();
+  const heapIdle = Deno.memoryUsage().heapUsed;
+
+  // Load: statuses say every container is running and started.
+  for (const pod of pods) statusManager.setPodStatus(pod, runningStatus(pod, startedAt, o));
+  await sleep(o.warmupS * 1000);
+
+  tracker.reset();
+  tracker.recording = true;
+  inWindow = true;
+  const cpu0 = cpuSeconds();
+  const wall0 = performance.now();
+  const rssSamples: number[] = [];
+  const sampler = setInterval(() => rssSamples.push(rssBytes()), 1000);
+  await sleep(o.durationS * 1000);
+  inWindow = false;
+  tracker.recording = false;
+  const cpu = cpuSeconds() - cpu0;
+  const wall = (performance.now() - wall0) / 1000;
+  clearInterval(sampler);
+  tracker.finish();
+  manager.cleanupPods(undefined);
+
+  const lateness = tracker.samples.subarray(0, tracker.count).sort();
+  const durs = durations.subarray(0, durationCount).sort();
+  const rssLoad = rssSamples.length > 0
+    ? rssSamples.reduce((a, b) => a + b, 0) / rssSamples.length
+    : rssBytes();
+  const mib = (b: number) => Math.round(b / 1048576 * 10) / 10;
+  return {
+    name: o.name,
+    kind: o.kind,
+    workers: o.workers,
+    periodSeconds: o.periodSeconds,
+    durationS: o.durationS,
+    probesPerSecond: completed / wall,
+    expectedPerSecond: o.workers / o.periodSeconds,
+    completed,
+    failures,
+    errors,
+    cpuPer1000: completed > 0 ? cpu / completed * 1000 : NaN,
+    cpuUtilisation: cpu / wall,
+    rssPerWorkerIdle: (rssIdle - rssBaseline) / o.workers,
+    rssPerWorkerLoad: (rssLoad - rssBaseline) / o.workers,
+    heapPerWorkerIdle: (heapIdle - heapBaseline) / o.workers,
+    rssBaselineMiB: mib(rssBaseline),
+    rssIdleMiB: mib(rssIdle),
+    rssLoadMiB: mib(rssLoad),
+    latenessMs: {
+      p50: quantile(lateness, 0.5),
+      p99: quantile(lateness, 0.99),
+      max: lateness.length ? lateness[lateness.length - 1] : NaN,
+      samples: lateness.length,
+    },
+    missedPeriods: tracker.missed,
+    probeDurationMs: {
+      p50: round2(quantile(durs, 0.5)),
+      p99: round2(quantile(durs, 0.99)),
+      max: round2(durs.length ? durs[durs.length - 1] : NaN),
+    },
+    updates,
+    gcExposed,
+  };
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100;
+}
