@@ -1,0 +1,163 @@
+/**
+ * Helpers for the node agent's end-to-end tests: manifests written to a temporary folder, the agent
+ * started in-process with `runKubelet`, and polling of observable state with a deadline (never a
+ * fixed sleep as synchronisation).
+ * @module
+ */
+import { join } from "node:path";
+import { runKubelet, type RunningKubelet } from "../../src/cmd/probelet/app.ts";
+import type { ContainerStatus } from "../../src/api/core/v1/mod.ts";
+import type { PodWithStatus } from "../../src/kubelet/kubelet.ts";
+import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
+import * as log from "../../src/util/log.ts";
+
+/** Which runtime an e2e run uses. */
+export type E2ERuntime = "embedded" | "containerd";
+
+/** A started agent with its manifest folder. */
+export interface E2EAgent extends RunningKubelet {
+  manifestDir: string;
+  rootDir: string;
+  /** Every event as `"<type> <reason> <message>"` with the object, in order. */
+  recorder: FakeRecorder;
+  /** Writes (or replaces) a manifest file. */
+  writeManifest(name: string, yaml: string): Promise<void>;
+  /** Deletes a manifest file. */
+  removeManifest(name: string): Promise<void>;
+  /** The pod `<name>-<node>` in namespace default, if present. */
+  pod(name: string): PodWithStatus | undefined;
+  /** Events (as FakeRecorder strings) recorded for the pod `<name>-<node>`. */
+  eventsOf(name: string): string[];
+  /** Every container status the status manager cached, in order (pod name without the node). */
+  history: StatusRecord[];
+  /** Stops the agent and removes its folders. */
+  close(): Promise<void>;
+}
+
+/** One container's status at one moment. */
+export interface StatusRecord {
+  at: number;
+  pod: string;
+  container: string;
+  running: boolean;
+  started: boolean | undefined;
+  ready: boolean;
+  restartCount: number;
+}
+
+/** The node name the e2e agents use; static pod names are `<name>-e2e`. */
+export const e2eNodeName = "e2e";
+
+/**
+ * Starts an agent on `runtime` with the given manifests (file name → YAML).
+ * Logs are silenced unless `PROBELET_E2E_LOG=1`.
+ */
+export async function startAgent(
+  runtime: E2ERuntime,
+  manifests: Record<string, string>,
+  options: { endpoint?: string; port?: number } = {},
+): Promise<E2EAgent> {
+  const base = await Deno.makeTempDir({ prefix: `probelet-e2e-${runtime}-` });
+  const manifestDir = join(base, "pods");
+  const rootDir = join(base, "root");
+  await Deno.mkdir(manifestDir);
+  for (const [name, yaml] of Object.entries(manifests)) {
+    await Deno.writeTextFile(join(manifestDir, name), yaml);
+  }
+  const previousSink = Deno.env.get("PROBELET_E2E_LOG") === "1"
+    ? undefined
+    : log.setLogSink(() => {});
+  const recorder = new FakeRecorder();
+  let agent: RunningKubelet;
+  try {
+    agent = await runKubelet({
+      podManifestPath: manifestDir,
+      rootDir,
+      nodeName: e2eNodeName,
+      containerRuntimeEndpoint: runtime === "containerd" ? options.endpoint : "",
+      port: options.port ?? -1,
+      address: "127.0.0.1",
+      syncFrequencyMs: 1000,
+      // Only file notifications should be needed; the re-list is a fallback.
+      fileCheckFrequencyMs: 5000,
+      recorders: [recorder],
+    });
+  } catch (e) {
+    if (previousSink) log.setLogSink(previousSink);
+    await Deno.remove(base, { recursive: true }).catch(() => {});
+    throw e;
+  }
+  const podName = (name: string) => `${name}-${e2eNodeName}`;
+  const history: StatusRecord[] = [];
+  const unsubscribe = agent.kubelet.statusManager.subscribe((uid, status) => {
+    const pod = agent.kubelet.podManager.getPodByUID(uid);
+    const name = (pod?.metadata.name ?? "").replace(new RegExp(`-${e2eNodeName}$`), "");
+    for (const cs of status.containerStatuses ?? []) {
+      history.push({
+        at: Date.now(),
+        pod: name,
+        container: cs.name,
+        running: cs.state?.running !== undefined,
+        started: cs.started,
+        ready: cs.ready,
+        restartCount: cs.restartCount,
+      });
+    }
+  });
+  return {
+    ...agent,
+    manifestDir,
+    rootDir,
+    recorder,
+    writeManifest: (name, yaml) => Deno.writeTextFile(join(manifestDir, name), yaml),
+    removeManifest: (name) => Deno.remove(join(manifestDir, name)),
+    pod: (name) => agent.kubelet.getPod(podName(name)),
+    eventsOf: (name) => recorder.events.filter((_, i) => recorder.refs[i].name === podName(name)),
+    history,
+    close: async () => {
+      unsubscribe();
+      try {
+        await agent.stop();
+      } finally {
+        if (previousSink) log.setLogSink(previousSink);
+        await Deno.remove(base, { recursive: true }).catch(() => {});
+      }
+    },
+  };
+}
+
+/**
+ * Polls `check` every 100 ms until it returns a value other than undefined/false, or throws after
+ * `timeoutMs` with `what` and the last observed state.
+ */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  options: { timeoutMs?: number; describe?: () => unknown } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) {
+      const state = options.describe ? `; last state: ${JSON.stringify(options.describe())}` : "";
+      throw new Error(
+        `timed out after ${options.timeoutMs ?? 20_000} ms waiting for ${what}${state}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The named container's status in the pod. */
+export function containerStatus(
+  pod: PodWithStatus | undefined,
+  name: string,
+): ContainerStatus | undefined {
+  return pod?.status.containerStatuses?.find((c) => c.name === name);
+}
+
+/** The status of a pod condition (`Ready`, `ContainersReady`, ...). */
+export function condition(pod: PodWithStatus | undefined, type: string): string | undefined {
+  return pod?.status.conditions?.find((c) => c.type === type)?.status;
+}
