@@ -200,9 +200,7 @@ export class ProberManager {
 
   /**
    * Sets `started` and `ready` of the container statuses in `podStatus` (in place) from the cached
-   * probe results, triggering a readiness probe where no result is cached yet. `podStatus` must be
-   * writable: a freshly generated status, or a `structuredClone` of one read from the status manager
-   * (whose cached statuses are frozen).
+   * probe results, triggering a readiness probe where no result is cached yet.
    */
   updatePodStatus(pod: Pod, podStatus: PodStatus): void {
     for (const c of podStatus.containerStatuses ?? []) {

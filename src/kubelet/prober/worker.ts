@@ -233,7 +233,8 @@ export class Worker {
     const m = this.probeManager;
     const startTime = m.clock.now();
     const uid = this.pod.metadata?.uid ?? "";
-    const status = m.statusManager.getPodStatus(uid);
+    // Read-only use: no copy needed.
+    const status = m.statusManager.getPodStatus(uid, { shared: true });
     if (!status) {
       // Either the pod has not been created yet, or it was already deleted.
       log.V(3).info("No status for pod", { pod: log.kObj(this.pod) });

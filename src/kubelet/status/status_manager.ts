@@ -69,7 +69,7 @@ export class BasicPodManager implements PodManager {
   }
 }
 
-/** Called after each change of a pod's cached status (with the new, frozen status). */
+/** Called after each change of a pod's cached status (with a copy of the new status). */
 export type StatusListener = (podUID: string, status: PodStatus) => void;
 
 /**
@@ -85,11 +85,11 @@ export type StatusListener = (podUID: string, status: PodStatus) => void;
  */
 export interface StatusManager {
   /**
-   * The cached status of the pod, or undefined when none is cached. It is deeply frozen (every
-   * prober worker reads it on every probe, so it is shared rather than copied): `structuredClone`
-   * it before changing anything.
+   * A copy of the cached status of the pod, or undefined when none is cached. With `shared: true`
+   * the cached object itself is returned, deeply frozen, without the cost of a copy (prober workers
+   * read the status on every probe and never change it).
    */
-  getPodStatus(uid: string): PodStatus | undefined;
+  getPodStatus(uid: string, options?: { shared?: boolean }): PodStatus | undefined;
   /** Caches a copy of `status` for `pod`; condition transition times follow status flips. */
   setPodStatus(pod: Pod, status: PodStatus): void;
   /** Sets one container's `ready` (found by container ID) and recomputes Ready / ContainersReady. */
@@ -139,8 +139,10 @@ class Manager implements StatusManager {
     this.#clock = clock;
   }
 
-  getPodStatus(uid: string): PodStatus | undefined {
-    return this.#statuses.get(uid)?.status;
+  getPodStatus(uid: string, options: { shared?: boolean } = {}): PodStatus | undefined {
+    const status = this.#statuses.get(uid)?.status;
+    if (!status || options.shared) return status;
+    return structuredClone(status);
   }
 
   setPodStatus(pod: Pod, status: PodStatus): void {
@@ -271,7 +273,7 @@ class Manager implements StatusManager {
     this.#statuses.set(uid, { status, version: (cached?.version ?? 0) + 1 });
     for (const listener of this.#listeners) {
       try {
-        listener(uid, status);
+        listener(uid, structuredClone(status));
       } catch (err) {
         log.error(err, "Pod status listener failed", { pod: log.kObj(pod) });
       }
@@ -285,7 +287,7 @@ function findContainerStatus(status: PodStatus, id: string): ContainerStatus | u
     status.initContainerStatuses?.find((c) => c.containerID === id);
 }
 
-// Writes always work on a fresh structuredClone, so the cached object itself never changes.
+// Writes always work on a fresh structuredClone, so a shared cached object never changes.
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === "object" && !Object.isFrozen(value)) {
     Object.freeze(value);

@@ -201,16 +201,20 @@ Deno.test("TestStatusDeepCopy", () => {
   m.setPodStatus(pod, status);
   // The caller's object is not the cache.
   status.containerStatuses![0].ready = true;
-  const cached = m.getPodStatus(pod.metadata.uid!)!;
-  assert.equal(cached.containerStatuses![0].ready, false);
-  // The cache is shared with readers but frozen: changing it fails loudly.
+  const uid = pod.metadata.uid!;
+  assert.equal(m.getPodStatus(uid)!.containerStatuses![0].ready, false);
+  // A returned copy is the caller's to change.
+  m.getPodStatus(uid)!.containerStatuses![0].ready = true;
+  assert.equal(m.getPodStatus(uid)!.containerStatuses![0].ready, false);
+  // A shared read is the cache itself, frozen: changing it fails loudly.
+  const shared = m.getPodStatus(uid, { shared: true })!;
   assert.throws(() => {
-    cached.containerStatuses![0].ready = true;
+    shared.containerStatuses![0].ready = true;
   }, TypeError);
-  // Writers get a private copy to change.
-  m.setContainerReadiness(pod.metadata.uid!, { type: "test", id: "1" }, true);
-  assert.equal(cached.containerStatuses![0].ready, false, "an earlier read never changes");
-  assert.equal(m.getPodStatus(pod.metadata.uid!)!.containerStatuses![0].ready, true);
+  // Writers work on a private copy, so an earlier shared read never changes.
+  m.setContainerReadiness(uid, { type: "test", id: "1" }, true);
+  assert.equal(shared.containerStatuses![0].ready, false);
+  assert.equal(m.getPodStatus(uid, { shared: true })!.containerStatuses![0].ready, true);
 });
 
 Deno.test("TestUpdateLastTransitionTime", () => {
