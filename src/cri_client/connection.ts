@@ -127,6 +127,15 @@ export function parseEndpoint(endpoint: string): Endpoint {
   return { endpoint, target: `unix://${path}`, socketPath: path };
 }
 
+function socketExists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Options shared by the remote services. */
 export interface ConnectionOptions {
   /**
@@ -135,9 +144,9 @@ export interface ConnectionOptions {
    */
   requestTimeoutMs?: number;
   /**
-   * How long a call waits for the connection when the runtime is unreachable (restarting, say)
-   * before it fails; kept below the call's deadline. Default 5 s, gRPC-Go's minimum connect timeout
-   * that kubelet uses.
+   * How long a call waits for the connection when the runtime's socket exists but the connection
+   * failed or dropped (the runtime restarting, say) before it fails; kept below the call's deadline.
+   * A missing socket fails at once. Default 5 s, gRPC-Go's minimum connect timeout that kubelet uses.
    */
   connectTimeoutMs?: number;
 }
@@ -188,9 +197,9 @@ export interface UnaryOptions {
  * One gRPC client for one CRI service (`RuntimeService` or `ImageService`) on one endpoint.
  *
  * Calls fail fast while the channel is healthy. When a call finds the runtime unreachable
- * (`Unavailable`: socket missing, connection refused, or the connection dropped because the runtime
- * restarted), it waits for the channel to reconnect, bounded by `connectTimeoutMs` and the call's
- * deadline, and tries once more; if the runtime is still away the error names the endpoint.
+ * (`Unavailable`), a missing socket fails at once; otherwise (connection refused, or dropped because
+ * the runtime restarted) the call waits for the channel to reconnect, bounded by `connectTimeoutMs`
+ * and the call's deadline, and tries once more. Either way the final error names the endpoint.
  */
 export class Connection {
   readonly endpoint: Endpoint;
@@ -242,7 +251,10 @@ export class Connection {
       if (grpcCode(err) !== grpc.status.UNAVAILABLE || options.signal?.aborted) {
         throw this.#wrap(err, fullMethod);
       }
-      // The runtime went away or is restarting: wait for the channel to come back, then retry once.
+      // No socket at all: the runtime is down, not restarting. Say so at once.
+      if (!socketExists(this.endpoint.socketPath)) throw this.#unreachable(err, fullMethod);
+      // The runtime dropped the connection or is restarting: wait for the channel to come back,
+      // then retry once.
       const waitUntil = Math.min(deadline, Date.now() + this.connectTimeoutMs);
       const ready = await this.#waitForReady(waitUntil);
       if (!ready) throw this.#unreachable(err, fullMethod);
@@ -312,7 +324,9 @@ export class Connection {
   }
 
   #unreachable(err: unknown, method: string): CriError {
-    const detail = (err as grpc.ServiceError).details ?? String(err);
+    // grpc-js appends an empty "Resolution note: " to connection failures; drop it.
+    const detail = ((err as grpc.ServiceError).details ?? String(err))
+      .replace(/\.? Resolution note: ?$/, "");
     let hint = "";
     try {
       const info = Deno.statSync(this.endpoint.socketPath);
