@@ -283,7 +283,9 @@ export class LiveView {
   #columns(): number {
     if (this.#options.columns) return this.#options.columns();
     try {
-      return Deno.consoleSize().columns;
+      // A pseudo-terminal without a size reports 0 columns.
+      const { columns } = Deno.consoleSize();
+      return columns >= 40 ? columns : 120;
     } catch {
       return 120;
     }

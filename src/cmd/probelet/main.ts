@@ -86,11 +86,13 @@ export async function main(args: string[]): Promise<number> {
 
   const { promise: signalled, resolve } = Promise.withResolvers<Deno.Signal>();
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
-  let received = 0;
+  let firstAt = 0;
   const handlers = signals.map((sig) => {
     const handler = () => {
-      received++;
-      if (received > 1) {
+      // Ctrl-C reaches both `deno task` and the agent, and the task runner forwards it again: only
+      // a signal well after the first one means "stop waiting".
+      if (firstAt === 0) firstAt = Date.now();
+      else if (Date.now() - firstAt > 1500) {
         console.error("probelet: second signal, exiting without waiting for the teardown");
         Deno.exit(1);
       }

@@ -161,7 +161,8 @@ export class KubeGenericRuntimeManager {
         });
       }
     }
-    statuses.sort((a, b) => b.createdAt - a.createdAt);
+    // Newest first; the restart count breaks ties of the millisecond clock.
+    statuses.sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
     return {
       id: uid,
       name: pod.metadata.name ?? "",
@@ -433,7 +434,7 @@ export class KubeGenericRuntimeManager {
   }
 
   /** Removes every sandbox (and with it every container) of the pod. */
-  async removePod(pod: Pod, podStatus: RuntimePodStatus): Promise<void> {
+  async removePod(_pod: Pod, podStatus: RuntimePodStatus): Promise<void> {
     for (const c of podStatus.containerStatuses) {
       await this.runtime.removeContainer(c.id.id).catch((e) =>
         log.V(4).info("RemoveContainer failed", { containerID: c.id.id, err: errorText(e) })
@@ -578,10 +579,6 @@ export function getStableKey(pod: Pod, container: Container): string {
 /** kubelet's `format.Pod`: `<name>_<namespace>(<uid>)`. */
 export function formatPod(pod: Pod): string {
   return `${pod.metadata.name ?? ""}_${pod.metadata.namespace ?? ""}(${pod.metadata.uid ?? ""})`;
-}
-
-function nsToMs(ns: bigint): number {
-  return ns ? Number(ns / 1_000_000n) : 0;
 }
 
 function compareBigDesc(a: bigint, b: bigint): number {

@@ -1,0 +1,147 @@
+import { deepStrictEqual as assertEquals, ok as assert, throws } from "node:assert/strict";
+import {
+  defaultFlags,
+  FlagError,
+  parseFlags,
+  parseGoDuration,
+  usage,
+} from "../../../src/cmd/probelet/flags.ts";
+
+Deno.test("TestParseFlags", async (t) => {
+  await t.step("defaults", () => {
+    const f = parseFlags([]);
+    assertEquals(f.rootDir, ".run/probelet");
+    assertEquals(f.address, "127.0.0.1");
+    assertEquals(f.port, 10255);
+    assert(f.port < 32768);
+    assertEquals(f.runtimeRequestTimeoutMs, 120_000);
+    assertEquals(f.containerRuntimeEndpoint, "");
+    assertEquals(f.nodeName, defaultFlags().nodeName);
+  });
+  await t.step("kubelet's spellings", () => {
+    const f = parseFlags([
+      "--pod-manifest-path",
+      "fixtures/pods/host",
+      "--container-runtime-endpoint=unix:///run/containerd/containerd.sock",
+      "--node-name=n1",
+      "-v=4",
+      "--port",
+      "0",
+      "--runtime-request-timeout=1m30s",
+      "--hostname-override",
+      "n2",
+    ]);
+    assertEquals(f.podManifestPath, "fixtures/pods/host");
+    assertEquals(f.containerRuntimeEndpoint, "unix:///run/containerd/containerd.sock");
+    assertEquals(f.nodeName, "n2");
+    assertEquals(f.verbosity, 4);
+    assertEquals(f.port, 0);
+    assertEquals(f.runtimeRequestTimeoutMs, 90_000);
+  });
+  await t.step("booleans", () => {
+    assertEquals(parseFlags(["--help"]).help, true);
+    assertEquals(parseFlags(["-h"]).help, true);
+    assertEquals(parseFlags(["--help=false"]).help, false);
+  });
+  const errors: [string[], string][] = [
+    [["--bogus"], "unknown flag: --bogus"],
+    [["-x"], "unknown shorthand flag: 'x' in -x"],
+    [
+      ["--port", "abc"],
+      'invalid argument "abc" for "--port" flag: strconv.ParseInt: parsing "abc": invalid syntax',
+    ],
+    [
+      ["--port=70000"],
+      'invalid argument "70000" for "--port" flag: port must be between 0 and 65535',
+    ],
+    [
+      ["--v=loud"],
+      'invalid argument "loud" for "--v" flag: strconv.ParseInt: parsing "loud": invalid syntax',
+    ],
+    [
+      ["--runtime-request-timeout", "5"],
+      'invalid argument "5" for "--runtime-request-timeout" flag: time: invalid duration "5"',
+    ],
+    [
+      ["--live-view=sometimes"],
+      'invalid argument "sometimes" for "--live-view" flag: must be one of auto, always, never',
+    ],
+    [["--root-dir"], "flag needs an argument: --root-dir"],
+    [["stray"], 'unexpected argument "stray"'],
+  ];
+  for (const [args, message] of errors) {
+    await t.step(`error: ${args.join(" ")}`, () => {
+      throws(
+        () => parseFlags(args),
+        (e: unknown) => e instanceof FlagError && e.message === message,
+      );
+    });
+  }
+});
+
+Deno.test("TestParseGoDuration", () => {
+  assertEquals(parseGoDuration("0"), 0);
+  assertEquals(parseGoDuration("1s"), 1000);
+  assertEquals(parseGoDuration("2m0s"), 120_000);
+  assertEquals(parseGoDuration("1.5s"), 1500);
+  assertEquals(parseGoDuration("500ms"), 500);
+  assertEquals(parseGoDuration("1h"), 3_600_000);
+  assertEquals(parseGoDuration(""), undefined);
+  assertEquals(parseGoDuration("10"), undefined);
+  assertEquals(parseGoDuration("1x"), undefined);
+});
+
+Deno.test("TestUsageListsEveryFlag", () => {
+  const text = usage();
+  for (
+    const flag of [
+      "--pod-manifest-path",
+      "--container-runtime-endpoint",
+      "--node-name",
+      "--root-dir",
+      "--v",
+      "--address",
+      "--port",
+      "--runtime-request-timeout",
+      "--help",
+    ]
+  ) {
+    assert(text.includes(flag), flag);
+  }
+});
+
+Deno.test("TestMainExitCodes", async (t) => {
+  const run = async (args: string[]) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("../../../src/cmd/probelet/main.ts", import.meta.url).pathname,
+        ...args,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return {
+      code: out.code,
+      stdout: new TextDecoder().decode(out.stdout),
+      stderr: new TextDecoder().decode(out.stderr),
+    };
+  };
+  await t.step("unknown flag → 2, naming the flag", async () => {
+    const r = await run(["--nope"]);
+    assertEquals(r.code, 2);
+    assert(r.stderr.includes("unknown flag: --nope"), r.stderr);
+    assert(r.stderr.includes("probelet --help"), r.stderr);
+  });
+  await t.step("bad number → 2", async () => {
+    const r = await run(["--port=eighty"]);
+    assertEquals(r.code, 2);
+    assert(r.stderr.includes('"--port"'), r.stderr);
+  });
+  await t.step("--help → 0 with usage", async () => {
+    const r = await run(["--help"]);
+    assertEquals(r.code, 0);
+    assert(r.stdout.includes("--pod-manifest-path"));
+  });
+});
