@@ -199,8 +199,13 @@ export class FakeRuntime implements RuntimeService {
     return Promise.resolve({ status: structuredClone(c.status), info: {} });
   }
 
-  execSync(): Promise<ExecSyncResult> {
-    return Promise.resolve({ stdout: new Uint8Array(), stderr: new Uint8Array() });
+  /** What `execSync` does; default: succeed with no output. */
+  exec: (containerId: string, cmd: string[]) => Promise<ExecSyncResult> = () =>
+    Promise.resolve({ stdout: new Uint8Array(), stderr: new Uint8Array() });
+
+  execSync(containerId: string, cmd: string[]): Promise<ExecSyncResult> {
+    this.calls.push(`execSync ${containerId} ${cmd.join(" ")}`);
+    return this.exec(containerId, cmd);
   }
 
   close(): void {}

@@ -1,0 +1,170 @@
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import type { ContainerStatus, Pod } from "../../src/api/core/v1/mod.ts";
+import { convertToAPIContainerStatuses, getPhase } from "../../src/kubelet/kubelet_pods.ts";
+import type { RuntimePodStatus } from "../../src/kubelet/kuberuntime/kuberuntime_manager.ts";
+
+const running = (name: string): ContainerStatus => ({
+  name,
+  ready: false,
+  restartCount: 0,
+  state: { running: {} },
+});
+const succeeded = (name: string): ContainerStatus => ({
+  name,
+  ready: false,
+  restartCount: 0,
+  state: { terminated: { exitCode: 0 } },
+});
+const failed = (name: string): ContainerStatus => ({
+  name,
+  ready: false,
+  restartCount: 0,
+  state: { terminated: { exitCode: 1 } },
+});
+const waiting = (name: string): ContainerStatus => ({
+  name,
+  ready: false,
+  restartCount: 0,
+  state: { waiting: {} },
+});
+const waitingWithLastTermination = (name: string): ContainerStatus => ({
+  ...waiting(name),
+  lastState: { terminated: { exitCode: 1 } },
+});
+
+function pod(
+  policy: "Always" | "OnFailure" | "Never",
+  init: string[] = [],
+  sidecars: string[] = [],
+): Pod {
+  return {
+    metadata: { name: "p" },
+    spec: {
+      restartPolicy: policy,
+      initContainers: [
+        ...init.map((name) => ({ name })),
+        ...sidecars.map((name) => ({ name, restartPolicy: "Always" as const })),
+      ],
+      containers: [{ name: "containerA" }, { name: "containerB" }],
+    },
+  };
+}
+
+const opts = { podIsTerminal: false, podHasInitialized: true };
+
+Deno.test("TestPodPhase", async (t) => {
+  const cases: [string, Pod, ContainerStatus[], string][] = [
+    ["all running", pod("Always"), [running("containerA"), running("containerB")], "Running"],
+    ["all stopped with restart always", pod("Always"), [
+      succeeded("containerA"),
+      failed("containerB"),
+    ], "Running"],
+    ["all succeeded, OnFailure", pod("OnFailure"), [
+      succeeded("containerA"),
+      succeeded("containerB"),
+    ], "Succeeded"],
+    ["one failed, OnFailure (restarting)", pod("OnFailure"), [
+      succeeded("containerA"),
+      failed("containerB"),
+    ], "Running"],
+    ["one failed, Never", pod("Never"), [succeeded("containerA"), failed("containerB")], "Failed"],
+    ["mixed state #1 with restart always", pod("Always"), [running("containerA")], "Pending"],
+    ["waiting", pod("Always"), [running("containerA"), waiting("containerB")], "Pending"],
+    [
+      "backoff crashloop container with restart always",
+      pod("Always"),
+      [running("containerA"), waitingWithLastTermination("containerB")],
+      "Running",
+    ],
+    ["init container running", pod("Always", ["init"]), [running("init")], "Pending"],
+    ["init container failed, Never", pod("Never", ["init"]), [failed("init")], "Failed"],
+    [
+      "init container succeeded, containers running",
+      pod("Always", ["init"]),
+      [succeeded("init"), running("containerA"), running("containerB")],
+      "Running",
+    ],
+    [
+      "sidecar running but not started, not initialised",
+      pod("Always", [], ["sidecar"]),
+      [{ ...running("sidecar"), started: false }],
+      "Pending",
+    ],
+  ];
+  for (const [name, p, statuses, want] of cases) {
+    await t.step(name, () => {
+      const initialised = name.includes("not initialised")
+        ? { ...opts, podHasInitialized: false }
+        : opts;
+      assertEquals(getPhase(p, statuses, initialised), want);
+    });
+  }
+});
+
+Deno.test("TestConvertToAPIContainerStatuses", async (t) => {
+  const p = pod("Always");
+  const status: RuntimePodStatus = {
+    id: "uid",
+    name: "p",
+    namespace: "default",
+    ips: ["10.0.0.1"],
+    sandboxStatuses: [],
+    containerStatuses: [
+      {
+        id: { type: "containerd", id: "new" },
+        name: "containerA",
+        state: "exited",
+        createdAt: 2000,
+        startedAt: 2000,
+        finishedAt: 3000,
+        exitCode: 137,
+        image: "busybox",
+        imageID: "sha",
+        hash: "",
+        restartCount: 1,
+        reason: "Error",
+        message: "",
+      },
+      {
+        id: { type: "containerd", id: "old" },
+        name: "containerA",
+        state: "exited",
+        createdAt: 1000,
+        startedAt: 1000,
+        finishedAt: 1500,
+        exitCode: 1,
+        image: "busybox",
+        imageID: "sha",
+        hash: "",
+        restartCount: 0,
+        reason: "Error",
+        message: "",
+      },
+    ],
+  };
+  await t.step(
+    "the newest instance is the state, a never-created container is ContainerCreating",
+    () => {
+      const [a, b] = convertToAPIContainerStatuses(p, status, p.spec.containers, {
+        isInit: false,
+        startFailures: new Map(),
+      });
+      assertEquals(a.state?.terminated?.exitCode, 137);
+      assertEquals(a.containerID, "containerd://new");
+      assertEquals(a.restartCount, 1);
+      assertEquals(a.lastState?.terminated?.exitCode, 1);
+      assertEquals(b.state, { waiting: { reason: "ContainerCreating" } });
+    },
+  );
+  await t.step("a start failure turns the state into Waiting with its reason", () => {
+    const [a] = convertToAPIContainerStatuses(p, status, p.spec.containers, {
+      isInit: false,
+      startFailures: new Map([["containerA", {
+        reason: "CrashLoopBackOff",
+        message: "back-off 10s",
+      }]]),
+    });
+    assertEquals(a.state, { waiting: { reason: "CrashLoopBackOff", message: "back-off 10s" } });
+    assertEquals(a.lastState?.terminated?.exitCode, 137);
+  });
+});

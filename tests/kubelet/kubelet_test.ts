@@ -1,0 +1,149 @@
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import type { Pod } from "../../src/api/core/v1/mod.ts";
+import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
+import { Kubelet } from "../../src/kubelet/kubelet.ts";
+import { ExitError } from "../../src/probe/exec/errors.ts";
+import { FakeClock, settle } from "../../src/util/clock.ts";
+import * as log from "../../src/util/log.ts";
+import { FakeRuntime } from "./kuberuntime/fake_runtime.ts";
+
+function probedPod(): Pod {
+  return {
+    metadata: { name: "web", namespace: "default", uid: "uid-web" },
+    spec: {
+      restartPolicy: "Always",
+      terminationGracePeriodSeconds: 30,
+      containers: [{
+        name: "app",
+        image: "busybox",
+        command: ["sleep", "600"],
+        livenessProbe: {
+          exec: { command: ["live"] },
+          periodSeconds: 1,
+          timeoutSeconds: 1,
+          successThreshold: 1,
+          failureThreshold: 2,
+        },
+        readinessProbe: {
+          exec: { command: ["ready"] },
+          periodSeconds: 1,
+          timeoutSeconds: 1,
+          successThreshold: 1,
+          failureThreshold: 1,
+        },
+      }],
+    },
+  };
+}
+
+// Lets the agent's promise chains (and the small real I/O they do) finish without moving the fake
+// time: fires timers already due (`step(0)`) and polls the condition between event-loop turns.
+let clockForUntil: FakeClock;
+async function until(what: string, cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 3000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`condition never held: ${what}`);
+    await clockForUntil.step(0);
+    await settle();
+  }
+}
+
+async function setup() {
+  const clock = new FakeClock(1_700_000_000_000);
+  clockForUntil = clock;
+  const runtime = new FakeRuntime(clock);
+  const recorder = new FakeRecorder();
+  const rootDir = await Deno.makeTempDir({ prefix: "probelet-kubelet-test-" });
+  const previous = log.setLogSink(() => {});
+  const kubelet = new Kubelet({
+    runtime,
+    clock,
+    nodeName: "node",
+    rootDir,
+    recorders: [recorder],
+    random: () => 0,
+    syncFrequencyMs: 1000,
+  });
+  await kubelet.start();
+  const status = () => kubelet.getPod("web")?.status;
+  const app = () => status()?.containerStatuses?.find((c) => c.name === "app");
+  const cleanup = async () => {
+    await kubelet.stop();
+    log.setLogSink(previous);
+    await Deno.remove(rootDir, { recursive: true });
+  };
+  return { clock, runtime, recorder, kubelet, status, app, cleanup };
+}
+
+Deno.test("TestSyncLoopProbeUpdates", async (t) => {
+  const s = await setup();
+  try {
+    await t.step(
+      "a new pod is created and becomes Ready through the readiness update",
+      async () => {
+        s.kubelet.setPods([probedPod()]);
+        await until("running", () => s.app()?.state?.running !== undefined);
+        assertEquals(s.status()?.phase, "Running");
+        await until("ready", () => s.app()?.ready === true);
+        assertEquals(s.status()?.conditions?.find((c) => c.type === "Ready")?.status, "True");
+        assertEquals(s.app()?.started, true);
+      },
+    );
+
+    await t.step(
+      "liveness failing past its threshold kills and restarts the container",
+      async () => {
+        s.runtime.exec = (_id, cmd) =>
+          cmd[0] === "live" ? Promise.reject(new ExitError(1)) : Promise.resolve({
+            stdout: new Uint8Array(),
+            stderr: new Uint8Array(),
+          });
+        await s.clock.step(1000); // failure 1 of 2: nothing happens yet
+        await until(
+          "one failure",
+          () => s.recorder.events.some((e) => e.includes("Liveness probe failed")),
+        );
+        assert(
+          !s.recorder.events.some((e) => e.includes("Killing")),
+        );
+        await s.clock.step(1000); // failure 2: Failure result → sync → kill
+        await until(
+          "Killing",
+          () =>
+            s.recorder.events.includes(
+              "Normal Killing Container app failed liveness probe, will be restarted",
+            ),
+        );
+        await until(
+          "restarted",
+          () => s.app()?.restartCount === 1 && s.app()?.state?.running !== undefined,
+        );
+        assertEquals(s.app()?.lastState?.terminated?.exitCode, 137);
+      },
+    );
+
+    await t.step("readiness failure: not Ready, never restarted", async () => {
+      s.runtime.exec = (_id, cmd) =>
+        cmd[0] === "ready" ? Promise.reject(new ExitError(1)) : Promise.resolve({
+          stdout: new Uint8Array(),
+          stderr: new Uint8Array(),
+        });
+      const kills = s.recorder.events.filter((e) => e.includes("Killing")).length;
+      for (let i = 0; i < 5; i++) await s.clock.step(1000);
+      await until("not ready", () => s.app()?.ready === false);
+      assertEquals(s.status()?.conditions?.find((c) => c.type === "Ready")?.status, "False");
+      assertEquals(s.recorder.events.filter((e) => e.includes("Killing")).length, kills);
+      assertEquals(s.app()?.restartCount, 1);
+    });
+
+    await t.step("removing the pod tears it down", async () => {
+      s.kubelet.setPods([]);
+      await until("gone", () => s.kubelet.getPod("web") === undefined);
+      assertEquals(s.runtime.sandboxes.size, 0);
+      assertEquals(s.runtime.containers.size, 0);
+      assertEquals(s.kubelet.probeManager.workers.size, 0);
+    });
+  } finally {
+    await s.cleanup();
+  }
+});
