@@ -72,5 +72,9 @@ Deno.test("TestLiveViewRedrawsInPlace", () => {
   view.render();
   view.render();
   assert(!out[0].includes("\x1b[J"));
-  assert(/^\x1b\[\d+A\r\x1b\[J/.test(out[1]), "second frame moves up and clears");
+  const esc = String.fromCharCode(27);
+  assert(
+    new RegExp(`^${esc}\\[\\d+A\r${esc}\\[J`).test(out[1]),
+    "second frame moves up and clears",
+  );
 });
