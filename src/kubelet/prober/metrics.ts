@@ -53,13 +53,15 @@ export function newProberMetrics(options: { registry?: Registry } = {}): ProberM
   const registry = options.registry ?? new Registry();
   const proberResults = new Counter({
     name: "prober_probe_total",
-    help: "Cumulative number of a liveness, readiness or startup probe for a container by result.",
+    // component-base prefixes HELP with the stability level; scrapers see kubelet's exact text.
+    help:
+      "[BETA] Cumulative number of a liveness, readiness or startup probe for a container by result.",
     labelNames: proberResultsLabelNames,
     registers: [registry],
   });
   const proberDuration = new Histogram({
     name: "prober_probe_duration_seconds",
-    help: "Duration in seconds for a probe response.",
+    help: "[ALPHA] Duration in seconds for a probe response.",
     labelNames: proberDurationLabelNames,
     // Prometheus' DefBuckets, which kubelet uses.
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],

@@ -159,7 +159,8 @@ export class ProberManager {
         }
         const w = newWorker(this, { probeType, pod, container: c });
         this.workers.set(probeKeyString(key), w);
-        w.start();
+        // run() handles its own errors; this only keeps a bug from becoming an unhandled rejection.
+        w.start().catch((err) => log.error(err, "Probe worker failed", { pod: log.kObj(pod) }));
       }
     }
   }
@@ -270,13 +271,13 @@ export class ProberManager {
     });
     // No readiness probe: ready as soon as started.
     let ready = !w;
-    if (w) {
-      if (!w.manualTrigger()) {
-        log.info("Failed to trigger a manual run", { probe: probeTypeString("readiness") });
-      }
-      if (!this.featureGates.ChangeContainerStatusOnKubeletRestart && spec) {
-        ready = this.#readyStateOnKubeletRestart(ready, pod, c, spec);
-      }
+    if (w && !w.manualTrigger()) {
+      log.info("Failed to trigger a manual run", { probe: probeTypeString("readiness") });
+    }
+    // Applies with or without a worker: right after a kubelet restart the status is generated
+    // before addPod has created the workers, and a probed container must not turn Ready then.
+    if (!this.featureGates.ChangeContainerStatusOnKubeletRestart && spec) {
+      ready = this.#readyStateOnKubeletRestart(ready, pod, c, spec);
     }
     return ready;
   }

@@ -189,10 +189,7 @@ export class Worker {
       while (await this.doProbe()) {
         const reason = await this.nextWake();
         if (reason === "stop") break;
-        log.V(3).info(
-          reason === "tick" ? "Triggerd Probe by periodSeconds" : "Triggerd Probe by manual run",
-          this.#logFields(),
-        );
+        if (reason === "manual") log.V(4).info("Triggered Probe by manual run", this.#logFields());
       }
     } finally {
       this.#cleanUp();

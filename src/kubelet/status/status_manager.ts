@@ -172,7 +172,8 @@ class Manager implements StatusManager {
       });
       return;
     }
-    if (found.ready === ready) {
+    // Go's bool zero value: an unset ready is false.
+    if ((found.ready ?? false) === ready) {
       log.V(4).info("Container readiness unchanged", {
         ready,
         pod: log.kObj(pod),

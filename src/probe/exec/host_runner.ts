@@ -11,12 +11,15 @@
  */
 import type { CommandRunner } from "../../kubelet/container/command_runner.ts";
 import type { ContainerID } from "../../kubelet/container/container_id.ts";
-import { type Clock, RealClock } from "../../util/clock.ts";
+import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
 import { goQuote } from "../../util/go_format.ts";
 import { CommandTimedOutError, ExitError } from "./errors.ts";
 
 /** How much of each stream the runner keeps; the rest is read and dropped. */
 const maxStreamBytes = 10 * 1024;
+
+// How long the output may keep arriving after a timed-out command's process group was killed.
+const drainAfterKillMs = 500;
 
 /**
  * Runs commands as child processes of probelet, each in its own process group.
@@ -66,20 +69,27 @@ export class HostCommandRunner implements CommandRunner {
     }
 
     let timedOut = false;
+    const drain = new AbortController();
+    let drainTimer: ClockTimer | undefined;
     const timer = options.timeoutMs > 0
       ? this.#clock.afterFunc(options.timeoutMs, () => {
         timedOut = true;
         killProcessGroup(child.pid);
+        // A descendant that left the group (setsid) could hold the pipes open forever: after the
+        // kill, give the streams a short grace and then stop reading, so the probe always ends.
+        drainTimer = this.#clock.afterFunc(drainAfterKillMs, () => drain.abort());
       })
       : undefined;
     // Read both streams to the end, even past the cap: a full pipe would stall the command. The
-    // streams end when every process holding them (grandchildren too) has exited.
+    // streams end when every process holding them (grandchildren too) has exited, as with
+    // containerd 1.6's ExecSync.
     const [stdout, stderr, status] = await Promise.all([
-      readCapped(child.stdout, maxStreamBytes),
-      readCapped(child.stderr, maxStreamBytes),
+      readCapped(child.stdout, { cap: maxStreamBytes, signal: drain.signal }),
+      readCapped(child.stderr, { cap: maxStreamBytes, signal: drain.signal }),
       child.status,
     ]);
     timer?.stop();
+    drainTimer?.stop();
 
     if (timedOut) throw new CommandTimedOutError(cmd, { timeoutMs: options.timeoutMs });
     const output = new Uint8Array(stdout.length + stderr.length);
@@ -101,15 +111,31 @@ function killProcessGroup(pid: number): void {
   }
 }
 
-async function readCapped(stream: ReadableStream<Uint8Array>, cap: number): Promise<Uint8Array> {
+async function readCapped(
+  stream: ReadableStream<Uint8Array>,
+  options: { cap: number; signal: AbortSignal },
+): Promise<Uint8Array> {
+  const { cap, signal } = options;
   const kept = new Uint8Array(cap);
   let length = 0;
-  for await (const chunk of stream) {
-    const take = Math.min(chunk.length, cap - length);
-    if (take > 0) {
-      kept.set(chunk.subarray(0, take), length);
-      length += take;
+  const reader = stream.getReader();
+  const stop = () => reader.cancel().catch(() => {});
+  signal.addEventListener("abort", stop, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const take = Math.min(value.length, cap - length);
+      if (take > 0) {
+        kept.set(value.subarray(0, take), length);
+        length += take;
+      }
     }
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  } finally {
+    signal.removeEventListener("abort", stop);
+    reader.releaseLock();
   }
   return kept.slice(0, length);
 }

@@ -263,7 +263,10 @@ class ProbeClient implements HttpClient {
         }
         // A custom Host survives only a relative Location (Go issue 22233).
         let host = "";
-        if (req.host !== "" && req.host !== req.url.host && !parsesAbsolute(loc)) host = req.host;
+        // Go compares against the original request, so it survives several relative hops too.
+        if (ireq.host !== "" && ireq.host !== ireq.url.host && !parsesAbsolute(loc)) {
+          host = ireq.host;
+        }
         if (
           !stripSensitiveHeaders && reqs[0].url.host !== u.host &&
           !shouldCopyHeaderOnRedirect(reqs[0].url, u)

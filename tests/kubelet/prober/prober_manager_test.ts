@@ -544,6 +544,25 @@ Deno.test("TestSetReadyStateOnKubeletRestart (prober_manager.go setReadyStateOnK
     m.updatePodStatus(pod, status);
     assert.equal(status.containerStatuses![0].ready, false);
   });
+  await t.step("probe in spec but no worker yet, pod not Ready: not ready", () => {
+    // kubelet generates the status before addPod creates workers after a restart.
+    const m = newTestManager();
+    const pod = getTestPod();
+    setTestProbe(pod, "readiness", {});
+    pod.status = { conditions: [{ type: "Ready", status: "False" }] };
+    const status = getTestRunningStatus({ now: m.clock.now() - 11_000 });
+    m.updatePodStatus(pod, status);
+    assert.equal(status.containerStatuses![0].ready, false);
+  });
+  await t.step("probe in spec but no worker yet, pod Ready: ready", () => {
+    const m = newTestManager();
+    const pod = getTestPod();
+    setTestProbe(pod, "readiness", {});
+    pod.status = { conditions: [{ type: "Ready", status: "True" }] };
+    const status = getTestRunningStatus({ now: m.clock.now() - 11_000 });
+    m.updatePodStatus(pod, status);
+    assert.equal(status.containerStatuses![0].ready, true);
+  });
   await t.step("gate ChangeContainerStatusOnKubeletRestart on: not ready until probed", () => {
     const m = newTestManager({ featureGates: { ChangeContainerStatusOnKubeletRestart: true } });
     const pod = getTestPod();

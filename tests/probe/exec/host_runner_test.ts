@@ -87,6 +87,40 @@ Deno.test("TestHostCommandRunner", async (t) => {
     assert.equal(err.message, 'command timed out: "sleep 30" timed out after 1s');
   });
 
+  await t.step("a descendant that escaped the group cannot hold a timed-out probe", async () => {
+    const pidFile = await Deno.makeTempFile();
+    const clock = new FakeClock(0);
+    let escaped = 0;
+    try {
+      // setsid moves the grandchild out of the process group, so the kill cannot reach it, and it
+      // keeps stdout open.
+      const cmd = ["sh", "-c", `setsid sh -c 'echo $$ > ${pidFile}; exec sleep 30' & sleep 30`];
+      const running = new HostCommandRunner({ clock })
+        .runInContainer(id, cmd, { timeoutMs: 1000 })
+        .then(() => undefined, (e) => e);
+      // Wait (bounded) until the grandchild exists, so the scenario is really exercised.
+      for (let i = 0; i < 500 && escaped === 0; i++) {
+        escaped = Number((await Deno.readTextFile(pidFile)).trim()) || 0;
+        if (escaped === 0) await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.ok(escaped > 0, "the escaped grandchild never started");
+      await clock.step(1000); // timeout: the group is killed, the grandchild survives
+      assert.ok(!processIsDead(escaped));
+      await clock.step(500); // the drain grace ends
+      const err = await running;
+      assert.ok(isCommandTimedOut(err), String(err));
+    } finally {
+      if (escaped > 0) {
+        try {
+          Deno.kill(escaped, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      await Deno.remove(pidFile);
+    }
+  });
+
   await t.step("missing binary is a plain error", async () => {
     const err = await runner.runInContainer(id, ["/nonexistent/probe-binary"], { timeoutMs: 1000 })
       .then(() => undefined, (e) => e);
