@@ -413,11 +413,8 @@ export class Kubelet {
 
   // Kubelet's HandlePodCleanups, reduced: stop probe workers of unknown pods, forget old back-offs.
   #housekeeping(): void {
-    const desired = new Set(
-      [...this.#workers.values()].filter((w) => !w.terminating).map((w) =>
-        w.pod.metadata.uid ?? ""
-      ),
-    );
+    // Terminating pods keep their readiness workers until they are removed, as in kubelet.
+    const desired = new Set([...this.#workers.keys()]);
     this.probeManager.cleanupPods(desired);
     this.backoff.gc();
   }
@@ -471,9 +468,16 @@ export class Kubelet {
 
   /** The pod with this name (and namespace, default `default`), if running here. */
   getPod(name: string, namespace = "default"): PodWithStatus | undefined {
-    return this.pods().find((p) =>
-      p.metadata.name === name && (p.metadata.namespace ?? "default") === namespace
+    const matches = [...this.#workers.values()].filter((w) =>
+      w.pod.metadata.name === name && (w.pod.metadata.namespace ?? "default") === namespace
     );
+    // A replaced manifest briefly has two pods of one name: prefer the one not going away.
+    const worker = matches.find((w) => !w.terminating) ?? matches[0];
+    if (!worker) return undefined;
+    const uid = worker.pod.metadata.uid ?? "";
+    const status = this.statusManager.getPodStatus(uid) ??
+      { phase: "Pending", startTime: worker.startTime };
+    return { ...structuredClone(worker.pod), status };
   }
 
   /** Whether `start()` ran and `stop()` has not. */

@@ -136,6 +136,28 @@ Deno.test("TestSyncLoopProbeUpdates", async (t) => {
       assertEquals(s.app()?.restartCount, 1);
     });
 
+    await t.step("a changed manifest (new UID) replaces the pod: old one down first", async () => {
+      const changed = probedPod();
+      changed.metadata.uid = "uid-web-2";
+      changed.spec.containers[0].command = ["sleep", "700"];
+      s.kubelet.setPods([changed]);
+      await until(
+        "replaced",
+        () =>
+          s.kubelet.getPod("web")?.metadata.uid === "uid-web-2" &&
+          s.app()?.state?.running !== undefined,
+      );
+      await until("old pod gone", () => s.kubelet.pods().length === 1);
+      assertEquals(s.runtime.sandboxes.size, 1);
+      assertEquals(s.app()?.restartCount, 0);
+      const creates = s.runtime.calls.filter((c) => c.startsWith("runPodSandbox"));
+      assertEquals(creates.length, 2);
+      // The old sandbox was removed before the new one was created.
+      const removed = s.runtime.calls.findIndex((c) => c.startsWith("removePodSandbox"));
+      const created = s.runtime.calls.lastIndexOf("runPodSandbox web");
+      assert(removed >= 0 && removed < created, JSON.stringify(s.runtime.calls));
+    });
+
     await t.step("removing the pod tears it down", async () => {
       s.kubelet.setPods([]);
       await until("gone", () => s.kubelet.getPod("web") === undefined);
