@@ -15,6 +15,7 @@
  *   --floor-duration S  floor window (default min(duration, 10)); --no-floor skips the floor
  *   --quick           small and short: 20 workers, 2 s windows, exec at 5 (under a minute)
  *   --json            print the results as JSON on stdout (the table goes to stderr)
+ *   --profile DIR     write a V8 CPU profile (+ markdown summary) of each scenario process to DIR
  * @module
  */
 import process from "node:process";
@@ -36,6 +37,7 @@ interface Flags {
   exec: boolean;
   quick: boolean;
   json: boolean;
+  profileDir?: string;
 }
 
 function parseFlags(args: string[]): Flags {
@@ -61,6 +63,7 @@ function parseFlags(args: string[]): Flags {
     exec: !has("no-exec"),
     quick,
     json: has("json"),
+    profileDir: get("profile"),
   };
 }
 
@@ -149,12 +152,23 @@ class Targets {
 
 async function runChild(
   options: Omit<ScenarioOptions, "runner"> & { cri?: boolean },
+  profileDir?: string,
 ): Promise<ScenarioResult> {
+  const profile = profileDir
+    ? [
+      "--cpu-prof-dir",
+      profileDir,
+      "--cpu-prof-md",
+      "--cpu-prof-name",
+      `${options.name}-${options.workers}.cpuprofile`,
+    ]
+    : [];
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--allow-all",
       "--v8-flags=--expose-gc",
+      ...profile,
       `${benchDir}probe_scale.ts`,
       "--child",
       JSON.stringify(options),
@@ -205,8 +219,9 @@ async function criSkipReason(): Promise<string | undefined> {
   return await integrationSkipReason();
 }
 
-const fmt = (x: number | undefined, digits = 2) =>
-  x === undefined || Number.isNaN(x) ? "-" : x.toFixed(digits);
+// NaN travels through JSON as null.
+const fmt = (x: number | null | undefined, digits = 2) =>
+  typeof x !== "number" || !Number.isFinite(x) ? "-" : x.toFixed(digits);
 
 /** The report as a text table. */
 export function formatTable(report: Report): string {
@@ -298,7 +313,7 @@ async function main(args: string[]): Promise<void> {
           kind: kind as ScenarioOptions["kind"],
           workers,
           targets: ports,
-        });
+        }, flags.profileDir);
         result.targetCpuSeconds = await targets.cpuSeconds() - cpu0;
         if (flags.floor) {
           const [floor] = await runFloors(

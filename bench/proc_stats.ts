@@ -77,3 +77,30 @@ export function loadAverage(): [number, number, number] {
   const [a, b, c] = Deno.readTextFileSync("/proc/loadavg").split(" ").map(Number);
   return [a, b, c];
 }
+
+/**
+ * CPU seconds per thread name of this process (/proc/self/task/<tid>/stat), summed over threads with
+ * the same name: shows how much runs on the JS thread (named after the executable) and how much on
+ * V8's GC workers and the I/O runtime.
+ *
+ * @example
+ * ```ts
+ * threadCpuSeconds(); // { deno: 1.2, "V8 DefaultWorke": 0.1, ... }
+ * ```
+ */
+export function threadCpuSeconds(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const entry of Deno.readDirSync("/proc/self/task")) {
+    let stat: string;
+    try {
+      stat = Deno.readTextFileSync(`/proc/self/task/${entry.name}/stat`);
+    } catch {
+      continue; // the thread exited
+    }
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const cpu = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+    out[name] = (out[name] ?? 0) + cpu;
+  }
+  return out;
+}

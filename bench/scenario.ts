@@ -28,11 +28,16 @@ import {
   type StatusManager,
 } from "../src/kubelet/status/mod.ts";
 import { HostCommandRunner } from "../src/probe/exec/host_runner.ts";
+import { ProbeResult } from "../src/probe/probe.ts";
 import type { TargetKind, TargetPorts } from "./floor.ts";
-import { collectGarbage, cpuSeconds, quantile, rssBytes } from "./proc_stats.ts";
+import { collectGarbage, cpuSeconds, quantile, rssBytes, threadCpuSeconds } from "./proc_stats.ts";
 
-/** What a scenario probes. `exec` runs `execCommand` through `runner`. */
-export type ScenarioKind = TargetKind | "mix" | "exec";
+/**
+ * What a scenario probes. `exec` runs `execCommand` through `runner`; `noop` is a TCP probe whose
+ * handler answers Success at once, so the figures are the framework's own cost (worker, prober,
+ * status lookup, metrics, results) without any I/O.
+ */
+export type ScenarioKind = TargetKind | "mix" | "exec" | "noop";
 
 /** The parameters of one scenario. */
 export interface ScenarioOptions {
@@ -89,11 +94,13 @@ export interface ScenarioResult {
   /** Updates drained from the three results managers. */
   updates: number;
   gcExposed: boolean;
+  /** CPU seconds per 1,000 probes in the window by thread name (JS thread = "deno"). */
+  threadCpuPer1000: Record<string, number>;
 }
 
 const kinds: TargetKind[] = ["http", "https", "tcp", "grpc"];
 
-function probeFor(kind: TargetKind | "exec", i: number, o: ScenarioOptions): Probe {
+function probeFor(kind: TargetKind | "exec" | "noop", i: number, o: ScenarioOptions): Probe {
   const base = {
     periodSeconds: o.periodSeconds,
     timeoutSeconds: o.timeoutSeconds,
@@ -101,6 +108,7 @@ function probeFor(kind: TargetKind | "exec", i: number, o: ScenarioOptions): Pro
     failureThreshold: 3,
   };
   if (kind === "exec") return { ...base, exec: { command: o.execCommand ?? ["/bin/true"] } };
+  if (kind === "noop") return { ...base, tcpSocket: { port: 1 } };
   const ports = o.targets![kind];
   const port = ports[Math.floor(i / 4) % ports.length];
   switch (kind) {
@@ -204,9 +212,9 @@ class TickTracker {
 /** A status manager that notes when each worker reads its pod status (= a doProbe starts). */
 function instrumentedStatusManager(inner: StatusManager, tracker: TickTracker): StatusManager {
   return {
-    getPodStatus(uid) {
+    getPodStatus(uid, options) {
       tracker.start(uid);
-      return inner.getPodStatus(uid);
+      return inner.getPodStatus(uid, options);
     },
     setPodStatus: (pod, status) => inner.setPodStatus(pod, status),
     setContainerReadiness: (uid, id, ready) => inner.setContainerReadiness(uid, id, ready),
@@ -284,6 +292,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
 
   // Count verdicts and durations at the prober (outside the worker).
   const prober = manager.prober;
+  if (o.kind === "noop") {
+    prober.tcp = { probe: () => Promise.resolve({ result: ProbeResult.Success, output: "" }) };
+  }
   const probe = prober.probe.bind(prober);
   let completed = 0;
   let failures = 0;
@@ -339,6 +350,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   tracker.recording = true;
   inWindow = true;
   const cpu0 = cpuSeconds();
+  const threads0 = threadCpuSeconds();
   const wall0 = performance.now();
   const rssSamples: number[] = [];
   const sampler = setInterval(() => rssSamples.push(rssBytes()), 1000);
@@ -346,6 +358,14 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   inWindow = false;
   tracker.recording = false;
   const cpu = cpuSeconds() - cpu0;
+  const threads1 = threadCpuSeconds();
+  const threadCpuPer1000: Record<string, number> = {};
+  for (const [name, seconds] of Object.entries(threads1)) {
+    const used = seconds - (threads0[name] ?? 0);
+    if (used > 0 && completed > 0) {
+      threadCpuPer1000[name] = Math.round(used / completed * 1e6) / 1000;
+    }
+  }
   const wall = (performance.now() - wall0) / 1000;
   clearInterval(sampler);
   tracker.finish();
@@ -390,6 +410,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     },
     updates,
     gcExposed,
+    threadCpuPer1000,
   };
 }
 
