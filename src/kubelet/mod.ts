@@ -1,0 +1,40 @@
+/**
+ * The node agent: the `Kubelet` (pod workers, sync loop, static pods), the runtime manager and its
+ * pure `computePodActions`, API status generation, and the in-memory event store.
+ *
+ * @example
+ * ```ts
+ * import { Kubelet } from "./mod.ts";
+ * const kubelet = new Kubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet" });
+ * await kubelet.start();
+ * kubelet.setPods([pod]);
+ * await kubelet.stop();
+ * ```
+ * @module
+ */
+export {
+  defaultBackOffInitialMs,
+  defaultBackOffMaxMs,
+  Kubelet,
+  type KubeletOptions,
+  type PodWithStatus,
+} from "./kubelet.ts";
+export { EventStore, type StoredEvent } from "./kubelet_events.ts";
+export {
+  ContainerCreating,
+  convertToAPIContainerStatuses,
+  CrashLoopBackOff,
+  generateAPIPodStatus,
+  getPhase,
+  type StartFailure,
+} from "./kubelet_pods.ts";
+export * from "./kuberuntime/kuberuntime_manager.ts";
+export {
+  getStableKey,
+  KubeGenericRuntimeManager,
+  minimumGracePeriodInSeconds,
+  type RuntimeManagerOptions,
+  setTerminationGracePeriod,
+  type SyncResult,
+} from "./kuberuntime/runtime_manager.ts";
+export { type KubeletServer, newHandler, serve } from "./server/server.ts";
