@@ -355,7 +355,7 @@ export class KubeGenericRuntimeManager {
     try {
       await this.runtime.startContainer(containerID);
     } catch (e) {
-      const message = `failed to start container "${containerID}": ${errorText(e)}`;
+      const message = errorText(e);
       this.#event(pod, container, "Warning", "Failed", `Error: ${message}`);
       return { reason: ErrRunContainer, message };
     }
