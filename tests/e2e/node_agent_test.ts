@@ -97,6 +97,17 @@ ${containers}`;
         failureThreshold: 1
 `,
     ),
+    // A bad file: its pod never runs, the others are unaffected.
+    "broken.yaml": pod(
+      "broken",
+      `  - name: app
+    image: ${image}
+    command: ["sh", "-c", ${JSON.stringify(idle)}]
+    livenessProbe:
+        httpGet:
+          port: nope
+`,
+    ),
     "doomed.yaml": pod(
       "doomed",
       `  - name: app
@@ -203,6 +214,16 @@ async function scenarios(t: Deno.TestContext, agent: E2EAgent, runtime: E2ERunti
       JSON.stringify(events),
     );
     assert(events.includes(killingLiveness));
+  });
+
+  await t.step("a bad manifest is reported with its file and field; the others run", () => {
+    const errors = agent.kubelet.manifestErrors().map((e) => e.message);
+    assert(
+      errors.some((m) => m.includes("broken.yaml") && m.includes("livenessProbe.httpGet.port")),
+      JSON.stringify(errors),
+    );
+    assertEquals(agent.pod("broken"), undefined);
+    assert(agent.pod("readiness") && agent.pod("liveness"));
   });
 
   await t.step("a removed manifest tears the pod down", async () => {
