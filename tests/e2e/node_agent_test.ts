@@ -272,7 +272,9 @@ async function startWithPort(
     try {
       return await startAgent(runtime, manifests(runtime, stateDir), { ...options, port });
     } catch (e) {
-      if (!(e instanceof Deno.errors.AddrInUse) || attempt >= 5) throw e;
+      const inUse = e instanceof Deno.errors.AddrInUse ||
+        (e instanceof Error && e.cause instanceof Deno.errors.AddrInUse);
+      if (!inUse || attempt >= 5) throw e;
     }
   }
 }

@@ -108,7 +108,8 @@ export function serve(
         },
       }, handler);
     } catch (e) {
-      reject(e);
+      const why = e instanceof Error ? e.message : String(e);
+      reject(new Error(`listen tcp ${options.hostname}:${options.port}: ${why}`, { cause: e }));
     }
   });
 }
