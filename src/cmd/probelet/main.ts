@@ -60,12 +60,31 @@ export async function main(args: string[]): Promise<number> {
     });
   }
 
+  // Listen before starting, so a signal during start-up still tears down what was started.
+  const { promise: signalled, resolve } = Promise.withResolvers<Deno.Signal>();
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  let firstAt = 0;
+  const handlers = signals.map((sig) => {
+    const handler = () => {
+      // Ctrl-C reaches both `deno task` and the agent, and the task runner forwards it again: only
+      // a signal well after the first one means "stop waiting".
+      if (firstAt === 0) firstAt = Date.now();
+      else if (Date.now() - firstAt > 1500) {
+        console.error("probelet: second signal, exiting without waiting for the teardown");
+        Deno.exit(1);
+      }
+      resolve(sig);
+    };
+    Deno.addSignalListener(sig, handler);
+    return { sig, handler };
+  });
   let agent;
   try {
     agent = await runKubelet(flags);
   } catch (e) {
     log.error(e, "Failed to start the node agent");
     if (tty) console.error(`probelet: ${e instanceof Error ? e.message : e} (log: ${logFile})`);
+    for (const { sig, handler } of handlers) Deno.removeSignalListener(sig, handler);
     logHandle?.close();
     return 1;
   }
@@ -84,23 +103,6 @@ export async function main(args: string[]): Promise<number> {
   });
   view.start();
 
-  const { promise: signalled, resolve } = Promise.withResolvers<Deno.Signal>();
-  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
-  let firstAt = 0;
-  const handlers = signals.map((sig) => {
-    const handler = () => {
-      // Ctrl-C reaches both `deno task` and the agent, and the task runner forwards it again: only
-      // a signal well after the first one means "stop waiting".
-      if (firstAt === 0) firstAt = Date.now();
-      else if (Date.now() - firstAt > 1500) {
-        console.error("probelet: second signal, exiting without waiting for the teardown");
-        Deno.exit(1);
-      }
-      resolve(sig);
-    };
-    Deno.addSignalListener(sig, handler);
-    return { sig, handler };
-  });
   const sig = await signalled;
   view.stop();
   log.info("Received signal, shutting down", { signal: sig });
