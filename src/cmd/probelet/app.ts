@@ -29,7 +29,7 @@ export interface RunKubeletOptions extends Partial<KubeletFlags> {
 export interface RunningKubelet {
   kubelet: Kubelet;
   runtime: RuntimeService;
-  /** The HTTP server, unless the port was 0... or `port: -1` disabled it. */
+  /** The HTTP server; absent when `port: -1` disabled it. */
   server?: KubeletServer;
   /** `http://address:port` of the server, if any. */
   url?: string;
