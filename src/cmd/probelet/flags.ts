@@ -20,7 +20,7 @@ export interface KubeletFlags {
   verbosity: number;
   /** Address the HTTP server listens on. */
   address: string;
-  /** Port of the HTTP server (0 = none). */
+  /** Port of the HTTP server (0 = a free port chosen at start). */
   port: number;
   /** Timeout of every runtime call except long-running ones, in milliseconds. */
   runtimeRequestTimeoutMs: number;
@@ -106,7 +106,8 @@ const flagDefs: FlagDef[] = [
     name: "port",
     kind: "int",
     key: "port",
-    usage: "Port of the HTTP server (/healthz, /pods, /events, /metrics/probes); 0 disables it.",
+    usage:
+      "Port of the HTTP server (/healthz, /pods, /events, /metrics/probes); 0 picks a free one.",
     defaultText: "10255",
   },
   {
