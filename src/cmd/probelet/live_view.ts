@@ -155,7 +155,7 @@ export function renderTable(rows: ContainerRow[], options: { width: number }): s
     r.started === undefined ? "-" : String(r.started),
     String(r.restarts),
     r.probes,
-    r.lastEvent,
+    oneLine(r.lastEvent),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
   const line = (c: string[]) =>
@@ -268,11 +268,14 @@ export class LiveView {
       }`;
       const text = `${age(now - e.lastMs).padStart(6)} ${e.type.padEnd(7)} ${
         e.reason.padEnd(13)
-      } ${obj}: ${e.message}`;
+      } ${obj}: ${oneLine(e.message)}`;
       lines.push(text.length > width ? text.slice(0, width - 1) + "…" : text);
     }
     if (events.length === 0) lines.push("(none yet)");
     lines.push("", ...(this.#options.footer?.() ?? []));
+    // More lines than the terminal has would scroll and break the redraw: keep the top.
+    const height = this.#rows();
+    if (lines.length > height - 1) lines.splice(height - 2, lines.length, "…");
     // Move to the start of the previous drawing, clear it, draw again.
     let out = this.#lastLines > 0 ? `\x1b[${this.#lastLines}A\r\x1b[J` : "";
     out += lines.map((l) => l + "\x1b[K").join("\n") + "\n";
@@ -291,10 +294,24 @@ export class LiveView {
     }
   }
 
+  #rows(): number {
+    try {
+      const { rows } = Deno.consoleSize();
+      return rows >= 10 ? rows : 50;
+    } catch {
+      return 50;
+    }
+  }
+
   #write(text: string): void {
     if (this.#options.write) this.#options.write(text);
     else writeAllSync(Deno.stdout, this.#encoder.encode(text));
   }
+}
+
+// Probe outputs often end in a newline (exec stderr, HTTP bodies): one table line each.
+function oneLine(text: string): string {
+  return text.replace(/[\s\p{Cc}]+/gu, " ").trim();
 }
 
 function writeAllSync(w: { writeSync(p: Uint8Array): number }, data: Uint8Array): void {
