@@ -8,27 +8,9 @@
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { fileURLToPath } from "node:url";
+import { grpcCodeName } from "../util/grpc_codes.ts";
 
-/** gRPC status codes by Go's names (`codes.Code.String()`), indexed by number. */
-const grpcCodeNames = [
-  "OK",
-  "Canceled",
-  "Unknown",
-  "InvalidArgument",
-  "DeadlineExceeded",
-  "NotFound",
-  "AlreadyExists",
-  "PermissionDenied",
-  "ResourceExhausted",
-  "FailedPrecondition",
-  "Aborted",
-  "OutOfRange",
-  "Unimplemented",
-  "Internal",
-  "Unavailable",
-  "DataLoss",
-  "Unauthenticated",
-];
+export { grpcCodeName };
 
 /** The gRPC status codes the CRI client reacts to. */
 export const GrpcCode = {
@@ -72,11 +54,6 @@ export class CriError extends Error {
     this.endpoint = options.endpoint;
     this.method = options.method;
   }
-}
-
-/** Go's `codes.Code.String()`: `NotFound`, `Unavailable`, or `Code(42)` for unknown numbers. */
-export function grpcCodeName(code: number): string {
-  return grpcCodeNames[code] ?? `Code(${code})`;
 }
 
 /** The gRPC status code of an error, like Go's `status.Code(err)`: `Unknown` for non-gRPC errors. */

@@ -13,6 +13,7 @@ import { type ProbeOutcome, ProbeResult } from "../probe.ts";
 import { goDuration, goQuote } from "../../util/go_format.ts";
 import { kubeUserAgent } from "../../version.ts";
 import { joinHostPort } from "../tcp/tcp.ts";
+import { grpcCodeName } from "../../util/grpc_codes.ts";
 
 /**
  * Checks a container with the gRPC health checking protocol. Never returns an error: every
@@ -75,27 +76,6 @@ export function healthPackage(): grpc.ServiceClientConstructor {
 }
 
 let loadedHealth: grpc.ServiceClientConstructor | undefined;
-
-// Go's codes.Code String() names, indexed by the numeric status code.
-const goCodeNames = [
-  "OK",
-  "Canceled",
-  "Unknown",
-  "InvalidArgument",
-  "DeadlineExceeded",
-  "NotFound",
-  "AlreadyExists",
-  "PermissionDenied",
-  "ResourceExhausted",
-  "FailedPrecondition",
-  "Aborted",
-  "OutOfRange",
-  "Unimplemented",
-  "Internal",
-  "Unavailable",
-  "DataLoss",
-  "Unauthenticated",
-];
 
 async function doGrpcProbe(
   host: string,
@@ -200,7 +180,7 @@ function check(
 function errorText(err: unknown): string {
   const code = (err as Partial<grpc.ServiceError>)?.code;
   if (typeof code === "number") {
-    const name = goCodeNames[code] ?? `Code(${code})`;
+    const name = grpcCodeName(code);
     return `rpc error: code = ${name} desc = ${(err as grpc.ServiceError).details ?? ""}`;
   }
   return err instanceof Error ? err.message : String(err);

@@ -1,0 +1,38 @@
+/**
+ * gRPC status code names as Go prints them (`codes.Code.String()`), shared by the gRPC probe and
+ * the CRI client so their error texts read like grpc-go's.
+ * @module
+ */
+
+// Indexed by the numeric status code.
+const goCodeNames = [
+  "OK",
+  "Canceled",
+  "Unknown",
+  "InvalidArgument",
+  "DeadlineExceeded",
+  "NotFound",
+  "AlreadyExists",
+  "PermissionDenied",
+  "ResourceExhausted",
+  "FailedPrecondition",
+  "Aborted",
+  "OutOfRange",
+  "Unimplemented",
+  "Internal",
+  "Unavailable",
+  "DataLoss",
+  "Unauthenticated",
+] as const;
+
+/**
+ * Go's name of a gRPC status code; unknown codes print as `Code(N)`, as in grpc-go.
+ *
+ * @example
+ * ```ts
+ * grpcCodeName(4); // "DeadlineExceeded"
+ * ```
+ */
+export function grpcCodeName(code: number): string {
+  return goCodeNames[code] ?? `Code(${code})`;
+}
