@@ -209,8 +209,11 @@ export async function runFloor(
   const cpu = cpuSeconds() - cpu0;
   const wall = (performance.now() - wall0) / 1000;
   clearInterval(tick);
-  // Let in-flight probes finish before the process exits.
-  await new Promise((r) => setTimeout(r, 1200));
+  // Let in-flight probes finish (at most one timeout) before the next job or the exit.
+  const drainUntil = performance.now() + 1200;
+  while (completed + failed < issued && performance.now() < drainUntil) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
   return {
     kind: kinds.join("+"),
     rate,

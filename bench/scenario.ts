@@ -337,7 +337,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     podManager.addPod(pod);
     manager.addPod(pod);
   }
-  await sleep(periodMs * 1.5);
+  // Jitter spreads the first doProbe over one period.
+  await sleep(periodMs * 1.2);
   collectGarbage();
   const rssIdle = rssBytes();
   const heapIdle = Deno.memoryUsage().heapUsed;
