@@ -152,11 +152,20 @@ export const floorProbes: Record<
 /** The result of one floor run. */
 export interface FloorResult {
   kind: string;
+  /** Probes issued per second. */
   rate: number;
+  /** Probes finished in the window (any verdict), and how many of those failed. */
   completed: number;
   failed: number;
+  /** Finished probes per second in the window. */
+  achievedPerSecond: number;
+  /** Probes not issued because `maxInFlight` were still running (a worker's probe overran). */
+  skipped: number;
   cpuSeconds: number;
+  /** CPU seconds per 1,000 finished probes. */
   cpuPer1000: number;
+  /** CPU seconds per wall second (1 = one core). */
+  cpuUtilisation: number;
   wallSeconds: number;
 }
 
@@ -172,11 +181,15 @@ export interface FloorResult {
 export async function runFloor(
   kinds: TargetKind[],
   ports: TargetPorts,
-  options: { rate: number; durationS: number; warmupS?: number },
+  options: { rate: number; durationS: number; warmupS?: number; maxInFlight?: number },
 ): Promise<FloorResult> {
   const { rate, durationS } = options;
+  // Like N workers, at most N probes run at once; the rest of a period's probes are skipped.
+  const maxInFlight = options.maxInFlight ?? Math.max(1, Math.ceil(rate));
+  let skipped = 0;
   const warmupS = options.warmupS ?? 1;
   let issued = 0;
+  let started = 0;
   let completed = 0;
   let failed = 0;
   let inWindow = false;
@@ -186,6 +199,11 @@ export async function runFloor(
     const kind = kinds[i % kinds.length];
     const list = ports[kind];
     const port = list[Math.floor(i / kinds.length) % list.length];
+    if (started - completed - failed >= maxInFlight) {
+      if (inWindow) skipped++;
+      return;
+    }
+    started++;
     floorProbes[kind](port, 1000).then((ok) => {
       if (ok) completed++;
       else failed++;
@@ -211,16 +229,20 @@ export async function runFloor(
   clearInterval(tick);
   // Let in-flight probes finish (at most one timeout) before the next job or the exit.
   const drainUntil = performance.now() + 1200;
-  while (completed + failed < issued && performance.now() < drainUntil) {
+  while (completed + failed < started && performance.now() < drainUntil) {
     await new Promise((r) => setTimeout(r, 20));
   }
+  const finished = windowCompleted + windowFailed;
   return {
     kind: kinds.join("+"),
     rate,
-    completed: windowCompleted,
+    completed: finished,
     failed: windowFailed,
+    achievedPerSecond: finished / wall,
+    skipped,
     cpuSeconds: cpu,
-    cpuPer1000: windowCompleted > 0 ? cpu / windowCompleted * 1000 : NaN,
+    cpuPer1000: finished > 0 ? cpu / finished * 1000 : NaN,
+    cpuUtilisation: cpu / wall,
     wallSeconds: wall,
   };
 }
@@ -244,12 +266,13 @@ if (import.meta.main) {
         kind: flag(args, "kind") ?? "http",
         rate: Number(flag(args, "rate") ?? 100),
       }]),
-  ) as { kind: string; rate: number }[];
+  ) as { kind: string; rate: number; maxInFlight?: number }[];
   for (const job of jobs) {
     const kinds =
       (job.kind === "mix" ? ["http", "https", "tcp", "grpc"] : [job.kind]) as TargetKind[];
     const result = await runFloor(kinds, ports, {
       rate: job.rate,
+      maxInFlight: job.maxInFlight,
       durationS,
       warmupS: Number(flag(args, "warmup") ?? 1),
     });

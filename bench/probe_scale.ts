@@ -166,7 +166,7 @@ async function runChild(
       `${options.name}-${options.workers}.cpuprofile`,
     ]
     : [];
-  const out = await new Deno.Command(Deno.execPath(), {
+  const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--allow-all",
@@ -178,17 +178,41 @@ async function runChild(
     ],
     stdin: "null",
     stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout).trim().split("\n").pop() ?? "";
-  if (!out.success || !text.startsWith("{")) {
-    throw new Error(`scenario ${options.name} failed (exit ${out.code}): ${text}`);
+    stderr: "piped",
+  }).spawn();
+  // Pass the child's stderr through, keeping its tail to explain a crash.
+  let tail = "";
+  const stderrDone = (async () => {
+    for await (const chunk of child.stderr) {
+      await Deno.stderr.write(chunk);
+      tail = (tail + new TextDecoder().decode(chunk)).slice(-8192);
+    }
+  })();
+  const [status, stdout] = await Promise.all([child.status, new Response(child.stdout).text()]);
+  await stderrDone;
+  const text = stdout.trim().split("\n").pop() ?? "";
+  if (!status.success || !text.startsWith("{")) {
+    throw new Error(
+      `exit ${status.code}${status.signal ? ` (${status.signal})` : ""}: ${crashReason(tail)}`,
+    );
   }
   return JSON.parse(text);
 }
 
+// The line that says why a child died: a Deno panic, V8 running out of heap, or the last error.
+function crashReason(stderr: string): string {
+  const lines = stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  const pick = lines.find((l) => /panicked at|Fatal JavaScript|out of memory/.test(l)) ??
+    lines.find((l) => /error/i.test(l)) ?? lines.pop() ?? "no output";
+  const i = lines.indexOf(pick);
+  // A panic's assertion text is on the following lines.
+  const detail = /panicked at/.test(pick) ? lines.slice(i + 1, i + 4).join(" ") : "";
+  // deno-lint-ignore no-control-regex
+  return `${pick} ${detail}`.replace(/\x1b\[[0-9;]*m/g, "").trim().slice(0, 300);
+}
+
 async function runFloors(
-  jobs: { kind: string; rate: number }[],
+  jobs: { kind: string; rate: number; maxInFlight?: number }[],
   ports: TargetPorts,
   durationS: number,
   warmupS: number,
@@ -234,6 +258,7 @@ export function formatTable(report: Report): string {
     "probes/s",
     "CPU s/1k",
     "floor s/1k",
+    "floor /s",
     "x floor",
     "CPU %",
     "RSS KiB/wkr idle",
@@ -252,6 +277,7 @@ export function formatTable(report: Report): string {
     `${fmt(r.probesPerSecond, 0)}/${r.expectedPerSecond}`,
     fmt(r.cpuPer1000, 3),
     fmt(r.floor?.cpuPer1000, 3),
+    fmt(r.floor?.achievedPerSecond, 0),
     fmt(r.floorRatio, 2),
     fmt(r.cpuUtilisation * 100, 0),
     fmt(r.rssPerWorkerIdle / 1024, 1),
@@ -278,7 +304,7 @@ export function formatTable(report: Report): string {
   out.push(
     "probes/s = completed/expected; CPU s/1k = user+sys CPU seconds of the probelet process per " +
       "1,000 probes (targets excluded); floor = the same requests from a plain node:http/https/net/" +
-      "grpc-js script at the same rate; RSS/heap per worker: idle = workers armed, no probe yet; " +
+      "grpc-js script at the same rate (floor /s = what it achieved); RSS/heap per worker: idle = workers armed, no probe yet; " +
       "late = probe start minus its tick (ms); missed = ticks with no probe.",
   );
   out.push(
@@ -329,20 +355,28 @@ async function main(args: string[]): Promise<void> {
       const name = periodSeconds === flags.periodSeconds ? kind : `${kind}@${periodSeconds}s`;
       log(`running ${name} × ${workers} ...`);
       const cpu0 = await targets.cpuSeconds();
-      const result: Row = await runChild({
-        ...common,
-        periodSeconds,
-        // Every worker must have started probing before the window opens.
-        warmupS: Math.max(flags.warmupS, periodSeconds + 0.2),
-        name,
-        kind: kind as ScenarioOptions["kind"],
-        workers,
-        targets: ports,
-      }, flags.profileDir);
+      let result: Row;
+      try {
+        result = await runChild({
+          ...common,
+          periodSeconds,
+          // Every worker must have started probing before the window opens.
+          warmupS: Math.max(flags.warmupS, periodSeconds + 0.2),
+          name,
+          kind: kind as ScenarioOptions["kind"],
+          workers,
+          targets: ports,
+        }, flags.profileDir);
+      } catch (err) {
+        const reason = `crashed: ${err instanceof Error ? err.message : err}`;
+        log(`${name} × ${workers} ${reason}`);
+        report.skipped.push({ name: `${name} × ${workers}`, reason });
+        continue;
+      }
       result.targetCpuSeconds = await targets.cpuSeconds() - cpu0;
       if (flags.floor && kind !== "noop") {
         const [floor] = await runFloors(
-          [{ kind, rate: workers / periodSeconds }],
+          [{ kind, rate: workers / periodSeconds, maxInFlight: workers }],
           ports,
           flags.floorDurationS,
           flags.quick ? 0.5 : 1,
@@ -359,15 +393,20 @@ async function main(args: string[]): Promise<void> {
       for (const workers of flags.execWorkers) {
         const name = "exec-host";
         log(`running ${name} × ${workers} ...`);
-        const result = await runChild({
-          ...common,
-          name,
-          kind: "exec",
-          workers,
-          execCommand: ["/bin/true"],
-          containerID: "host://bench",
-        });
-        report.scenarios.push(result);
+        try {
+          report.scenarios.push(
+            await runChild({
+              ...common,
+              name,
+              kind: "exec",
+              workers,
+              execCommand: ["/bin/true"],
+              containerID: "host://bench",
+            }),
+          );
+        } catch (err) {
+          report.skipped.push({ name: `${name} × ${workers}`, reason: `crashed: ${err}` });
+        }
       }
       const reason = await criSkipReason();
       if (reason) {
