@@ -51,13 +51,23 @@ export class RealClock implements Clock {
     return Date.now() - start;
   }
 
-  /** Runs `fn` once after `ms` milliseconds. */
+  /**
+   * Runs `fn` once after `ms` milliseconds. Delays beyond what `setTimeout` can hold (2^31-1 ms,
+   * about 24.8 days; longer ones fire at once) are waited out in several legs.
+   */
   afterFunc(ms: number, fn: () => void): ClockTimer {
     let pending = true;
-    const id = setTimeout(() => {
-      pending = false;
-      fn();
-    }, Math.max(0, ms));
+    let id: ReturnType<typeof setTimeout>;
+    const deadline = Date.now() + Math.max(0, ms);
+    const arm = (delay: number) => {
+      id = setTimeout(() => {
+        const left = deadline - Date.now();
+        if (left > 0 && delay === maxTimeoutMs) return arm(Math.min(left, maxTimeoutMs));
+        pending = false;
+        fn();
+      }, delay);
+    };
+    arm(Math.min(Math.max(0, ms), maxTimeoutMs));
     return {
       stop: () => {
         if (!pending) return false;
@@ -73,6 +83,9 @@ export class RealClock implements Clock {
     return sleepOn(this, ms, options.signal);
   }
 }
+
+// The longest delay setTimeout honours.
+const maxTimeoutMs = 2 ** 31 - 1;
 
 interface FakeTimer {
   at: number;

@@ -153,3 +153,37 @@ Deno.test("TestRealClock", async (t) => {
     assert.ok(clock.since(start) >= 0);
   });
 });
+
+Deno.test("TestRealClockLongDelay", async (t) => {
+  // Global fake timers stand in for setTimeout/Date, so 30 days pass without waiting.
+  const { install } = await import("@sinonjs/fake-timers");
+  const fake = install({ toFake: ["setTimeout", "clearTimeout", "Date"], now: 0 });
+  try {
+    const clock = new RealClock();
+    const day = 24 * 3600 * 1000;
+
+    await t.step("a delay beyond setTimeout's 2^31-1 ms fires on time, not at once", () => {
+      let firedAt = -1;
+      clock.afterFunc(30 * day, () => firedAt = Date.now());
+      fake.tick(1);
+      assert.equal(firedAt, -1, "fired at once: the delay overflowed setTimeout");
+      fake.tick(2 ** 31); // the first leg ends; a second one is armed
+      assert.equal(firedAt, -1);
+      fake.tick(30 * day - 2 ** 31 - 2);
+      assert.equal(firedAt, -1);
+      fake.tick(1);
+      assert.equal(firedAt, 30 * day);
+    });
+
+    await t.step("stop() cancels a long delay in its second leg", () => {
+      let fired = false;
+      const timer = clock.afterFunc(40 * day, () => fired = true);
+      fake.tick(2 ** 31 + 5);
+      assert.equal(timer.stop(), true);
+      fake.tick(40 * day);
+      assert.equal(fired, false);
+    });
+  } finally {
+    fake.uninstall();
+  }
+});
