@@ -40,7 +40,7 @@ function probedPod(): Pod {
 // time: fires timers already due (`step(0)`) and polls the condition between event-loop turns.
 let clockForUntil: FakeClock;
 async function until(what: string, cond: () => boolean): Promise<void> {
-  const deadline = Date.now() + 3000;
+  const deadline = Date.now() + 20_000;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`condition never held: ${what}`);
     await clockForUntil.step(0);
