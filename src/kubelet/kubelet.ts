@@ -147,6 +147,8 @@ export class Kubelet {
   #consumers: Promise<void>[] = [];
   #loggedManifestErrors = new Set<string>();
   #manifestErrors: ManifestError[] = [];
+  /** The latest desired set of pods by UID (what the last update asked for). */
+  #desired = new Map<string, Pod>();
 
   /** Builds the managers; `start()` begins syncing. */
   constructor(options: KubeletOptions) {
@@ -246,6 +248,7 @@ export class Kubelet {
     this.#loggedManifestErrors = current;
 
     const desired = new Map(update.pods.map((p) => [p.metadata.uid ?? "", p]));
+    this.#desired = desired;
     for (const [uid, worker] of this.#workers) {
       if (!desired.has(uid) && !worker.terminating) {
         log.info("SyncLoop REMOVE", { source: "file", pods: [podKey(worker.pod)] });
@@ -253,30 +256,35 @@ export class Kubelet {
       }
     }
     for (const [uid, pod] of desired) {
+      // A pod still being torn down is started again once its teardown ends (#terminatePod).
       if (this.#workers.has(uid)) continue;
       log.info("SyncLoop ADD", { source: "file", pods: [podKey(pod)] });
-      // A replaced manifest yields a new UID with the same name: start after the old pod is gone.
-      const predecessors = [...this.#workers.values()].filter((w) =>
-        w.terminating && podKey(w.pod) === podKey(pod)
-      ).map((w) => w.terminated);
-      const worker: PodWorker = {
-        pod,
-        pending: false,
-        terminating: false,
-        startTime: rfc3339(this.clock.now()),
-        startFailures: new Map(),
-        syncs: 0,
-      };
-      this.#workers.set(uid, worker);
-      this.podManager.addPod(pod);
-      if (predecessors.length > 0) {
-        worker.running = Promise.all(predecessors).then(() => {
-          worker.running = undefined;
-          this.#dispatch(worker);
-        });
-      } else {
+      this.#addPod(pod);
+    }
+  }
+
+  #addPod(pod: Pod): void {
+    // A replaced manifest yields a new UID with the same name: start after the old pod is gone.
+    const predecessors = [...this.#workers.values()].filter((w) =>
+      w.terminating && podKey(w.pod) === podKey(pod)
+    ).map((w) => w.terminated);
+    const worker: PodWorker = {
+      pod,
+      pending: false,
+      terminating: false,
+      startTime: rfc3339(this.clock.now()),
+      startFailures: new Map(),
+      syncs: 0,
+    };
+    this.#workers.set(pod.metadata.uid ?? "", worker);
+    this.podManager.addPod(pod);
+    if (predecessors.length > 0) {
+      worker.running = Promise.all(predecessors).then(() => {
+        worker.running = undefined;
         this.#dispatch(worker);
-      }
+      });
+    } else {
+      this.#dispatch(worker);
     }
   }
 
@@ -449,6 +457,15 @@ export class Kubelet {
         this.statusManager.deletePodStatus(uid);
         this.podManager.removePod(pod);
         if (this.#workers.get(uid) === worker) this.#workers.delete(uid);
+        // Re-added (same UID) while it was going down: kubelet's HandlePodCleanups restarts it.
+        const again = this.#desired.get(uid);
+        if (again && !this.#stopped && !this.#workers.has(uid)) {
+          log.info("SyncLoop ADD: pod re-added during its teardown, starting it again", {
+            pod: podKey(again),
+            podUID: uid,
+          });
+          this.#addPod(again);
+        }
       }
     })();
     return worker.terminated;

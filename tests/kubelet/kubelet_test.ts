@@ -169,3 +169,25 @@ Deno.test("TestSyncLoopProbeUpdates", async (t) => {
     await s.cleanup();
   }
 });
+
+Deno.test("TestPodReaddedDuringTeardownIsRestarted", async () => {
+  const s = await setup();
+  try {
+    s.kubelet.setPods([probedPod()]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    // Removed, then re-added with the same UID before the teardown could finish.
+    s.kubelet.setPods([]);
+    s.kubelet.setPods([probedPod()]);
+    await until(
+      "old sandbox removed",
+      () => s.runtime.calls.some((c) => c.startsWith("removePodSandbox")),
+    );
+    await until(
+      "running again",
+      () => s.app()?.state?.running !== undefined && s.runtime.sandboxes.size === 1,
+    );
+    assertEquals(s.runtime.calls.filter((c) => c.startsWith("runPodSandbox")).length, 2);
+  } finally {
+    await s.cleanup();
+  }
+});
