@@ -17,7 +17,12 @@ import * as log from "../util/log.ts";
 import type { CommandRunner } from "./container/command_runner.ts";
 import { containerIDString } from "./container/container_id.ts";
 import { type EventRecorder, LogRecorder } from "./events/mod.ts";
-import { type ManifestError, PodConfigWatcher, type PodUpdate } from "./config/mod.ts";
+import {
+  canonicalJSON,
+  type ManifestError,
+  PodConfigWatcher,
+  type PodUpdate,
+} from "./config/mod.ts";
 import { EventStore } from "./kubelet_events.ts";
 import { generateAPIPodStatus, rfc3339, type StartFailure } from "./kubelet_pods.ts";
 import { isRestartableInitContainer, podKey } from "./kuberuntime/kuberuntime_manager.ts";
@@ -89,6 +94,8 @@ export interface KubeletOptions {
 /** One pod's worker state (kubelet's podSyncStatus, reduced). */
 interface PodWorker {
   pod: Pod;
+  /** The pod as added, to notice a changed pod arriving with the same UID. */
+  podJSON: string;
   /** The sync in progress, if any. */
   running?: Promise<void>;
   /** Another sync was requested while one ran. */
@@ -250,8 +257,20 @@ export class Kubelet {
     const desired = new Map(update.pods.map((p) => [p.metadata.uid ?? "", p]));
     this.#desired = desired;
     for (const [uid, worker] of this.#workers) {
-      if (!desired.has(uid) && !worker.terminating) {
+      if (worker.terminating) continue;
+      const pod = desired.get(uid);
+      if (!pod) {
         log.info("SyncLoop REMOVE", { source: "file", pods: [podKey(worker.pod)] });
+        void this.#terminatePod(worker);
+      } else if (canonicalJSON(pod) !== worker.podJSON) {
+        // Only a manifest with an explicit metadata.uid keeps its UID when edited (others get a
+        // new one). Recreate the pod, as a changed static pod is: tear down, then start the new
+        // spec once the teardown ends (#terminatePod restarts desired UIDs).
+        log.info("SyncLoop UPDATE: pod changed under the same UID, recreating it", {
+          source: "file",
+          pods: [podKey(pod)],
+          podUID: uid,
+        });
         void this.#terminatePod(worker);
       }
     }
@@ -270,6 +289,7 @@ export class Kubelet {
     ).map((w) => w.terminated);
     const worker: PodWorker = {
       pod,
+      podJSON: canonicalJSON(pod),
       pending: false,
       terminating: false,
       startTime: rfc3339(this.clock.now()),

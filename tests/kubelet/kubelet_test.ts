@@ -191,3 +191,25 @@ Deno.test("TestPodReaddedDuringTeardownIsRestarted", async () => {
     await s.cleanup();
   }
 });
+
+Deno.test("TestPodChangedUnderSameUIDIsRecreated", async () => {
+  const s = await setup();
+  try {
+    s.kubelet.setPods([probedPod()]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    const changed = probedPod(); // same explicit UID, different spec
+    changed.spec.containers[0].command = ["sleep", "700"];
+    s.kubelet.setPods([changed]);
+    await until(
+      "recreated with the new spec",
+      () =>
+        s.kubelet.getPod("web")?.spec.containers[0].command?.[1] === "700" &&
+        s.app()?.state?.running !== undefined,
+    );
+    assertEquals(s.runtime.calls.filter((c) => c.startsWith("runPodSandbox")).length, 2);
+    assertEquals(s.runtime.sandboxes.size, 1);
+    assertEquals(s.kubelet.pods().length, 1);
+  } finally {
+    await s.cleanup();
+  }
+});

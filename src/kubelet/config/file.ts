@@ -125,6 +125,7 @@ export async function loadPodManifests(
   }
 
   const seen = new Map<string, string>(); // namespace/name → where it was defined
+  const seenUID = new Map<string, string>(); // metadata.uid → where it was defined
   for (const file of result.files) {
     let text: string;
     try {
@@ -151,7 +152,21 @@ export async function loadPodManifests(
         );
         continue;
       }
+      // An explicit metadata.uid shared by two pods would make them one pod to the agent.
+      const uid = doc.pod.metadata.uid ?? "";
+      const firstUID = seenUID.get(uid);
+      if (firstUID !== undefined) {
+        result.errors.push(
+          new ManifestError(file, {
+            document: doc.document,
+            field: "metadata.uid",
+            detail: `Duplicate value: uid ${JSON.stringify(uid)} is already used in ${firstUID}`,
+          }),
+        );
+        continue;
+      }
       seen.set(key, `${file}: document ${doc.document}`);
+      seenUID.set(uid, `${file}: document ${doc.document}`);
       result.pods.push(doc.pod);
     }
   }

@@ -466,6 +466,28 @@ Deno.test("TestExtractFromDir", async (t) => {
     });
   });
 
+  await t.step("the same explicit metadata.uid in two files", async () => {
+    await withTempDir(async (dir) => {
+      await Deno.writeTextFile(
+        join(dir, "a.yaml"),
+        podYaml("web").replace("  name: web", "  name: web\n  uid: u-1"),
+      );
+      await Deno.writeTextFile(
+        join(dir, "b.yaml"),
+        podYaml("db").replace("  name: db", "  name: db\n  uid: u-1"),
+      );
+      const { pods, errors } = await loadPodManifests(dir, { nodeName });
+      assertEquals(pods.map((p) => p.metadata.name), ["web-node-a"]);
+      assertEquals(errors.map((e) => e.message), [
+        `${
+          join(dir, "b.yaml")
+        }: document 1: metadata.uid: Duplicate value: uid "u-1" is already used in ${
+          join(dir, "a.yaml")
+        }: document 1`,
+      ]);
+    });
+  });
+
   await t.step("a missing path", async () => {
     await withTempDir(async (dir) => {
       const missing = join(dir, "nope");
