@@ -132,19 +132,29 @@ export class KubeGenericRuntimeManager {
     const sandboxStatuses: PodSandboxStatus[] = [];
     let ips: string[] = [];
     for (const [i, sandbox] of sandboxes.entries()) {
+      let status: PodSandboxStatus;
       try {
-        const { status } = await this.runtime.podSandboxStatus(sandbox.id);
-        sandboxStatuses.push(status);
-        // Only the newest sandbox's IPs count, and only while it is ready.
-        if (i === 0 && status.state === "SANDBOX_READY" && status.network?.ip) {
-          ips = [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)];
-        }
+        status = (await this.runtime.podSandboxStatus(sandbox.id)).status;
       } catch (e) {
-        log.V(4).info("PodSandboxStatus of sandbox for pod failed", {
+        // Removed since the listing: skip it. Any other error (a deadline, an unavailable
+        // runtime) fails this status read, so nothing is created on a partial view; the next
+        // resync tries again.
+        if (!isNotFound(e)) {
+          throw new Error(
+            `PodSandboxStatus of sandbox ${sandbox.id} for pod ${podKey(pod)}: ${errorText(e)}`,
+            { cause: e },
+          );
+        }
+        log.V(4).info("PodSandboxStatus of sandbox for pod: not found", {
           podSandboxID: sandbox.id,
           pod: podKey(pod),
-          err: errorText(e),
         });
+        continue;
+      }
+      sandboxStatuses.push(status);
+      // Only the newest sandbox's IPs count, and only while it is ready.
+      if (i === 0 && status.state === "SANDBOX_READY" && status.network?.ip) {
+        ips = [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)];
       }
     }
     const containers = await this.runtime.listContainers(selector);
@@ -154,10 +164,15 @@ export class KubeGenericRuntimeManager {
         const { status } = await this.runtime.containerStatus(c.id);
         statuses.push(toKubeContainerStatus(status, this.runtimeName));
       } catch (e) {
-        log.V(4).info("ContainerStatus for container failed", {
+        if (!isNotFound(e)) {
+          throw new Error(
+            `ContainerStatus of container ${c.id} for pod ${podKey(pod)}: ${errorText(e)}`,
+            { cause: e },
+          );
+        }
+        log.V(4).info("ContainerStatus for container: not found", {
           containerID: c.id,
           pod: podKey(pod),
-          err: errorText(e),
         });
       }
     }
@@ -583,6 +598,14 @@ export function formatPod(pod: Pod): string {
 
 function compareBigDesc(a: bigint, b: bigint): number {
   return a === b ? 0 : a > b ? -1 : 1;
+}
+
+/** gRPC's NotFound status code, which runtimes use for "no such sandbox/container". */
+const grpcNotFound = 5;
+
+/** Whether a CRI call failed because the object does not exist (gRPC NotFound). */
+export function isNotFound(e: unknown): boolean {
+  return (e as { code?: unknown } | null)?.code === grpcNotFound;
 }
 
 function errorText(e: unknown): string {

@@ -31,6 +31,11 @@ interface FakeContainer {
   sandboxId: string;
 }
 
+// gRPC NotFound (code 5), as a real runtime reports a missing sandbox or container.
+function notFound(message: string): Error {
+  return Object.assign(new Error(message), { code: 5 });
+}
+
 function matches(labels: Record<string, string>, selector?: Record<string, string>): boolean {
   return Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
 }
@@ -102,7 +107,9 @@ export class FakeRuntime implements RuntimeService {
 
   podSandboxStatus(id: string): Promise<PodSandboxStatusResponse> {
     const s = this.sandboxes.get(id);
-    if (!s) return Promise.reject(new Error(`sandbox ${id} not found`));
+    const failure = this.statusFailure?.(id);
+    if (failure) return Promise.reject(failure);
+    if (!s) return Promise.reject(notFound(`sandbox ${id} not found`));
     return Promise.resolve({
       status: structuredClone(s.status),
       info: {},
@@ -195,9 +202,14 @@ export class FakeRuntime implements RuntimeService {
 
   containerStatus(id: string): Promise<ContainerStatusResponse> {
     const c = this.containers.get(id);
-    if (!c) return Promise.reject(new Error(`container ${id} not found`));
+    const failure = this.statusFailure?.(id);
+    if (failure) return Promise.reject(failure);
+    if (!c) return Promise.reject(notFound(`container ${id} not found`));
     return Promise.resolve({ status: structuredClone(c.status), info: {} });
   }
+
+  /** When set and returning an error, podSandboxStatus/containerStatus of that ID reject with it. */
+  statusFailure?: (id: string) => Error | undefined;
 
   /** What `execSync` does; default: succeed with no output. */
   exec: (containerId: string, cmd: string[]) => Promise<ExecSyncResult> = () =>

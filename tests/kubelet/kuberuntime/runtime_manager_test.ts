@@ -243,3 +243,41 @@ Deno.test("TestSetTerminationGracePeriod", async (t) => {
     assertEquals(setTerminationGracePeriod(bare, bare.spec.containers[0], "LivenessProbe"), 2);
   });
 });
+
+Deno.test("TestGetPodStatusFailsOnTransientErrors", async (t) => {
+  const s = await setup(testPod());
+  try {
+    await s.sync();
+    assertEquals(s.runtime.sandboxes.size, 1);
+    assertEquals(s.running().length, 1);
+    const transient = (code: number) => Object.assign(new Error(`code ${code}`), { code });
+    for (
+      const [name, kind, code] of [
+        ["PodSandboxStatus DEADLINE_EXCEEDED", "sandbox", 4],
+        ["ContainerStatus UNAVAILABLE", "c", 14],
+      ] as const
+    ) {
+      await t.step(`${name}: the sync fails, nothing is created`, async () => {
+        s.runtime.statusFailure = (id) => id.startsWith(kind) ? transient(code) : undefined;
+        const calls = s.runtime.calls.length;
+        let failed = false;
+        await s.sync().catch(() => failed = true);
+        assert(failed, "getPodStatus should reject");
+        assertEquals(s.runtime.calls.slice(calls), []);
+        assertEquals(s.runtime.sandboxes.size, 1);
+        assertEquals(s.runtime.containersNamed("app").length, 1);
+        s.runtime.statusFailure = undefined;
+      });
+    }
+    await t.step("NotFound (removed since the listing) is skipped", async () => {
+      s.runtime.statusFailure = (id) =>
+        id.startsWith("c") ? Object.assign(new Error("gone"), { code: 5 }) : undefined;
+      const status = await s.manager.getPodStatus(testPod());
+      assertEquals(status.containerStatuses, []);
+      assertEquals(status.sandboxStatuses.length, 1);
+      s.runtime.statusFailure = undefined;
+    });
+  } finally {
+    await s.cleanup();
+  }
+});

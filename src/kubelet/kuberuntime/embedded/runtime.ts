@@ -599,14 +599,14 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
 
   #sandbox(id: string): SandboxRecord {
     const s = this.#sandboxes.get(id);
-    if (!s) throw new Error(`an error occurred when try to find sandbox ${goQuote(id)}: not found`);
+    if (!s) throw notFound(`an error occurred when try to find sandbox ${goQuote(id)}: not found`);
     return s;
   }
 
   #container(id: string): ContainerRecord {
     const c = this.#containers.get(id);
     if (!c) {
-      throw new Error(`an error occurred when try to find container ${goQuote(id)}: not found`);
+      throw notFound(`an error occurred when try to find container ${goQuote(id)}: not found`);
     }
     return c;
   }
@@ -692,4 +692,9 @@ function msToNs(ms: number): bigint {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+// A "no such object" error carrying gRPC's NotFound code (5), as containerd's CRI returns it.
+function notFound(message: string): Error {
+  return Object.assign(new Error(message), { code: 5 });
 }
