@@ -93,6 +93,8 @@ export interface ScenarioResult {
   /** Updates drained from the three results managers. */
   updates: number;
   gcExposed: boolean;
+  /** Most file descriptors open at once (sampled every second in the window). */
+  fdsMax: number;
   /** The most frequent probe event messages (digits masked) with their counts. */
   failureReasons: { message: string; count: number }[];
   /** CPU seconds per 1,000 probes in the window by thread name (JS thread = "deno"). */
@@ -360,7 +362,11 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const threads0 = threadCpuSeconds();
   const wall0 = performance.now();
   const rssSamples: number[] = [];
-  const sampler = setInterval(() => rssSamples.push(rssBytes()), 1000);
+  let fdsMax = 0;
+  const sampler = setInterval(() => {
+    rssSamples.push(rssBytes());
+    fdsMax = Math.max(fdsMax, openFileDescriptors());
+  }, 1000);
   await sleep(o.durationS * 1000);
   inWindow = false;
   tracker.recording = false;
@@ -417,10 +423,17 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     },
     updates,
     gcExposed,
+    fdsMax,
     failureReasons: [...failureReasons].sort((x, y) => y[1] - x[1]).slice(0, 5)
       .map(([message, count]) => ({ message, count })),
     threadCpuPer1000,
   };
+}
+
+function openFileDescriptors(): number {
+  let n = 0;
+  for (const _ of Deno.readDirSync("/proc/self/fd")) n++;
+  return n;
 }
 
 function round2(x: number): number {
