@@ -102,8 +102,12 @@ interface PodWorker {
   pending: boolean;
   /** Termination has begun: no more syncs. */
   terminating: boolean;
-  /** Resolves once the pod is torn down. */
+  /** Resolves once the pod is torn down (after every retry it took). */
   terminated?: Promise<void>;
+  /** Resolves {@linkcode terminated}. */
+  markTerminated?: () => void;
+  /** The teardown attempt in progress; true when it succeeded. */
+  teardown?: Promise<boolean>;
   startTime: string;
   /** kubelet's reason cache: why each container could not be started in the last sync. */
   startFailures: Map<string, StartFailure>;
@@ -434,7 +438,11 @@ export class Kubelet {
     if (this.#stopped) return;
     this.#syncTimer = this.clock.afterFunc(this.#options.syncFrequencyMs ?? 1000, () => {
       this.#housekeeping();
-      for (const worker of this.#workers.values()) this.#dispatch(worker);
+      for (const worker of this.#workers.values()) {
+        // A terminating pod whose last teardown attempt failed is retried.
+        if (worker.terminating) void this.#attemptTeardown(worker);
+        else this.#dispatch(worker);
+      }
       this.#scheduleResync();
     });
   }
@@ -450,45 +458,72 @@ export class Kubelet {
   /**
    * Tears a pod down: stop its liveness and startup probes, kill its containers and sandbox with
    * the pod's grace period, stop the remaining probes, remove the sandbox and forget the pod.
-   * Kubelet's SyncTerminatingPod + SyncTerminatedPod + removal.
+   * Kubelet's SyncTerminatingPod + SyncTerminatedPod + removal. A failed attempt leaves the pod
+   * terminating (its status and readiness kept, a same-name replacement waiting) and is retried at
+   * the next resync, as kubelet retries SyncTerminatingPod.
    */
   #terminatePod(worker: PodWorker): Promise<void> {
     if (worker.terminated) return worker.terminated;
     worker.terminating = true;
-    const pod = worker.pod;
-    worker.terminated = (async () => {
-      while (worker.running) await worker.running.catch(() => {});
-      const runtimeManager = this.#runtimeManager;
-      this.probeManager.stopLivenessAndStartup(pod);
-      try {
-        if (runtimeManager) {
-          let runtimeStatus = await runtimeManager.getPodStatus(pod);
-          await runtimeManager.killPod(pod, runtimeStatus);
-          runtimeStatus = await runtimeManager.getPodStatus(pod);
-          this.probeManager.removePod(pod);
-          await runtimeManager.removePod(pod, runtimeStatus);
-        }
-        log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
-      } catch (e) {
-        log.error(e, "Failed to tear down pod", { pod: podKey(pod) });
-      } finally {
-        this.probeManager.removePod(pod);
-        const uid = pod.metadata.uid ?? "";
-        this.statusManager.deletePodStatus(uid);
-        this.podManager.removePod(pod);
-        if (this.#workers.get(uid) === worker) this.#workers.delete(uid);
-        // Re-added (same UID) while it was going down: kubelet's HandlePodCleanups restarts it.
-        const again = this.#desired.get(uid);
-        if (again && !this.#stopped && !this.#workers.has(uid)) {
-          log.info("SyncLoop ADD: pod re-added during its teardown, starting it again", {
-            pod: podKey(again),
-            podUID: uid,
-          });
-          this.#addPod(again);
-        }
-      }
-    })();
+    worker.terminated = new Promise((resolve) => worker.markTerminated = resolve);
+    this.#attemptTeardown(worker);
     return worker.terminated;
+  }
+
+  /** Starts a teardown attempt unless one is running; resolves with whether it succeeded. */
+  #attemptTeardown(worker: PodWorker): Promise<boolean> {
+    if (worker.teardown) return worker.teardown;
+    const attempt = this.#teardownOnce(worker).finally(() => worker.teardown = undefined);
+    worker.teardown = attempt;
+    return attempt;
+  }
+
+  async #teardownOnce(worker: PodWorker): Promise<boolean> {
+    while (worker.running) await worker.running.catch(() => {});
+    const pod = worker.pod;
+    const runtimeManager = this.#runtimeManager;
+    this.probeManager.stopLivenessAndStartup(pod);
+    try {
+      if (runtimeManager) {
+        let runtimeStatus = await runtimeManager.getPodStatus(pod);
+        await runtimeManager.killPod(pod, runtimeStatus);
+        runtimeStatus = await runtimeManager.getPodStatus(pod);
+        this.probeManager.removePod(pod);
+        await runtimeManager.removePod(pod, runtimeStatus);
+      }
+      log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
+    } catch (e) {
+      if (!this.#stopped) {
+        log.error(e, "Failed to tear down pod, will retry at the next resync", {
+          pod: podKey(pod),
+          podUID: pod.metadata.uid,
+        });
+        return false;
+      }
+      log.error(e, "Failed to tear down pod during shutdown, giving up", { pod: podKey(pod) });
+    }
+    this.#forgetPod(worker);
+    return true;
+  }
+
+  // The pod is gone from the runtime (or the agent is shutting down): drop every trace of it.
+  #forgetPod(worker: PodWorker): void {
+    const pod = worker.pod;
+    this.probeManager.removePod(pod);
+    const uid = pod.metadata.uid ?? "";
+    this.statusManager.deletePodStatus(uid);
+    this.podManager.removePod(pod);
+    if (this.#workers.get(uid) === worker) this.#workers.delete(uid);
+    worker.markTerminated?.();
+    // Re-added (same UID) while it was going down: kubelet's HandlePodCleanups restarts it.
+    const again = this.#desired.get(uid);
+    if (again && !this.#stopped && !this.#workers.has(uid)) {
+      log.info("SyncLoop ADD: pod re-added during its teardown, starting it again", {
+        pod: podKey(again),
+        podUID: uid,
+      });
+      this.#addPod(again);
+    }
   }
 
   /** Pods with their latest status, in the order they were added. */
@@ -532,9 +567,16 @@ export class Kubelet {
     await this.#watcher?.stop();
     this.#syncTimer?.stop();
     // Tear down while syncs can still finish, then refuse new ones.
-    const teardown = [...this.#workers.values()].map((w) => this.#terminatePod(w));
+    const workers = [...this.#workers.values()];
+    for (const w of workers) void this.#terminatePod(w);
     this.#stopped = true;
-    await Promise.all(teardown);
+    // Pods whose teardown failed before (or fails now) get one more attempt; a failure once
+    // stopped is logged and given up on, so this ends.
+    let pending = workers;
+    while (pending.length > 0) {
+      const done = await Promise.all(pending.map((w) => this.#attemptTeardown(w)));
+      pending = pending.filter((_, i) => !done[i]);
+    }
     this.probeManager.cleanupPods(new Set());
     this.#stop();
     await Promise.all(this.#consumers);

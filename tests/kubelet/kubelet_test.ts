@@ -213,3 +213,42 @@ Deno.test("TestPodChangedUnderSameUIDIsRecreated", async () => {
     await s.cleanup();
   }
 });
+
+Deno.test("TestFailedTeardownIsRetried", async () => {
+  const s = await setup();
+  try {
+    s.kubelet.setPods([probedPod()]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    const stopPodSandbox = s.runtime.stopPodSandbox.bind(s.runtime);
+    let failures = 0;
+    s.runtime.stopPodSandbox = () => {
+      failures++;
+      return Promise.reject(Object.assign(new Error("context deadline exceeded"), { code: 4 }));
+    };
+    const replacement = probedPod();
+    replacement.metadata.uid = "uid-web-2";
+    s.kubelet.setPods([replacement]);
+    await until("first teardown attempt failed", () => failures === 1);
+    await settle();
+    // The old pod is kept (terminating) and the replacement waits for it.
+    assertEquals(s.kubelet.pods().map((p) => p.metadata.uid), ["uid-web", "uid-web-2"]);
+    assertEquals(s.runtime.calls.filter((c) => c.startsWith("runPodSandbox")).length, 1);
+    await s.clock.step(1000); // resync: retried, fails again
+    await until("second attempt", () => failures === 2);
+    assertEquals(s.runtime.calls.filter((c) => c.startsWith("runPodSandbox")).length, 1);
+    s.runtime.stopPodSandbox = stopPodSandbox;
+    await s.clock.step(1000); // resync: the teardown succeeds, then the replacement starts
+    await until(
+      "replaced",
+      () =>
+        s.kubelet.pods().length === 1 && s.kubelet.getPod("web")?.metadata.uid === "uid-web-2" &&
+        s.app()?.state?.running !== undefined,
+    );
+    assertEquals(s.runtime.sandboxes.size, 1);
+    const removed = s.runtime.calls.findIndex((c) => c.startsWith("removePodSandbox"));
+    const created = s.runtime.calls.lastIndexOf("runPodSandbox web");
+    assert(removed >= 0 && removed < created, JSON.stringify(s.runtime.calls));
+  } finally {
+    await s.cleanup();
+  }
+});
