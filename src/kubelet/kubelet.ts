@@ -52,6 +52,8 @@ import {
 
 /** kubelet's initial CrashLoopBackOff delay. */
 export const defaultBackOffInitialMs = 10_000;
+/** kubelet's housekeeping period: how often runtime pods nobody wants are looked for. */
+export const housekeepingPeriodMs = 2_000;
 /** kubelet's CrashLoopBackOff cap (`MaxContainerBackOff`). */
 export const defaultBackOffMaxMs = 300_000;
 
@@ -160,6 +162,9 @@ export class Kubelet {
   #manifestErrors: ManifestError[] = [];
   /** The latest desired set of pods by UID (what the last update asked for). */
   #desired = new Map<string, Pod>();
+  /** When runtime pods were last listed for cleanup; the cleanup in progress. */
+  #lastOrphanCleanup = -Infinity;
+  #orphanCleanup?: Promise<void>;
 
   /** Builds the managers; `start()` begins syncing. */
   constructor(options: KubeletOptions) {
@@ -233,6 +238,8 @@ export class Kubelet {
       });
       await this.#watcher.start();
     }
+    // Pods left on the runtime by a previous run are removed once the desired set is known.
+    await this.#cleanupOrphanedPods();
   }
 
   /** Replaces the desired set of pods (what a manifest update does). */
@@ -453,6 +460,43 @@ export class Kubelet {
     const desired = new Set([...this.#workers.keys()]);
     this.probeManager.cleanupPods(desired);
     this.backoff.gc();
+    if (this.clock.now() - this.#lastOrphanCleanup >= housekeepingPeriodMs) {
+      void this.#cleanupOrphanedPods();
+    }
+  }
+
+  /**
+   * Kubelet's HandlePodCleanups → killing runtime pods that are not desired: sandboxes made by
+   * probelet (its label) whose pod UID is neither desired nor known here are stopped and removed.
+   */
+  #cleanupOrphanedPods(): Promise<void> {
+    if (this.#orphanCleanup) return this.#orphanCleanup;
+    this.#lastOrphanCleanup = this.clock.now();
+    const runtimeManager = this.#runtimeManager;
+    if (!runtimeManager) return Promise.resolve();
+    this.#orphanCleanup = (async () => {
+      try {
+        for (const pod of await runtimeManager.listManagedPods()) {
+          const uid = pod.metadata.uid ?? "";
+          if (this.#stopped) return;
+          if (this.#workers.has(uid) || this.#desired.has(uid)) continue;
+          log.info("Cleaning up orphaned pod left on the runtime", {
+            pod: podKey(pod),
+            podUID: uid,
+          });
+          try {
+            await runtimeManager.removeOrphanedPod(pod);
+          } catch (e) {
+            log.error(e, "Failed to clean up orphaned pod, will retry", { pod: podKey(pod) });
+          }
+        }
+      } catch (e) {
+        log.error(e, "Failed to list runtime pods for cleanup, will retry");
+      } finally {
+        this.#orphanCleanup = undefined;
+      }
+    })();
+    return this.#orphanCleanup;
   }
 
   /**
@@ -577,6 +621,7 @@ export class Kubelet {
       const done = await Promise.all(pending.map((w) => this.#attemptTeardown(w)));
       pending = pending.filter((_, i) => !done[i]);
     }
+    await this.#orphanCleanup;
     this.probeManager.cleanupPods(new Set());
     this.#stop();
     await Promise.all(this.#consumers);

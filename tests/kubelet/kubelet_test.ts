@@ -2,6 +2,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import type { Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
 import { Kubelet } from "../../src/kubelet/kubelet.ts";
+import { probeletManagedLabel } from "../../src/kubelet/kuberuntime/runtime_manager.ts";
 import { ExitError } from "../../src/probe/exec/errors.ts";
 import { FakeClock, settle } from "../../src/util/clock.ts";
 import * as log from "../../src/util/log.ts";
@@ -48,10 +49,11 @@ async function until(what: string, cond: () => boolean): Promise<void> {
   }
 }
 
-async function setup() {
+async function setup(prepare?: (runtime: FakeRuntime) => Promise<void>) {
   const clock = new FakeClock(1_700_000_000_000);
   clockForUntil = clock;
   const runtime = new FakeRuntime(clock);
+  await prepare?.(runtime);
   const recorder = new FakeRecorder();
   const rootDir = await Deno.makeTempDir({ prefix: "probelet-kubelet-test-" });
   const previous = log.setLogSink(() => {});
@@ -248,6 +250,49 @@ Deno.test("TestFailedTeardownIsRetried", async () => {
     const removed = s.runtime.calls.findIndex((c) => c.startsWith("removePodSandbox"));
     const created = s.runtime.calls.lastIndexOf("runPodSandbox web");
     assert(removed >= 0 && removed < created, JSON.stringify(s.runtime.calls));
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestHousekeepingRemovesOrphanedPods", async () => {
+  // What a previous run of the agent left behind, and a sandbox some other client made.
+  const leftover = async (runtime: FakeRuntime, name: string, uid: string, managed: boolean) => {
+    const labels: Record<string, string> = {
+      "io.kubernetes.pod.name": name,
+      "io.kubernetes.pod.namespace": "default",
+      "io.kubernetes.pod.uid": uid,
+      ...(managed ? { [probeletManagedLabel]: "true" } : {}),
+    };
+    const id = await runtime.runPodSandbox({
+      metadata: { name, namespace: "default", uid, attempt: 0 },
+      labels,
+    });
+    const c = await runtime.createContainer(id, {
+      metadata: { name: "app", attempt: 0 },
+      image: { image: "busybox" },
+      labels,
+    });
+    await runtime.startContainer(c);
+  };
+  const s = await setup(async (runtime) => {
+    await leftover(runtime, "old", "uid-old", true);
+    await leftover(runtime, "foreign", "uid-foreign", false);
+  });
+  try {
+    const uidsOnRuntime = () =>
+      [...s.runtime.sandboxes.values()].map((x) => x.config.metadata.uid).sort();
+    // Cleaned up at start-up.
+    assertEquals(uidsOnRuntime(), ["uid-foreign"]);
+    assertEquals(s.runtime.containers.size, 1);
+    // And at a later housekeeping pass, while the desired pod is left alone.
+    s.kubelet.setPods([probedPod()]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    await leftover(s.runtime, "old2", "uid-old-2", true);
+    await s.clock.step(2000);
+    await until("orphan removed", () => !uidsOnRuntime().includes("uid-old-2"));
+    assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-web"]);
+    assertEquals(s.app()?.restartCount, 0);
   } finally {
     await s.cleanup();
   }

@@ -47,6 +47,12 @@ export const containerRestartCountAnnotation = "io.kubernetes.container.restartC
 /** Annotation holding the pod's termination grace period. */
 export const podTerminationGracePeriodAnnotation = "io.kubernetes.pod.terminationGracePeriod";
 
+/**
+ * Label probelet adds to every sandbox and container it creates, so that housekeeping only ever
+ * removes what this agent made (other clients of a shared runtime use kubelet's labels too).
+ */
+export const probeletManagedLabel = "io.probelet.managed";
+
 /** kubelet's floor for any kill grace period, in seconds. */
 export const minimumGracePeriodInSeconds = 2;
 
@@ -460,6 +466,41 @@ export class KubeGenericRuntimeManager {
     }
   }
 
+  /**
+   * The pods (name, namespace and UID from the labels) that have sandboxes made by probelet on the
+   * runtime, whatever run of the agent made them.
+   */
+  async listManagedPods(): Promise<Pod[]> {
+    const sandboxes = await this.runtime.listPodSandbox({
+      labelSelector: { [probeletManagedLabel]: "true" },
+    });
+    const pods = new Map<string, Pod>();
+    for (const s of sandboxes) {
+      const uid = s.labels[podUIDLabel] ?? s.metadata?.uid ?? "";
+      if (uid === "" || pods.has(uid)) continue;
+      pods.set(uid, {
+        metadata: {
+          name: s.labels[podNameLabel] ?? s.metadata?.name ?? "",
+          namespace: s.labels[podNamespaceLabel] ?? s.metadata?.namespace ?? "",
+          uid,
+        },
+        spec: { containers: [] },
+      });
+    }
+    return [...pods.values()];
+  }
+
+  /**
+   * Stops and removes a pod known only from the runtime (no spec): containers get the minimum
+   * grace period, as kubelet's killPod of an orphaned running pod without its spec.
+   */
+  async removeOrphanedPod(pod: Pod): Promise<void> {
+    let status = await this.getPodStatus(pod);
+    await this.killPod(pod, status);
+    status = await this.getPodStatus(pod);
+    await this.removePod(pod, status);
+  }
+
   /** The sandbox config of the pod (kubelet's `generatePodSandboxConfig`). */
   generatePodSandboxConfig(pod: Pod, attempt: number): PodSandboxConfig {
     const name = pod.metadata.name ?? "";
@@ -474,6 +515,7 @@ export class KubeGenericRuntimeManager {
         [podNameLabel]: name,
         [podNamespaceLabel]: namespace,
         [podUIDLabel]: uid,
+        [probeletManagedLabel]: "true",
       },
       annotations: { ...(pod.metadata.annotations ?? {}) },
       linux: {
@@ -507,6 +549,7 @@ export class KubeGenericRuntimeManager {
         [podNamespaceLabel]: pod.metadata.namespace ?? "",
         [podUIDLabel]: pod.metadata.uid ?? "",
         [containerNameLabel]: container.name,
+        [probeletManagedLabel]: "true",
       },
       annotations: {
         [containerHashAnnotation]: hashContainer(container),
