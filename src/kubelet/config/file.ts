@@ -61,6 +61,11 @@ export interface PodManifests {
   errors: ManifestError[];
   /** The manifest files that were read. */
   files: string[];
+  /**
+   * The path exists but could not be read (stat or listing failed for a reason other than its
+   * absence): `pods` is empty because nothing is known, not because no pods are wanted.
+   */
+  unreadable?: boolean;
 }
 
 /** Options of {@link loadPodManifests}. */
@@ -85,7 +90,8 @@ export function defaultNodeName(): string {
  * Reads static pods from `path`: a single manifest file (any name), or every `.yaml`, `.yml` and
  * `.json` file directly inside a folder (dotfiles and subfolders skipped, names sorted). Each file
  * may hold several documents. Never throws for bad content: problems are returned as errors and
- * the remaining pods are still returned. A missing path yields no pods and one error.
+ * the remaining pods are still returned. A missing path yields no pods and one error; a path that
+ * exists but cannot be read also yields one error and sets `unreadable`.
  *
  * @example
  * ```ts
@@ -105,8 +111,10 @@ export async function loadPodManifests(
   try {
     info = await Deno.stat(root);
   } catch (e) {
-    const detail = e instanceof Deno.errors.NotFound ? "path does not exist" : errorText(e);
+    const missing = e instanceof Deno.errors.NotFound;
+    const detail = missing ? "path does not exist" : errorText(e);
     result.errors.push(new ManifestError(root, { detail }));
+    if (!missing) result.unreadable = true;
     return result;
   }
 
@@ -117,6 +125,7 @@ export async function loadPodManifests(
       result.files.push(...await listManifestFiles(root));
     } catch (e) {
       result.errors.push(new ManifestError(root, { detail: errorText(e) }));
+      result.unreadable = !(e instanceof Deno.errors.NotFound);
       return result;
     }
   } else {
@@ -326,7 +335,9 @@ export class PodConfigWatcher {
     const update: PodUpdate = {
       op: "SET",
       source: "file",
-      pods: listed.pods,
+      // Like Go's listConfig: only a missing path means "no pods"; a path that cannot be read
+      // keeps the current pods (the error is reported with them).
+      pods: listed.unreadable ? (this.#last?.pods ?? []) : listed.pods,
       errors: listed.errors,
     };
     const key = JSON.stringify([update.pods, update.errors.map((e) => e.message)]);

@@ -499,6 +499,44 @@ Deno.test("TestExtractFromDir", async (t) => {
 });
 
 Deno.test("TestWatchManifests", async (t) => {
+  await t.step(
+    "an unreadable path keeps the current pods; a missing one empties the set",
+    async () => {
+      await withTempDir(async (dir) => {
+        const clock = new FakeClock(0);
+        const updates: PodUpdate[] = [];
+        const pods = join(dir, "pods");
+        await Deno.mkdir(pods);
+        await Deno.writeTextFile(join(pods, "a.yaml"), podYaml("alpha"));
+        const watcher = await watchManifests(pods, {
+          nodeName,
+          clock,
+          watchFs: false,
+          onChange: (u) => void updates.push(u),
+        });
+        const names = () => updates.at(-1)!.pods.map((p) => p.metadata.name);
+        try {
+          assertEquals(names(), ["alpha-node-a"]);
+          // A symlink loop: stat fails with an error other than NotFound (root ignores modes).
+          await Deno.remove(pods, { recursive: true });
+          await Deno.symlink(pods, pods);
+          await watcher.resync();
+          assertEquals(names(), ["alpha-node-a"]);
+          assertEquals(updates.at(-1)!.errors.length, 1);
+          assertMatch(updates.at(-1)!.errors[0].message, new RegExp(`^${pods}: `));
+          await Deno.remove(pods);
+          await watcher.resync();
+          assertEquals(names(), []);
+          assertEquals(updates.at(-1)!.errors.map((e) => e.message), [
+            `${pods}: path does not exist`,
+          ]);
+        } finally {
+          await watcher.stop();
+        }
+      });
+    },
+  );
+
   await t.step("re-list on the clock picks up add, change and remove", async () => {
     await withTempDir(async (dir) => {
       const clock = new FakeClock(0);
