@@ -55,6 +55,8 @@ interface FlagDef {
   defaultText: string;
   aliases?: string[];
   values?: string[];
+  /** A duration that must be greater than zero (a zero period would busy-loop). */
+  positive?: boolean;
 }
 
 const flagDefs: FlagDef[] = [
@@ -120,6 +122,7 @@ const flagDefs: FlagDef[] = [
   {
     name: "sync-frequency",
     kind: "duration",
+    positive: true,
     key: "syncFrequencyMs",
     usage: "Period of the pod resync (kubelet's default is 1m; the agent syncs every second).",
     defaultText: "1s",
@@ -127,6 +130,7 @@ const flagDefs: FlagDef[] = [
   {
     name: "file-check-frequency",
     kind: "duration",
+    positive: true,
     key: "fileCheckFrequencyMs",
     usage: "Period of the manifest folder check, on top of file system notifications.",
     defaultText: "20s",
@@ -246,6 +250,9 @@ export function parseFlags(args: string[]): KubeletFlags {
         const ms = parseGoDuration(value);
         if (ms === undefined) {
           throw new FlagError(invalid(value, shown, `time: invalid duration "${value}"`));
+        }
+        if (def.positive && ms <= 0) {
+          throw new FlagError(invalid(value, shown, "duration must be greater than 0"));
         }
         if (ms < 0) throw new FlagError(invalid(value, shown, "duration must not be negative"));
         values[def.key] = ms;

@@ -66,6 +66,18 @@ Deno.test("TestParseFlags", async (t) => {
       ["--live-view=sometimes"],
       'invalid argument "sometimes" for "--live-view" flag: must be one of auto, always, never',
     ],
+    [
+      ["--sync-frequency", "0"],
+      'invalid argument "0" for "--sync-frequency" flag: duration must be greater than 0',
+    ],
+    [
+      ["--file-check-frequency=0s"],
+      'invalid argument "0s" for "--file-check-frequency" flag: duration must be greater than 0',
+    ],
+    [
+      ["--sync-frequency=-1s"],
+      'invalid argument "-1s" for "--sync-frequency" flag: duration must be greater than 0',
+    ],
     [["--root-dir"], "flag needs an argument: --root-dir"],
     [["stray"], 'unexpected argument "stray"'],
   ];
