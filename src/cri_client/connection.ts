@@ -163,6 +163,41 @@ type UnaryMethod = (
   callback: UnaryCallback,
 ) => grpc.ClientUnaryCall;
 
+/**
+ * CRI methods that may be sent a second time after an `Unavailable` error: reads, and writes
+ * whose repetition has the same effect (stop, remove, pull). An `Unavailable` call may still have
+ * reached the runtime (it can drop the connection after acting), so RunPodSandbox,
+ * CreateContainer, StartContainer, ExecSync (runs the command again), Exec, Attach, PortForward,
+ * ReopenContainerLog and CheckpointContainer are never retried here: the error goes to the caller,
+ * whose next sync reads the runtime's state before acting again.
+ */
+export const retriableMethods: ReadonlySet<string> = new Set([
+  "Version",
+  "Status",
+  "RuntimeConfig",
+  "PodSandboxStatus",
+  "ListPodSandbox",
+  "ContainerStatus",
+  "ListContainers",
+  "ContainerStats",
+  "ListContainerStats",
+  "PodSandboxStats",
+  "ListPodSandboxStats",
+  "ListMetricDescriptors",
+  "ListPodSandboxMetrics",
+  "StopPodSandbox",
+  "RemovePodSandbox",
+  "StopContainer",
+  "RemoveContainer",
+  "UpdateContainerResources",
+  "UpdateRuntimeConfig",
+  "ListImages",
+  "ImageStatus",
+  "ImageFsInfo",
+  "PullImage",
+  "RemoveImage",
+]);
+
 /** Per-call settings of `Connection.unary`. */
 export interface UnaryOptions {
   /** Milliseconds until the call's deadline; `0` or `Infinity` = none. */
@@ -230,8 +265,10 @@ export class Connection {
       }
       // No socket at all: the runtime is down, not restarting. Say so at once.
       if (!socketExists(this.endpoint.socketPath)) throw this.#unreachable(err, fullMethod);
+      // The call may have reached the runtime: repeat only what is safe to repeat.
+      if (!retriableMethods.has(method)) throw this.#wrap(err, fullMethod);
       // The runtime dropped the connection or is restarting: wait for the channel to come back,
-      // then retry once.
+      // then retry an idempotent call once.
       const waitUntil = Math.min(deadline, Date.now() + this.connectTimeoutMs);
       const ready = await this.#waitForReady(waitUntil);
       if (!ready) throw this.#unreachable(err, fullMethod);

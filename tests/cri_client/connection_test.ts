@@ -3,6 +3,8 @@
  * when the socket is missing, refuses connections, or the client was closed.
  */
 import assert from "node:assert/strict";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
 import {
   CriError,
   GrpcCode,
@@ -113,4 +115,56 @@ grpcTest("closed client rejects", async () => {
   assert.ok(err instanceof CriError);
   assert.equal(err.code, GrpcCode.Unavailable);
   assert.match(err.message, /closing/);
+});
+
+grpcTest("Unavailable: idempotent calls are retried once, RunPodSandbox is not", async () => {
+  const definition = protoLoader.loadSync(
+    new URL("../../proto/runtime/v1/api.proto", import.meta.url).pathname,
+    { keepCase: false, longs: String, enums: String, defaults: true, arrays: true, objects: true },
+  );
+  const v1 = (grpc.loadPackageDefinition(definition).runtime as grpc.GrpcObject)
+    .v1 as grpc.GrpcObject;
+  const service = (v1.RuntimeService as grpc.ServiceClientConstructor).service;
+  // Each method fails its first call with Unavailable after "acting", then succeeds.
+  const calls: Record<string, number> = {};
+  const flaky = (name: string, response: unknown) =>
+  (
+    _call: unknown,
+    callback: (err: Partial<grpc.ServiceError> | null, response?: unknown) => void,
+  ) => {
+    calls[name] = (calls[name] ?? 0) + 1;
+    if (calls[name] === 1) {
+      callback({ code: grpc.status.UNAVAILABLE, details: "transport is closing" });
+    } else callback(null, response);
+  };
+  const server = new grpc.Server();
+  server.addService(service, {
+    RunPodSandbox: flaky("RunPodSandbox", { podSandboxId: "sb-1" }),
+    ListContainers: flaky("ListContainers", { containers: [] }),
+  });
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/cri.sock`;
+  await new Promise<number>((resolve, reject) =>
+    server.bindAsync(
+      `unix://${path}`,
+      grpc.ServerCredentials.createInsecure(),
+      (err, port) => err ? reject(err) : resolve(port),
+    )
+  );
+  const runtime = new RemoteRuntimeService(`unix://${path}`, { connectTimeoutMs: 2_000 });
+  try {
+    assert.deepEqual(await runtime.listContainers(), []);
+    assert.equal(calls.ListContainers, 2);
+    const err = await runtime.runPodSandbox({
+      metadata: { name: "p", namespace: "d", uid: "u", attempt: 0 },
+    })
+      .then(() => assert.fail("expected"), (e) => e);
+    assert.ok(err instanceof CriError, String(err));
+    assert.equal(err.code, GrpcCode.Unavailable);
+    assert.equal(calls.RunPodSandbox, 1);
+  } finally {
+    runtime.close();
+    server.forceShutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
