@@ -59,6 +59,8 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     });
   } else {
     embedded = new EmbeddedRuntimeService({ rootDir: join(flags.rootDir, "embedded"), clock });
+    // Containers of a previous run that did not shut down cleanly would still hold their ports.
+    embedded.killLeftoverProcesses();
     runtime = embedded;
   }
   const kubelet = new Kubelet({

@@ -9,6 +9,8 @@ import {
   ContainerLog,
   EmbeddedRuntimeService,
   maxLogLineBytes,
+  pidRecordDir,
+  procStat,
 } from "../../../src/kubelet/kuberuntime/embedded/mod.ts";
 import { CommandTimedOutError, ExitError } from "../../../src/probe/exec/errors.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
@@ -444,6 +446,46 @@ Deno.test("TestContainerLog", async (t) => {
       ]);
     } finally {
       await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("TestKillLeftoverProcesses", async (t) => {
+  await t.step("groups recorded by a crashed run are killed by the next one", async () => {
+    await withRuntime(async (crashed, rootDir) => {
+      const { id } = await runContainer(crashed, "sleep 600 & sleep 600");
+      const [pgid] = crashed.processIds();
+      const record = JSON.parse(
+        await Deno.readTextFile(join(pidRecordDir(rootDir), `${id}.json`)),
+      );
+      assert.equal(record.pgid, pgid);
+      // A new runtime on the same folder, as after the agent was SIGKILLed.
+      const next = new EmbeddedRuntimeService({ rootDir });
+      assert.deepEqual(next.killLeftoverProcesses(), [pgid]);
+      await waitFor(() => liveProcessesIn(new Set([pgid])).length === 0, "the group to die");
+      assert.deepEqual([...Deno.readDirSync(pidRecordDir(rootDir))], []);
+      await next.shutdown();
+    });
+  });
+
+  await t.step("a record whose pid now belongs to another process is not acted on", async () => {
+    const rootDir = await Deno.makeTempDir({ prefix: "probelet-embedded-" });
+    const other = new Deno.Command("sleep", { args: ["600"], detached: true }).spawn();
+    try {
+      const start = procStat(other.pid)!.startTime;
+      await Deno.mkdir(pidRecordDir(rootDir), { recursive: true });
+      await Deno.writeTextFile(
+        join(pidRecordDir(rootDir), "old.json"),
+        JSON.stringify({ pgid: other.pid, startTime: start - 1, containerId: "old" }),
+      );
+      const next = new EmbeddedRuntimeService({ rootDir });
+      assert.deepEqual(next.killLeftoverProcesses(), []);
+      assert.equal(liveProcessesIn(new Set([other.pid])).length, 1);
+      await next.shutdown();
+    } finally {
+      other.kill("SIGKILL");
+      await other.status;
+      await Deno.remove(rootDir, { recursive: true });
     }
   });
 });

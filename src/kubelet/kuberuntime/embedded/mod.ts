@@ -13,3 +13,11 @@
 export * from "./runtime.ts";
 export { ContainerLog, type LogStream, maxLogLineBytes } from "./log.ts";
 export { CappedBuffer, HostProcess, type ProcessExit, type SpawnOptions } from "./process.ts";
+export {
+  killRecordedGroups,
+  type PidRecord,
+  pidRecordDir,
+  procStat,
+  removePidRecord,
+  writePidRecord,
+} from "./pid_records.ts";

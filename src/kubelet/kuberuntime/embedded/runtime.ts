@@ -39,7 +39,9 @@ import type {
 import { CommandTimedOutError, ExitError } from "../../../probe/exec/errors.ts";
 import { type Clock, RealClock } from "../../../util/clock.ts";
 import { goQuote } from "../../../util/go_format.ts";
+import * as klog from "../../../util/log.ts";
 import { ContainerLog } from "./log.ts";
+import { killRecordedGroups, removePidRecord, writePidRecord } from "./pid_records.ts";
 import { CappedBuffer, HostProcess, type ProcessExit } from "./process.ts";
 
 /** The runtime's name, and so the type in container IDs: `embedded://<id>`. */
@@ -333,8 +335,12 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       c.process = process;
       c.state = "CONTAINER_RUNNING";
       c.startedAt = this.#nowNs();
+      // Lets a later run kill this group should the agent die without shutting down.
+      writePidRecord(this.rootDir, c.id, process.pid);
       process.exited.then((exit) => this.#exited(c, exit));
-      c.done = process.done.then(() => log.close());
+      c.done = process.done.then(() => log.close()).catch((e) =>
+        klog.error(e, "Could not finish the container log", { containerID: c.id })
+      ).finally(() => removePidRecord(this.rootDir, c.id));
     });
   }
 
@@ -508,7 +514,16 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
 
   /** Starts {@link shutdown} and makes later calls reject. */
   close(): void {
-    void this.shutdown();
+    this.shutdown().catch((e) => klog.error(e, "Embedded runtime shutdown failed"));
+  }
+
+  /**
+   * Kills the container process groups a previous run on the same `rootDir` left behind (the agent
+   * crashed or was SIGKILLed), after checking each is still the group it started (see
+   * pid_records.ts). Call once at start-up, before starting containers. Returns the group ids killed.
+   */
+  killLeftoverProcesses(): number[] {
+    return killRecordedGroups(this.rootDir);
   }
 
   /**
