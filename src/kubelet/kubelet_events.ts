@@ -1,7 +1,8 @@
 /**
  * The agent's event sink: keeps the most recent events in a bounded in-memory list (served at
  * `/events` and shown by the live view) and passes each one on to other recorders (the structured
- * log). Counts repeats of the same event like client-go's event correlator, without its spam filter.
+ * log). Counts repeats of the same event like client-go's event correlator (keyed by object, type,
+ * reason and message, whatever came in between), without its spam filter.
  * There is no API server, so this list is the node's whole event history.
  * @module
  */
@@ -20,7 +21,7 @@ export interface StoredEvent {
   firstTimestamp: string;
   /** RFC 3339 time of the latest occurrence. */
   lastTimestamp: string;
-  /** Occurrences folded into this entry (identical object, type, reason and message in a row). */
+  /** Occurrences folded into this entry (identical object, type, reason and message). */
   count: number;
   /** Epoch milliseconds of the latest occurrence. */
   lastMs: number;
@@ -43,6 +44,8 @@ export class EventStore implements EventRecorder {
   #clock: Clock;
   #forward: EventRecorder[];
   #events: StoredEvent[] = [];
+  /** The stored event of each (object, type, reason, message), as the correlator's cache. */
+  #byKey = new Map<string, StoredEvent>();
   #seq = 0;
   #listeners = new Set<(e: StoredEvent) => void>();
 
@@ -56,18 +59,22 @@ export class EventStore implements EventRecorder {
   /** Stores (or folds) the event, then forwards it. */
   event(ref: ObjectReference, options: EventOptions): void {
     const now = this.#clock.now();
-    const last = this.#events.at(-1);
+    const key = eventKey(ref, options);
+    const existing = this.#byKey.get(key);
     this.#seq++;
     let stored: StoredEvent;
-    if (
-      last && last.type === options.type && last.reason === options.reason &&
-      last.message === options.message && sameObject(last.involvedObject, ref)
-    ) {
-      last.count++;
-      last.lastTimestamp = rfc3339(now);
-      last.lastMs = now;
-      last.seq = this.#seq;
-      stored = last;
+    if (existing) {
+      existing.count++;
+      existing.lastTimestamp = rfc3339(now);
+      existing.lastMs = now;
+      existing.seq = this.#seq;
+      stored = existing;
+      // The list stays ordered by latest occurrence.
+      const i = this.#events.lastIndexOf(existing);
+      if (i !== this.#events.length - 1) {
+        this.#events.splice(i, 1);
+        this.#events.push(existing);
+      }
     } else {
       stored = {
         type: options.type,
@@ -81,8 +88,11 @@ export class EventStore implements EventRecorder {
         seq: this.#seq,
       };
       this.#events.push(stored);
+      this.#byKey.set(key, stored);
       if (this.#events.length > this.limit) {
-        this.#events.splice(0, this.#events.length - this.limit);
+        for (const e of this.#events.splice(0, this.#events.length - this.limit)) {
+          this.#byKey.delete(eventKey(e.involvedObject, e));
+        }
       }
     }
     for (const r of this.#forward) r.event(ref, options);
@@ -103,7 +113,15 @@ export class EventStore implements EventRecorder {
   }
 }
 
-function sameObject(a: ObjectReference, b: ObjectReference): boolean {
-  return a.uid === b.uid && a.name === b.name && a.namespace === b.namespace &&
-    a.fieldPath === b.fieldPath;
+// client-go's getEventKey, reduced to the fields probelet's events set.
+function eventKey(ref: ObjectReference, e: { type: string; reason: string; message: string }) {
+  return JSON.stringify([
+    ref.uid ?? "",
+    ref.name ?? "",
+    ref.namespace ?? "",
+    ref.fieldPath ?? "",
+    e.type,
+    e.reason,
+    e.message,
+  ]);
 }

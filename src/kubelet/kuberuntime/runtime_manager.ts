@@ -113,6 +113,8 @@ export class KubeGenericRuntimeManager {
   #backoff: Backoff;
   #logsRoot: string;
   #hostNetworkOnly: boolean;
+  /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
+  #backOffEvented = new Map<string, number>();
 
   /** Creates the manager; nothing is called on the runtime yet. */
   constructor(options: RuntimeManagerOptions) {
@@ -331,19 +333,28 @@ export class KubeGenericRuntimeManager {
     const key = getStableKey(pod, container);
     const ts = exited.finishedAt;
     if (this.#backoff.isInBackOffSince(key, ts)) {
-      this.#event(
-        pod,
-        container,
-        "Warning",
-        "BackOff",
-        `Back-off restarting failed container ${container.name} in pod ${formatPod(pod)}`,
-      );
+      // kubelet requeues a pod in back-off after the back-off, not every resync: one BackOff event
+      // per back-off window and container, not one per sync.
+      const retryAt = ts + this.#backoff.get(key);
+      const now = this.#clock.now();
+      const last = this.#backOffEvented.get(key);
+      if (last === undefined || now - last >= this.#backoff.get(key)) {
+        this.#backOffEvented.set(key, now);
+        this.#event(
+          pod,
+          container,
+          "Warning",
+          "BackOff",
+          `Back-off restarting failed container ${container.name} in pod ${formatPod(pod)}`,
+        );
+      }
       const message = `back-off ${
         goDuration(this.#backoff.get(key))
       } restarting failed container=${container.name} pod=${formatPod(pod)}`;
       log.V(3).info("Back-off restarting failed container", { err: message });
-      return { inBackOff: true, message, retryAt: ts + this.#backoff.get(key) };
+      return { inBackOff: true, message, retryAt };
     }
+    this.#backOffEvented.delete(key);
     this.#backoff.next(key, ts);
     return { inBackOff: false, message: "", retryAt: 0 };
   }
@@ -368,7 +379,8 @@ export class KubeGenericRuntimeManager {
       await Deno.mkdir(join(sandboxConfig.logDirectory!, container.name), { recursive: true });
       containerID = await this.runtime.createContainer(sandboxID, config, { sandboxConfig });
     } catch (e) {
-      const message = errorText(e);
+      // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
+      const message = statusMessage(e);
       this.#event(pod, container, "Warning", "Failed", `Error: ${message}`);
       return { reason: ErrCreateContainer, message };
     }
@@ -376,7 +388,7 @@ export class KubeGenericRuntimeManager {
     try {
       await this.runtime.startContainer(containerID);
     } catch (e) {
-      const message = errorText(e);
+      const message = statusMessage(e);
       this.#event(pod, container, "Warning", "Failed", `Error: ${message}`);
       return { reason: ErrRunContainer, message };
     }
@@ -649,6 +661,14 @@ const grpcNotFound = 5;
 /** Whether a CRI call failed because the object does not exist (gRPC NotFound). */
 export function isNotFound(e: unknown): boolean {
   return (e as { code?: unknown } | null)?.code === grpcNotFound;
+}
+
+/** A CRI error's status message (Go's `status.FromError(err).Message()`), else the error text. */
+export function statusMessage(e: unknown): string {
+  const details = (e as { details?: unknown } | null)?.details;
+  return typeof details === "string" && typeof (e as { code?: unknown }).code === "number"
+    ? details
+    : errorText(e);
 }
 
 function errorText(e: unknown): string {

@@ -6,6 +6,7 @@ import {
   KubeGenericRuntimeManager,
   setTerminationGracePeriod,
 } from "../../../src/kubelet/kuberuntime/runtime_manager.ts";
+import { CriError } from "../../../src/cri_client/connection.ts";
 import { Backoff } from "../../../src/util/flowcontrol/backoff.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 import { FakeRuntime } from "./fake_runtime.ts";
@@ -131,10 +132,16 @@ Deno.test("TestLivenessFailureRestartsWithCrashLoopBackOff", async (t) => {
     });
 
     await t.step("no start before 10 s have passed since the last exit", async () => {
-      await s.clock.step(9_999);
+      s.recorder.events.length = 0;
+      for (let i = 0; i < 9; i++) {
+        await s.clock.step(1000);
+        await s.sync(); // resyncs in the window: no more BackOff events
+      }
+      await s.clock.step(999);
       const result = await s.sync();
       assertEquals(result.startResults.get("app")?.reason, "CrashLoopBackOff");
       assertEquals(s.running(), []);
+      assertEquals(s.recorder.events, []);
     });
 
     await t.step("started once the back-off has elapsed; the next one is 20 s", async () => {
@@ -145,8 +152,11 @@ Deno.test("TestLivenessFailureRestartsWithCrashLoopBackOff", async (t) => {
       assertEquals(s.clock.now() - killedAt, 10_000);
       // Exit at once: now 20 s.
       s.runtime.exit(s.running()[0].id, 1);
+      s.recorder.events.length = 0;
       const r2 = await s.sync();
       assertEquals(r2.startResults.get("app")?.message?.startsWith("back-off 20s"), true);
+      // A new back-off window: one BackOff event again.
+      assertEquals(s.recorder.events.filter((e) => e.includes("BackOff")).length, 1);
     });
   } finally {
     await s.cleanup();
@@ -277,6 +287,32 @@ Deno.test("TestGetPodStatusFailsOnTransientErrors", async (t) => {
       assertEquals(status.sandboxStatuses.length, 1);
       s.runtime.statusFailure = undefined;
     });
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestStartFailureEventCarriesStatusMessage", async () => {
+  const s = await setup(testPod());
+  try {
+    s.runtime.createContainer = () =>
+      Promise.reject(
+        new CriError(2, "failed to create containerd container: no such image", {
+          endpoint: "unix:///x",
+          method: "/runtime.v1.RuntimeService/CreateContainer",
+        }),
+      );
+    const result = await s.sync();
+    assertEquals(result.startResults.get("app"), {
+      reason: "CreateContainerError",
+      message: "failed to create containerd container: no such image",
+    });
+    assert(
+      s.recorder.events.includes(
+        "Warning Failed Error: failed to create containerd container: no such image",
+      ),
+      JSON.stringify(s.recorder.events),
+    );
   } finally {
     await s.cleanup();
   }
