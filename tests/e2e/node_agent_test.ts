@@ -187,7 +187,7 @@ async function scenarios(t: Deno.TestContext, agent: E2EAgent, runtime: E2ERunti
       );
       assert(firstReady.at >= firstStarted.at, "not ready before started");
       assert(
-        firstReady.at - firstStarted.at < 3_000,
+        firstReady.at - firstStarted.at < 10_000, // wall clock: generous for a loaded machine
         "readiness follows within a couple of periods",
       );
       assertEquals(condition(agent.pod("startup"), "Ready"), "True");
@@ -314,11 +314,14 @@ Deno.test({
       });
     } finally {
       await agent.close();
+      try {
+        await t.step("no host process outlives the agent", async () => {
+          assertEquals(await processesMentioning(stateDir), []);
+        });
+      } finally {
+        await Deno.remove(stateDir, { recursive: true });
+      }
     }
-    await t.step("no host process outlives the agent", async () => {
-      assertEquals(await processesMentioning(stateDir), []);
-    });
-    await Deno.remove(stateDir, { recursive: true });
   },
 });
 
