@@ -449,13 +449,31 @@ async function child(json: string): Promise<void> {
       "../src/kubelet/kuberuntime/kuberuntime_container.ts"
     );
     const runtime = await connectRuntime();
-    const sandbox = await startTestSandbox(runtime, "probelet-bench", { hostNetwork: true });
-    const id = await sandbox.startContainer("app", { command: ["sleep", "3600"] });
+    // One pod (sandbox, hence one containerd shim) per 10 workers, as a node's exec probes are
+    // spread over its pods: containerd 1.6's shim stalls (get state: context deadline exceeded)
+    // with ~100 execs per second into one container.
+    const sandboxes: { remove(): Promise<void> }[] = [];
+    const ids: string[] = [];
+    try {
+      for (let i = 0; i < Math.ceil(options.workers / 10); i++) {
+        const sandbox = await startTestSandbox(runtime, `probelet-bench-${i}`, {
+          hostNetwork: true,
+        });
+        sandboxes.push(sandbox);
+        ids.push(
+          `containerd://${await sandbox.startContainer("app", { command: ["sleep", "3600"] })}`,
+        );
+      }
+    } catch (err) {
+      for (const sandbox of sandboxes) await sandbox.remove();
+      runtime.close();
+      throw err;
+    }
     options.runner = new RuntimeCommandRunner(runtime);
-    options.containerID = `containerd://${id}`;
+    options.containerIDs = ids;
     options.execCommand = ["true"];
     cleanup = async () => {
-      await sandbox.remove();
+      for (const sandbox of sandboxes) await sandbox.remove();
       runtime.close();
     };
   }

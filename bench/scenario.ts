@@ -8,15 +8,16 @@
  *   status manager's `getPodStatus` sees the start of each `doProbe` (one worker per pod);
  * - a wrapper around `prober.probe` counts completed probes and their verdicts.
  *
- * Tick lateness is `start of doProbe − its tick`. The worker's ticker fires on a fixed grid
- * `t0 + k·period` (t0 = Date.now() when the ticker is made, right before the first `doProbe`), and a
- * late tick is skipped rather than queued, so each start belongs to the latest grid point at or before
- * it; a grid point with no start is a missed period.
+ * - the manager's clock is a RealClock whose timers also report when they were due and fired, so
+ *   each worker's ticks are known exactly (see `TickTracker`).
+ *
+ * Tick lateness is `start of doProbe − the tick's due time`; a tick the worker never acted on (the
+ * ticker's one slot was still full, or the ticker skipped a grid point) is a missed period.
  * @module
  */
 import type { Container, Pod, PodStatus, Probe } from "../src/api/core/v1/mod.ts";
 import { RealClock } from "../src/util/clock.ts";
-import type { CommandRunner } from "../src/kubelet/container/mod.ts";
+import { type CommandRunner, parseContainerID } from "../src/kubelet/container/mod.ts";
 import { newManager, type ProberManager } from "../src/kubelet/prober/prober_manager.ts";
 import { newManager as newResultsManager } from "../src/kubelet/prober/results/mod.ts";
 import type { ResultsManager } from "../src/kubelet/prober/results/mod.ts";
@@ -56,6 +57,8 @@ export interface ScenarioOptions {
   execCommand?: string[];
   /** Container ID of the container exec probes run in ("host://bench" for the host runner). */
   containerID?: string;
+  /** Several containers to spread the exec probes over (pod i uses `containerIDs[i % length]`). */
+  containerIDs?: string[];
 }
 
 /** The figures of one scenario. */
@@ -139,13 +142,21 @@ function benchPod(i: number, o: ScenarioOptions): Pod {
   };
 }
 
+function containerIDFor(pod: Pod, o: ScenarioOptions): string {
+  if (o.containerIDs?.length) {
+    const i = Number(pod.metadata!.name!.slice("bench-".length));
+    return o.containerIDs[i % o.containerIDs.length];
+  }
+  return o.containerID ?? `containerd://${pod.metadata!.uid}`;
+}
+
 function runningStatus(pod: Pod, startedAt: string, o: ScenarioOptions): PodStatus {
   return {
     phase: "Running",
     podIP: "127.0.0.1",
     containerStatuses: [{
       name: "app",
-      containerID: o.containerID ?? `containerd://${pod.metadata!.uid}`,
+      containerID: containerIDFor(pod, o),
       state: { running: { startedAt } },
       started: true,
       ready: false,
@@ -156,11 +167,27 @@ function runningStatus(pod: Pod, startedAt: string, o: ScenarioOptions): PodStat
   };
 }
 
-/** Per-worker schedule tracking; see the module doc. */
+/** One timer armed on the manager's clock: when it is due, and which worker's ticker it belongs to. */
+interface Armed {
+  due: number;
+  uid?: string;
+}
+
+/**
+ * The workers' real schedule, read off the manager's clock. Every timer on that clock is a worker's
+ * ticker (or its start-up jitter sleep); a ticker re-arms itself inside its own callback, so each
+ * re-armed timer inherits the worker of the timer that fired, and a worker's first timer is the one
+ * armed right before its first status read. A fired tick stays pending until the worker's next
+ * status read (= the start of its doProbe): lateness = start − due. A tick that fires while the
+ * previous one is still pending is dropped by the worker (one-slot ticker), and a ticker that fires
+ * more than a period late skips grid points: both count as missed periods.
+ */
 class TickTracker {
-  #anchor = new Map<string, number>();
-  #lastSlot = new Map<string, number>();
   #periodMs: number;
+  #pending = new Map<string, number>();
+  #known = new Set<string>();
+  #lastArmed: Armed | undefined;
+  #firing: Armed | undefined;
   samples: Float64Array = new Float64Array(1 << 16);
   count = 0;
   missed = 0;
@@ -170,42 +197,66 @@ class TickTracker {
     this.#periodMs = periodMs;
   }
 
+  /** A RealClock whose timers report to this tracker. */
+  clock(): RealClock {
+    // deno-lint-ignore no-this-alias
+    const tracker = this;
+    return new class extends RealClock {
+      override afterFunc(ms: number, fn: () => void) {
+        const armed: Armed = { due: Date.now() + Math.max(0, ms), uid: tracker.#firing?.uid };
+        tracker.#armed(armed);
+        return super.afterFunc(ms, () => {
+          tracker.#fired(armed);
+          tracker.#firing = armed;
+          try {
+            fn();
+          } finally {
+            tracker.#firing = undefined;
+          }
+        });
+      }
+    }();
+  }
+
+  #armed(armed: Armed): void {
+    this.#lastArmed = armed;
+    const firing = this.#firing;
+    if (firing?.uid !== undefined && this.recording) {
+      // The ticker moved to the first grid point after now: the ones in between were skipped.
+      const skipped = Math.round((armed.due - firing.due) / this.#periodMs) - 1;
+      if (skipped > 0) this.missed += skipped;
+    }
+  }
+
+  #fired(armed: Armed): void {
+    if (armed.uid === undefined) return;
+    // The worker keeps one pending tick; a second one before it starts a probe is dropped.
+    if (this.#pending.has(armed.uid) && this.recording) this.missed++;
+    this.#pending.set(armed.uid, armed.due);
+  }
+
+  /** A worker read its pod status: a doProbe starts. */
   start(uid: string): void {
-    const now = Date.now();
-    const anchor = this.#anchor.get(uid);
-    if (anchor === undefined) {
-      this.#anchor.set(uid, now);
-      this.#lastSlot.set(uid, 0);
+    const due = this.#pending.get(uid);
+    if (due === undefined) {
+      // The worker's first doProbe follows its ticker's creation synchronously.
+      if (!this.#known.has(uid) && this.#lastArmed && this.#lastArmed.uid === undefined) {
+        this.#known.add(uid);
+        this.#lastArmed.uid = uid;
+      }
       return;
     }
-    // The ticker's t0 can be up to 1 ms before the first start we saw (a millisecond boundary).
-    const slot = Math.floor((now - anchor + 1) / this.#periodMs);
-    const last = this.#lastSlot.get(uid)!;
-    if (slot <= last) return; // a manual trigger or a repeated read within the same tick
-    this.#lastSlot.set(uid, slot);
+    this.#pending.delete(uid);
     if (!this.recording) return;
-    this.missed += slot - last - 1;
-    const lateness = Math.max(0, now - anchor - slot * this.#periodMs);
     if (this.count === this.samples.length) {
       const bigger = new Float64Array(this.samples.length * 2);
       bigger.set(this.samples);
       this.samples = bigger;
     }
-    this.samples[this.count++] = lateness;
+    this.samples[this.count++] = Math.max(0, Date.now() - due);
   }
 
-  /** Slots that passed with no start since the last one, for workers still waiting at the end. */
-  finish(): void {
-    const now = Date.now();
-    for (const [uid, anchor] of this.#anchor) {
-      const slot = Math.floor((now - anchor) / this.#periodMs);
-      const last = this.#lastSlot.get(uid)!;
-      // The current slot may still start; count only slots that are over by more than a period.
-      if (slot - last > 1) this.missed += slot - last - 1;
-    }
-  }
-
-  /** Forget history before the window (keeps anchors and slots). */
+  /** Forget history before the window (keeps the workers' timers and pending ticks). */
   reset(): void {
     this.count = 0;
     this.missed = 0;
@@ -238,7 +289,12 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Warms up the code paths and module loading of the handlers used, so the baseline includes them. */
-async function warmUp(manager: ProberManager, pods: Pod[], status: (p: Pod) => PodStatus) {
+async function warmUp(
+  manager: ProberManager,
+  pods: Pod[],
+  status: (p: Pod) => PodStatus,
+  containerID: string,
+) {
   const seen = new Set<string>();
   for (const pod of pods) {
     const c = pod.spec!.containers[0];
@@ -251,7 +307,7 @@ async function warmUp(manager: ProberManager, pods: Pod[], status: (p: Pod) => P
         pod,
         status: status(pod),
         container: c,
-        containerID: { type: "containerd", id: "warmup" },
+        containerID: parseContainerID(containerID),
       });
     }
   }
@@ -287,7 +343,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     startupManager,
     runner: o.runner ?? new HostCommandRunner(),
     recorder: { event: () => {} },
-    clock,
+    // A RealClock that also tells the tracker when each worker's ticks are due.
+    clock: tracker.clock(),
   });
   // Events of failed probes, counted by message with digits masked (ports, durations), so the
   // report says why probes failed without keeping every event.
@@ -331,7 +388,12 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const pods: Pod[] = [];
   for (let i = 0; i < o.workers; i++) pods.push(benchPod(i, o));
   const startedAt = new Date(manager.start).toISOString();
-  await warmUp(manager, pods, (p) => runningStatus(p, startedAt, o));
+  await warmUp(
+    manager,
+    pods,
+    (p) => runningStatus(p, startedAt, o),
+    o.containerIDs?.[0] ?? o.containerID ?? "containerd://warmup",
+  );
 
   const gcExposed = collectGarbage();
   await sleep(200);
@@ -381,7 +443,6 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   }
   const wall = (performance.now() - wall0) / 1000;
   clearInterval(sampler);
-  tracker.finish();
   manager.cleanupPods(undefined);
 
   const lateness = tracker.samples.subarray(0, tracker.count).sort();
