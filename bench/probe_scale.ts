@@ -17,6 +17,7 @@
  *   --quick           small and short: 20 workers, 2 s windows, exec at 5 (under a minute)
  *   --json            print the results as JSON on stdout (the table goes to stderr)
  *   --profile DIR     write a V8 CPU profile (+ markdown summary) of each scenario process to DIR
+ *   --v8-flags F      extra V8 flags for the scenario processes (e.g. --max-semi-space-size=64)
  * @module
  */
 import process from "node:process";
@@ -40,6 +41,8 @@ interface Flags {
   quick: boolean;
   json: boolean;
   profileDir?: string;
+  /** Extra V8 flags for the scenario processes (e.g. --max-semi-space-size=64). */
+  v8Flags?: string;
 }
 
 function parseFlags(args: string[]): Flags {
@@ -67,6 +70,7 @@ function parseFlags(args: string[]): Flags {
     quick,
     json: has("json"),
     profileDir: get("profile"),
+    v8Flags: get("v8-flags"),
   };
 }
 
@@ -156,6 +160,7 @@ class Targets {
 async function runChild(
   options: Omit<ScenarioOptions, "runner"> & { cri?: boolean },
   profileDir?: string,
+  v8Flags?: string,
 ): Promise<ScenarioResult> {
   const profile = profileDir
     ? [
@@ -170,7 +175,7 @@ async function runChild(
     args: [
       "run",
       "--allow-all",
-      "--v8-flags=--expose-gc",
+      `--v8-flags=--expose-gc${v8Flags ? `,${v8Flags}` : ""}`,
       ...profile,
       `${benchDir}probe_scale.ts`,
       "--child",
@@ -357,16 +362,20 @@ async function main(args: string[]): Promise<void> {
       const cpu0 = await targets.cpuSeconds();
       let result: Row;
       try {
-        result = await runChild({
-          ...common,
-          periodSeconds,
-          // Every worker must have started probing before the window opens.
-          warmupS: Math.max(flags.warmupS, periodSeconds + 0.2),
-          name,
-          kind: kind as ScenarioOptions["kind"],
-          workers,
-          targets: ports,
-        }, flags.profileDir);
+        result = await runChild(
+          {
+            ...common,
+            periodSeconds,
+            // Every worker must have started probing before the window opens.
+            warmupS: Math.max(flags.warmupS, periodSeconds + 0.2),
+            name,
+            kind: kind as ScenarioOptions["kind"],
+            workers,
+            targets: ports,
+          },
+          flags.profileDir,
+          flags.v8Flags,
+        );
       } catch (err) {
         const reason = `crashed: ${err instanceof Error ? err.message : err}`;
         log(`${name} × ${workers} ${reason}`);

@@ -344,7 +344,8 @@ const decoder = new TextDecoder();
 
 function escape(s: string, mode: EncodeMode): string {
   let out = "";
-  for (const byte of encoder.encode(s)) {
+  // ASCII text is its own UTF-8: skip the encoder, which costs a native call per use.
+  for (const byte of isASCII(s) ? asciiBytes(s) : encoder.encode(s)) {
     const c = String.fromCharCode(byte);
     if (byte < 0x80 && !shouldEscape(c, mode)) out += c;
     else out += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
@@ -353,6 +354,8 @@ function escape(s: string, mode: EncodeMode): string {
 }
 
 function unescape(s: string, mode: EncodeMode): string {
+  // Nothing to decode or to check: the common case of a plain ASCII path.
+  if (mode !== "host" && mode !== "zone" && !s.includes("%") && isASCII(s)) return s;
   const bytes: number[] = [];
   for (let i = 0; i < s.length; i++) {
     const c = s[i];
@@ -372,9 +375,25 @@ function unescape(s: string, mode: EncodeMode): string {
     if ((mode === "host" || mode === "zone") && c.charCodeAt(0) < 0x80 && shouldEscape(c, mode)) {
       throw new Error(`invalid character ${goQuote(c)} in host name`);
     }
-    for (const b of encoder.encode(c)) bytes.push(b);
+    // ASCII is its own UTF-8 byte; only other characters need the (per-call costly) encoder.
+    const code = c.charCodeAt(0);
+    if (code < 0x80) bytes.push(code);
+    else for (const b of encoder.encode(c)) bytes.push(b);
   }
   return decoder.decode(new Uint8Array(bytes));
+}
+
+// deno-lint-ignore no-control-regex
+const asciiOnly = /^[\x00-\x7f]*$/;
+
+function isASCII(s: string): boolean {
+  return asciiOnly.test(s);
+}
+
+function asciiBytes(s: string): number[] {
+  const bytes = new Array<number>(s.length);
+  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+  return bytes;
 }
 
 function validEncoded(s: string, mode: EncodeMode): boolean {
