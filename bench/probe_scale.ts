@@ -16,6 +16,7 @@
  *   --floor-duration S  floor window (default min(duration, 10)); --no-floor skips the floor
  *   --quick           small and short: 20 workers, 2 s windows, exec at 5 (under a minute)
  *   --json            print the results as JSON on stdout (the table goes to stderr)
+ *   --render FILE     print the table of a saved --json report
  *   --profile DIR     write a V8 CPU profile (+ markdown summary) of each scenario process to DIR
  *   --v8-flags F      extra V8 flags for the scenario processes (e.g. --max-semi-space-size=64)
  * @module
@@ -266,9 +267,9 @@ export function formatTable(report: Report): string {
     "floor /s",
     "x floor",
     "CPU %",
-    "RSS KiB/wkr idle",
-    "load",
-    "heap KiB/wkr",
+    "RSS/wkr idle KiB",
+    "RSS/wkr load KiB",
+    "heap/wkr KiB",
     "late p50",
     "p99",
     "max ms",
@@ -497,6 +498,8 @@ async function child(json: string): Promise<void> {
 
 if (import.meta.main) {
   const i = Deno.args.indexOf("--child");
+  const r = Deno.args.indexOf("--render");
   if (i >= 0) await child(Deno.args[i + 1]);
+  else if (r >= 0) console.log(formatTable(JSON.parse(Deno.readTextFileSync(Deno.args[r + 1]))));
   else await main(Deno.args);
 }
