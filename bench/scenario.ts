@@ -87,9 +87,9 @@ export interface ScenarioResult {
   rssBaselineMiB: number;
   rssIdleMiB: number;
   rssLoadMiB: number;
-  /** Tick lateness in milliseconds (1 ms resolution, Date.now() as the worker's ticker). */
+  /** Start of each doProbe minus its tick's due time, ms (1 ms resolution: Date.now(), as the ticker). */
   latenessMs: { p50: number; p99: number; max: number; samples: number };
-  /** Grid points in the window without a probe start. */
+  /** Ticks in the window the workers never acted on (dropped while one was pending, or skipped). */
   missedPeriods: number;
   /** Probe duration (prober.probe call to verdict) in milliseconds. */
   probeDurationMs: { p50: number; p99: number; max: number };
