@@ -4,13 +4,13 @@
  * Exec probes run on this machine (there is no container here).
  * @module
  */
-import type { Container, Pod, Probe } from "../../api/core/v1/mod.ts";
+import type { Pod, Probe } from "../../api/core/v1/mod.ts";
 import type { ProbeOutcome } from "../../probe/probe.ts";
-import type { ProbeType } from "../../kubelet/prober/probe_type.ts";
+import { probeOf, type ProbeType } from "../../kubelet/prober/probe_type.ts";
 import { newProber, type Prober } from "../../kubelet/prober/prober.ts";
 import { HostCommandRunner } from "../../probe/exec/host_runner.ts";
 import { FakeRecorder } from "../../kubelet/events/mod.ts";
-import { isRestartableInitContainer } from "../../kubelet/container/podutil.ts";
+import { probedContainers } from "../../kubelet/prober/prober_manager.ts";
 
 /** Probe types in the order kubelet creates their workers. */
 export const probeTypeOrder: readonly ProbeType[] = ["startup", "readiness", "liveness"];
@@ -35,26 +35,6 @@ export interface ProbeSelection {
   probeType?: ProbeType;
   /** The pod IP HTTP, TCP and gRPC probes target unless the probe names a host. */
   podIP: string;
-}
-
-/** The probe of a container for a type, as kubelet reads it. */
-export function probeOf(container: Container, probeType: ProbeType): Probe | undefined {
-  switch (probeType) {
-    case "liveness":
-      return container.livenessProbe;
-    case "readiness":
-      return container.readinessProbe;
-    case "startup":
-      return container.startupProbe;
-  }
-}
-
-/** The containers kubelet probes: regular containers, then restartable init containers. */
-export function probedContainers(pod: Pod): Container[] {
-  return [
-    ...pod.spec.containers,
-    ...(pod.spec.initContainers ?? []).filter(isRestartableInitContainer),
-  ];
 }
 
 /**

@@ -22,7 +22,7 @@ import {
 } from "../../kubelet/prober/mod.ts";
 import { BasicPodManager, newManager as newStatusManager } from "../../kubelet/status/mod.ts";
 import { HostCommandRunner } from "../../probe/exec/host_runner.ts";
-import { probedContainers } from "./probe_once.ts";
+import { probedContainers } from "../../kubelet/prober/prober_manager.ts";
 
 /** Options of {@link watchProbes}. */
 export interface WatchOptions {

@@ -7,6 +7,7 @@ export {
   type FeatureGates,
   type ManagerOptions,
   newManager,
+  probedContainers,
   type ProbeKey,
   probeKeyString,
   ProberManager,
@@ -20,7 +21,7 @@ export {
   type ProberResult,
   type ProbeTarget,
 } from "./prober.ts";
-export { type ProbeType, probeTypeName, probeTypeString } from "./probe_type.ts";
+export { probeOf, type ProbeType, probeTypeName, probeTypeString } from "./probe_type.ts";
 export * from "./metrics.ts";
 export * from "./results/mod.ts";
 // The results package names its constructor newManager too; from here it is newResultsManager.

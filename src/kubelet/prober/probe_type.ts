@@ -3,6 +3,7 @@
  * Mirrors the probeType part of kubelet's pkg/kubelet/prober/prober_manager.go.
  * @module
  */
+import type { Container, Probe } from "../../api/core/v1/mod.ts";
 
 /** Which probe a worker runs. */
 export type ProbeType = "liveness" | "readiness" | "startup";
@@ -25,4 +26,23 @@ export const probeTypeName: Record<ProbeType, string> = {
  */
 export function probeTypeString(type: string): string {
   return Object.hasOwn(probeTypeName, type) ? probeTypeName[type as ProbeType] : "UNKNOWN";
+}
+
+/**
+ * The container's probe of this type (`container.LivenessProbe` etc. in kubelet), if any.
+ *
+ * @example
+ * ```ts
+ * probeOf({ name: "app", readinessProbe: { tcpSocket: { port: 80 } } }, "readiness"); // the probe
+ * ```
+ */
+export function probeOf(container: Container, probeType: ProbeType): Probe | undefined {
+  switch (probeType) {
+    case "liveness":
+      return container.livenessProbe;
+    case "readiness":
+      return container.readinessProbe;
+    case "startup":
+      return container.startupProbe;
+  }
 }

@@ -31,7 +31,7 @@ import {
   EventType,
 } from "../events/mod.ts";
 import { Result } from "./results/mod.ts";
-import { type ProbeType, probeTypeString } from "./probe_type.ts";
+import { probeOf, type ProbeType, probeTypeString } from "./probe_type.ts";
 
 /** kubelet's maxProbeRetries: attempts per probe when the handler returns an error. */
 export const maxProbeRetries = 3;
@@ -235,11 +235,7 @@ export class Prober {
    */
   runProbe(probeType: ProbeType, target: ProbeTarget): Promise<ProbeOutcome> {
     const { pod, status, container, containerID } = target;
-    const spec = probeType === "liveness"
-      ? container.livenessProbe
-      : probeType === "readiness"
-      ? container.readinessProbe
-      : container.startupProbe;
+    const spec = probeOf(container, probeType);
     if (!spec) {
       return Promise.resolve({
         result: ProbeResult.Unknown,

@@ -17,7 +17,7 @@ import type { EventRecorder } from "../events/mod.ts";
 import type { StatusManager } from "../status/mod.ts";
 import { newProberMetrics, type ProberMetrics } from "./metrics.ts";
 import { newProber, type Prober } from "./prober.ts";
-import { type ProbeType, probeTypeString } from "./probe_type.ts";
+import { probeOf, type ProbeType, probeTypeString } from "./probe_type.ts";
 import { Result, type ResultsManager } from "./results/mod.ts";
 import { kubeletRestartGracePeriodMs, newWorker, type Worker } from "./worker.ts";
 
@@ -42,6 +42,22 @@ export const defaultFeatureGates: Readonly<FeatureGates> = Object.freeze({
   RestartAllContainersOnContainerExits: false,
   ExecProbeTimeout: true,
 });
+
+/**
+ * The containers kubelet probes, in its order: regular containers, then restartable init
+ * containers (sidecars).
+ *
+ * @example
+ * ```ts
+ * probedContainers(pod).map((c) => c.name);
+ * ```
+ */
+export function probedContainers(pod: Pod): Container[] {
+  return [
+    ...(pod.spec?.containers ?? []),
+    ...(pod.spec?.initContainers ?? []).filter(isRestartableInitContainer),
+  ];
+}
 
 /** Identifies a worker: kubelet's `probeKey`. */
 export interface ProbeKey {
@@ -136,18 +152,9 @@ export class ProberManager {
    */
   addPod(pod: Pod): void {
     const uid = pod.metadata?.uid ?? "";
-    const containers = [
-      ...(pod.spec?.containers ?? []),
-      ...(pod.spec?.initContainers ?? []).filter(isRestartableInitContainer),
-    ];
-    const probes: [ProbeType, (c: Container) => unknown][] = [
-      ["startup", (c) => c.startupProbe],
-      ["readiness", (c) => c.readinessProbe],
-      ["liveness", (c) => c.livenessProbe],
-    ];
-    containers: for (const c of containers) {
-      for (const [probeType, probeOf] of probes) {
-        if (!probeOf(c)) continue;
+    containers: for (const c of probedContainers(pod)) {
+      for (const probeType of ["startup", "readiness", "liveness"] as const) {
+        if (!probeOf(c, probeType)) continue;
         const key: ProbeKey = { podUID: uid, containerName: c.name, probeType };
         if (this.workers.has(probeKeyString(key))) {
           log.V(8).info(`${probeTypeString(probeType)} probe already exists for container`, {
@@ -181,11 +188,7 @@ export class ProberManager {
   /** Stops every worker of the pod; they remove themselves once they exit. */
   removePod(pod: Pod): void {
     const uid = pod.metadata?.uid ?? "";
-    const containers = [
-      ...(pod.spec?.containers ?? []),
-      ...(pod.spec?.initContainers ?? []).filter(isRestartableInitContainer),
-    ];
-    for (const c of containers) {
+    for (const c of probedContainers(pod)) {
       for (const probeType of ["readiness", "liveness", "startup"] as const) {
         this.getWorker({ podUID: uid, containerName: c.name, probeType })?.stop();
       }
