@@ -355,3 +355,24 @@ export class Connection {
     );
   }
 }
+
+/**
+ * Returns `service` once one cheap call has answered; on failure closes it and rethrows (the error
+ * names the endpoint). Shared by the runtime and image service constructors.
+ *
+ * @example
+ * ```ts
+ * const runtime = await validatedService(new RemoteRuntimeService(endpoint));
+ * ```
+ */
+export async function validatedService<
+  T extends { validateServiceConnection(): Promise<void>; close(): void },
+>(service: T): Promise<T> {
+  try {
+    await service.validateServiceConnection();
+  } catch (err) {
+    service.close();
+    throw err;
+  }
+  return service;
+}

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Image, ImageFilter, ImageSpec, ImageStatusResponse } from "./api.ts";
-import { Connection, type ConnectionOptions } from "./connection.ts";
+import { Connection, type ConnectionOptions, validatedService } from "./connection.ts";
 import { imageFilterToProto, imageFromProto, infoFromProto } from "./convert.ts";
 import type { CallOptions, ImageManagerService } from "./runtime_service.ts";
 
@@ -23,14 +23,7 @@ export async function newRemoteImageService(
   endpoint: string,
   options: ConnectionOptions = {},
 ): Promise<RemoteImageService> {
-  const service = new RemoteImageService(endpoint, options);
-  try {
-    await service.validateServiceConnection();
-  } catch (err) {
-    service.close();
-    throw err;
-  }
-  return service;
+  return await validatedService(new RemoteImageService(endpoint, options));
 }
 
 /** The gRPC implementation of `ImageManagerService`. */

@@ -17,7 +17,13 @@ import type {
   PodSandboxStatusResponse,
   VersionResponse,
 } from "./api.ts";
-import { Connection, type ConnectionOptions, GrpcCode, grpcCode } from "./connection.ts";
+import {
+  Connection,
+  type ConnectionOptions,
+  GrpcCode,
+  grpcCode,
+  validatedService,
+} from "./connection.ts";
 import {
   containerConfigToProto,
   containerFilterToProto,
@@ -54,14 +60,7 @@ export async function newRemoteRuntimeService(
   endpoint: string,
   options: ConnectionOptions = {},
 ): Promise<RemoteRuntimeService> {
-  const service = new RemoteRuntimeService(endpoint, options);
-  try {
-    await service.validateServiceConnection();
-  } catch (err) {
-    service.close();
-    throw err;
-  }
-  return service;
+  return await validatedService(new RemoteRuntimeService(endpoint, options));
 }
 
 /**
