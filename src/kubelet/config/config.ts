@@ -284,7 +284,9 @@ class PodStorage {
         this.#recorder.event(podRef(pod), {
           type: "Warning",
           reason: FailedValidation,
-          message: `Error validating pod ${formatPod(pod)} from ${source} due to duplicate pod name ${
+          message: `Error validating pod ${
+            formatPod(pod)
+          } from ${source} due to duplicate pod name ${
             JSON.stringify(pod.metadata?.name ?? "")
           }, ignoring`,
         });

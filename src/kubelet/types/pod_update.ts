@@ -89,7 +89,9 @@ export function getValidatedSources(sources: string[]): string[] {
  */
 export function getPodSource(pod: Pod): string {
   const source = pod.metadata?.annotations?.[ConfigSourceAnnotationKey];
-  if (source === undefined) throw new Error(`cannot get source of pod "${pod.metadata?.uid ?? ""}"`);
+  if (source === undefined) {
+    throw new Error(`cannot get source of pod "${pod.metadata?.uid ?? ""}"`);
+  }
   return source;
 }
 
