@@ -2,7 +2,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import type { Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
 import { Kubelet } from "../../src/kubelet/kubelet.ts";
-import { probeletManagedLabel } from "../../src/kubelet/kuberuntime/runtime_manager.ts";
+import { probeletManagedLabel } from "../../src/kubelet/kuberuntime/labels.ts";
 import { ExitError } from "../../src/probe/exec/errors.ts";
 import { FakeClock, settle } from "../../src/util/clock.ts";
 import * as log from "../../src/util/log.ts";
