@@ -58,8 +58,14 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
       requestTimeoutMs: flags.runtimeRequestTimeoutMs,
     });
   } else {
-    embedded = new EmbeddedRuntimeService({ rootDir: join(flags.rootDir, "embedded"), clock });
-    // Containers of a previous run that did not shut down cleanly would still hold their ports.
+    // Adopts the containers a previous run left running; rotates logs as kubelet's flags say.
+    embedded = new EmbeddedRuntimeService({
+      rootDir: join(flags.rootDir, "embedded"),
+      clock,
+      containerLogMaxSizeBytes: flags.containerLogMaxSizeBytes,
+      containerLogMaxFiles: flags.containerLogMaxFiles,
+    });
+    // What cannot be adopted (execs of a killed agent, unreadable records) would hold ports.
     embedded.killLeftoverProcesses();
     runtime = embedded;
   }

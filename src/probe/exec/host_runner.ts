@@ -155,7 +155,9 @@ export function resolveExecutable(
     if (info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0) return candidate;
     denied = true;
   }
-  if (denied) throw new Deno.errors.PermissionDenied(`exec: ${goQuote(executable)}: permission denied`);
+  if (denied) {
+    throw new Deno.errors.PermissionDenied(`exec: ${goQuote(executable)}: permission denied`);
+  }
   const why = executable.includes("/")
     ? "no such file or directory"
     : "executable file not found in $PATH";

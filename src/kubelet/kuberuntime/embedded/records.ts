@@ -134,10 +134,9 @@ export function killRecordedExecs(rootDir: string): number[] {
   const killed: number[] = [];
   for (const [file, record] of readRecords<ExecRecord>(recordDirs.execs(rootDir))) {
     if (record) {
-      if (record.cgroup && killCgroup(record.cgroup)) killed.push(record.pgid);
-      else if (isSameProcess(record.pgid, record.startTime) && signal(-record.pgid)) {
-        killed.push(record.pgid);
-      }
+      const inGroup = isSameProcess(record.pgid, record.startTime) && signal(-record.pgid);
+      const inCgroup = record.cgroup !== undefined && killCgroup(record.cgroup);
+      if (inGroup || inCgroup) killed.push(record.pgid);
       if (record.cgroup) removeCgroup(record.cgroup);
       if (killed.includes(record.pgid)) {
         log.info("Killed an exec left running by a previous run", {

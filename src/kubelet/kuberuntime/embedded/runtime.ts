@@ -887,9 +887,10 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       shimPid: state.shimPid,
       shimStartTime: state.shimStartTime,
     };
-    if (isSameProcess(state.shimPid, state.shimStartTime)) {
+    const exitFile = join(dir, shimFiles.exit);
+    if (!exists(exitFile) && isSameProcess(state.shimPid, state.shimStartTime)) {
       c.state = "CONTAINER_RUNNING";
-      c.done = this.#watchShim(c.shim).then(() => this.#shimGone(c, { ownChild: false }));
+      c.done = this.#watchShim(c.shim, exitFile).then(() => this.#shimGone(c, { ownChild: false }));
     } else {
       this.#shimGone(c, { ownChild: false });
       c.done = Promise.resolve();
@@ -897,15 +898,23 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
     return c;
   }
 
-  /** Resolves when the shim of an adopted container (not this process's child) is gone. */
-  #watchShim(shim: ShimHandle): Promise<void> {
+  /**
+   * Resolves when the shim of an adopted container (not this process's child) is gone; polls
+   * `/proc` until then, or until the runtime is shut down (the next runtime watches).
+   */
+  #watchShim(shim: ShimHandle, exitFile: string): Promise<void> {
     const signal = this.#detached.signal;
     return new Promise<void>((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => clearTimeout(timer);
+      signal.addEventListener("abort", onAbort, { once: true });
       const check = () => {
-        if (!isSameProcess(shim.shimPid, shim.shimStartTime)) return resolve();
-        if (signal.aborted) return; // this runtime is closed: the next one watches
-        const timer = setTimeout(check, adoptedPollMs);
-        Deno.unrefTimer(timer);
+        // The exit record comes first; the shim then removes the cgroup and exits.
+        if (exists(exitFile) || !isSameProcess(shim.shimPid, shim.shimStartTime)) {
+          signal.removeEventListener("abort", onAbort);
+          return resolve();
+        }
+        if (!signal.aborted) timer = setTimeout(check, adoptedPollMs);
       };
       check();
     });
@@ -995,8 +1004,9 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
   #signal(c: ContainerRecord, sig: Deno.Signal): void {
     const shim = c.shim;
     if (!shim) return;
-    if (sig === "SIGKILL" && c.cgroup && killCgroup(c.cgroup)) return;
+    // The group too: it reaches a process that has not joined its cgroup yet.
     if (shim.child || isSameProcess(shim.pid, shim.pidStartTime)) signalGroup(shim.pid, sig);
+    if (sig === "SIGKILL" && c.cgroup) killCgroup(c.cgroup);
   }
 
   async #stop(c: ContainerRecord, gracePeriodMs: number): Promise<void> {
@@ -1167,6 +1177,15 @@ function procStartTime(pid: number): number {
     return Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[19]);
   } catch {
     return 0;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 

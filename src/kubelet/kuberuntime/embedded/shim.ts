@@ -20,7 +20,7 @@
  */
 import { join } from "node:path";
 import { ContainerLog, type LogRotation, type LogStream } from "./log.ts";
-import { joinCgroupWrapper, killCgroup, removeCgroup } from "./cgroup.ts";
+import { cgroupPids, joinCgroupWrapper, killCgroup, removeCgroup } from "./cgroup.ts";
 import { spawnError } from "./process.ts";
 import { procStat, writeJsonAtomic } from "./records.ts";
 import { resolveExecutable } from "../../../probe/exec/host_runner.ts";
@@ -108,6 +108,8 @@ export async function runShim(dir: string): Promise<number> {
     await log.close();
     return report({ error: spawnError(spec.command[0], spec.cwd, err).message });
   }
+  // "Started" means inside its cgroup: a kill of the cgroup cannot miss the command.
+  if (spec.cgroup) await joinedCgroup(spec.cgroup, child.pid);
   const startedAtMs = Date.now();
   const state: ShimState = {
     pid: child.pid,
@@ -165,6 +167,15 @@ async function pump(
   } finally {
     stop.removeEventListener("abort", cancel);
     reader.releaseLock();
+  }
+}
+
+// Waits (at most 2 s) until `pid` is in `cgroup` or has exited.
+async function joinedCgroup(cgroup: string, pid: number): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const stat = procStat(pid);
+    if (!stat || stat.state === "Z" || cgroupPids(cgroup).includes(pid)) return;
+    await delay(5);
   }
 }
 
