@@ -52,10 +52,12 @@ export function runtimeCgroup(rootDir: string): string | undefined {
     const probe = join(dir, `probe-${Deno.pid}`);
     Deno.mkdirSync(probe, { recursive: true });
     Deno.removeSync(probe);
-    return dir;
   } catch {
     return undefined;
   }
+  // Created again with the first container; an empty one is not left behind meanwhile.
+  removeCgroup(dir);
+  return dir;
 }
 
 /** Creates a cgroup folder (and its parents); returns its path. */

@@ -496,7 +496,16 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         writeJsonAtomic(join(dir, shimFiles.spec), spec);
         this.#saveContainer(c, "created");
         child = new Deno.Command(Deno.execPath(), {
-          args: ["run", "--allow-all", "--no-config", "--no-lock", "--quiet", shimModulePath, dir],
+          args: [
+            "run",
+            "--allow-all",
+            "--no-config",
+            "--no-lock",
+            "--quiet",
+            "--v8-flags=--max-semi-space-size=1",
+            shimModulePath,
+            dir,
+          ],
           stdin: "null",
           stdout: "piped",
           stderr: "null",
@@ -769,12 +778,13 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       if (stop) {
         this.killAll();
         await Promise.all([...this.#containers.values()].map((c) => c.done));
-        if (this.cgroupRoot) removeCgroup(this.cgroupRoot);
       } else {
         // The shims live on; this process must not wait for them.
         for (const c of this.#containers.values()) c.shim?.child?.unref();
       }
       this.#detached.abort();
+      // Only empty cgroups go: those of containers left running stay.
+      if (this.cgroupRoot) removeCgroup(this.cgroupRoot);
     })();
     return this.#shutdown;
   }
