@@ -33,7 +33,12 @@ export interface RunningKubelet {
   server?: KubeletServer;
   /** `http://address:port` of the server, if any. */
   url?: string;
-  /** Tears every pod down, stops the server and the runtime; idempotent. */
+  /**
+   * Whether {@linkcode stop} stops the pods (`--stop-pods-on-exit`; default true on the embedded
+   * runtime, false on a CRI runtime, where pods keep running for the next start to adopt).
+   */
+  stopPodsOnExit: boolean;
+  /** Stops the agent (and its pods if `stopPodsOnExit`), the server and the runtime; idempotent. */
   stop(): Promise<void>;
 }
 
@@ -71,15 +76,17 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     podManifestPath: flags.podManifestPath || undefined,
     syncFrequencyMs: flags.syncFrequencyMs,
     fileCheckFrequencyMs: flags.fileCheckFrequencyMs,
+    gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
     recorders: options.recorders,
   });
+  const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let server: KubeletServer | undefined;
   let stopped: Promise<void> | undefined;
   const stop = () =>
     stopped ??= (async () => {
       try {
-        await kubelet.stop();
+        await kubelet.stop({ leavePodsRunning: !stopPodsOnExit });
       } finally {
         await server?.shutdown().catch(() => {});
         if (embedded) await embedded.shutdown();
@@ -101,6 +108,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     runtime,
     server,
     url: server ? `http://${host}:${server.port}` : undefined,
+    stopPodsOnExit,
     stop,
   };
 }

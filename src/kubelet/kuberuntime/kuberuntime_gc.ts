@@ -12,7 +12,11 @@ import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { toRuntimeState } from "./kuberuntime_container.ts";
-import { getContainerInfoFromLabels, getPodSandboxInfoFromLabels, probeletNodeLabel } from "./labels.ts";
+import {
+  getContainerInfoFromLabels,
+  getPodSandboxInfoFromLabels,
+  probeletNodeLabel,
+} from "./labels.ts";
 
 /** kubelet's container GC policy (`kubecontainer.GCPolicy`). */
 export interface GCPolicy {

@@ -888,6 +888,15 @@ export class KubeGenericRuntimeManager {
     if (!exited) return { inBackOff: false, message: "", retryAt: 0 };
     const key = getStableKey(pod, container);
     const ts = exited.finishedAt;
+    if (this.#backoff.get(key) === 0 && exited.restartCount > 0) {
+      // No entry but restarts on record: this agent restarted (or the entry expired, which the
+      // restored entry's age tells too). Each restart stepped the back-off once, the last one
+      // right before this instance started.
+      this.#backoff.restore(key, {
+        steps: exited.restartCount,
+        lastUpdate: exited.startedAt || exited.createdAt,
+      });
+    }
     if (this.#backoff.isInBackOffSince(key, ts)) {
       // kubelet requeues a pod in back-off after the back-off, not every resync: one BackOff event
       // per back-off window and container, not one per sync.
