@@ -63,6 +63,12 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
       requestTimeoutMs: flags.runtimeRequestTimeoutMs,
     });
   } else {
+    if (flags.stopPodsOnExit === false) {
+      throw new Error(
+        "--stop-pods-on-exit=false needs --container-runtime-endpoint: the embedded runtime " +
+          "cannot leave its processes running for the next start yet",
+      );
+    }
     embedded = new EmbeddedRuntimeService({ rootDir: join(flags.rootDir, "embedded"), clock });
     // Containers of a previous run that did not shut down cleanly would still hold their ports.
     embedded.killLeftoverProcesses();
