@@ -216,6 +216,7 @@ export class Kubelet {
       backoff: this.backoff,
       podLogsRootDir: join(this.#options.rootDir, "pods"),
       runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
+      nodeName: this.nodeName,
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,

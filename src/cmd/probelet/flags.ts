@@ -70,6 +70,10 @@ export interface KubeletFlags {
   eventBurst: number;
   /** Pod capacity reported in node status (`capacity.pods`). */
   maxPods: number;
+  /** Size at which a container's log is rotated (`--container-log-max-size`), in bytes. */
+  containerLogMaxSizeBytes: number;
+  /** Log files kept per container, the current one included (`--container-log-max-files`). */
+  containerLogMaxFiles: number;
   /** `--help` was given. */
   help: boolean;
   /** `--version` was given. */
@@ -85,7 +89,16 @@ export class FlagError extends Error {
   }
 }
 
-type FlagKind = "string" | "int" | "duration" | "bool" | "enum" | "labels" | "taints" | "ips";
+type FlagKind =
+  | "string"
+  | "int"
+  | "duration"
+  | "bool"
+  | "enum"
+  | "labels"
+  | "taints"
+  | "ips"
+  | "quantity";
 
 interface FlagDef {
   name: string;
@@ -296,6 +309,21 @@ const flagDefs: FlagDef[] = [
     usage: "Number of pods that can run on this node (capacity.pods of its status).",
     defaultText: "110",
   },
+  {
+    name: "container-log-max-size",
+    kind: "quantity",
+    key: "containerLogMaxSizeBytes",
+    usage: "Size at which a container's log file is rotated (a quantity: 10Mi, 500Ki, 1G). " +
+      "Embedded runtime only; on a CRI runtime it is the runtime's setting.",
+    defaultText: "10Mi",
+  },
+  {
+    name: "container-log-max-files",
+    kind: "int",
+    key: "containerLogMaxFiles",
+    usage: "Most log files kept per container, the current one included; must be at least 2.",
+    defaultText: "5",
+  },
   { name: "help", kind: "bool", key: "help", usage: "Print this help.", defaultText: "false" },
   {
     name: "version",
@@ -339,6 +367,8 @@ export function defaultFlags(): KubeletFlags {
     eventRecordQPS: 50,
     eventBurst: 100,
     maxPods: 110,
+    containerLogMaxSizeBytes: 10 * 1024 * 1024,
+    containerLogMaxFiles: 5,
     help: false,
     version: false,
   };
@@ -411,6 +441,9 @@ export function parseFlags(args: string[]): KubeletFlags {
         if (def.name === "v" && n < 0) {
           throw new FlagError(invalid(value, shown, "verbosity must not be negative"));
         }
+        if (def.name === "container-log-max-files" && n < 2) {
+          throw new FlagError(invalid(value, shown, "containerLogMaxFiles must be greater than 1"));
+        }
         if (def.nonNegative && n < 0) {
           throw new FlagError(invalid(value, shown, "must not be a negative number"));
         }
@@ -435,6 +468,24 @@ export function parseFlags(args: string[]): KubeletFlags {
         }
         if (ms < 0) throw new FlagError(invalid(value, shown, "duration must not be negative"));
         values[def.key] = ms;
+        break;
+      }
+      case "quantity": {
+        const bytes = parseQuantityBytes(value);
+        if (bytes === undefined) {
+          throw new FlagError(
+            invalid(
+              value,
+              shown,
+              "quantities must match the regular expression " +
+                "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+            ),
+          );
+        }
+        if (bytes < 1024) {
+          throw new FlagError(invalid(value, shown, "containerLogMaxSize must be at least 1Ki"));
+        }
+        values[def.key] = bytes;
         break;
       }
       case "enum":
@@ -641,6 +692,33 @@ export function parseGoDuration(text: string): number | undefined {
   return sign * total;
 }
 
+const quantitySuffix: Record<string, number> = {
+  "": 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 1024,
+  Mi: 1024 ** 2,
+  Gi: 1024 ** 3,
+  Ti: 1024 ** 4,
+};
+
+/**
+ * Parses a byte quantity as Kubernetes' resource.Quantity writes it (`10Mi`, `500k`, `1.5Gi`,
+ * `2048`) into whole bytes; undefined when malformed.
+ *
+ * @example
+ * ```ts
+ * parseQuantityBytes("10Mi"); // 10485760
+ * ```
+ */
+export function parseQuantityBytes(text: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)(|k|M|G|T|Ki|Mi|Gi|Ti)$/.exec(text);
+  if (!m) return undefined;
+  return Math.ceil(Number(m[1]) * quantitySuffix[m[2]]);
+}
+
 /**
  * The `--help` text: usage line, then every flag with its default.
  *
@@ -667,6 +745,8 @@ export function usage(): string {
       ? " duration"
       : def.kind === "int"
       ? " int"
+      : def.kind === "quantity"
+      ? " quantity"
       : def.kind === "labels"
       ? " mapStringString"
       : def.kind === "taints"

@@ -29,7 +29,7 @@ import {
   toKubeContainerStatus,
 } from "./kuberuntime_container.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
-import { podNameLabel, podNamespaceLabel, podUIDLabel, probeletManagedLabel } from "./labels.ts";
+import { getPodSandboxInfoFromLabels, kubernetesPodUIDLabel, probeletNodeLabel } from "./labels.ts";
 
 /** Container states as kubelet's runtime-neutral `kubecontainer.State`. */
 export type RuntimeContainerState = "created" | "running" | "exited" | "unknown";
@@ -597,6 +597,11 @@ export interface RuntimeManagerOptions {
   podLogsRootDir: string;
   /** The runtime runs every sandbox in the host network (the embedded runtime). */
   runtimeHostNetworkOnly?: boolean;
+  /**
+   * The node this agent runs as. Every sandbox and container it creates carries it (label
+   * `io.probelet.node`), and it only ever lists, adopts or removes objects that carry it.
+   */
+  nodeName: string;
 }
 
 /**
@@ -605,7 +610,8 @@ export interface RuntimeManagerOptions {
  * @example
  * ```ts
  * const m = new KubeGenericRuntimeManager({ runtime, runtimeName: "containerd", clock, recorder,
- *   lookups: { livenessManager, startupManager }, backoff, podLogsRootDir: ".run/probelet/pods" });
+ *   lookups: { livenessManager, startupManager }, backoff, podLogsRootDir: ".run/probelet/pods",
+ *   nodeName: "node-a" });
  * const status = await m.getPodStatus(pod);
  * await m.syncPod(pod, status);
  * ```
@@ -619,6 +625,7 @@ export class KubeGenericRuntimeManager {
   #backoff: Backoff;
   #logsRoot: string;
   #hostNetworkOnly: boolean;
+  readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
 
@@ -632,6 +639,7 @@ export class KubeGenericRuntimeManager {
     this.#backoff = options.backoff;
     this.#logsRoot = resolve(options.podLogsRootDir);
     this.#hostNetworkOnly = options.runtimeHostNetworkOnly ?? false;
+    this.nodeName = options.nodeName;
   }
 
   /**
@@ -640,7 +648,9 @@ export class KubeGenericRuntimeManager {
    */
   async getPodStatus(pod: Pod): Promise<RuntimePodStatus> {
     const uid = pod.metadata.uid ?? "";
-    const selector = { labelSelector: { [podUIDLabel]: uid } };
+    const selector = {
+      labelSelector: { [kubernetesPodUIDLabel]: uid, [probeletNodeLabel]: this.nodeName },
+    };
     const sandboxes = await this.runtime.listPodSandbox(selector);
     sandboxes.sort((a, b) => compareBigDesc(a.createdAt, b.createdAt));
     const sandboxStatuses: PodSandboxStatus[] = [];
@@ -775,6 +785,7 @@ export class KubeGenericRuntimeManager {
     const sandboxConfig = generatePodSandboxConfig(pod, {
       attempt: changes.attempt,
       podLogsRootDir: this.#logsRoot,
+      nodeName: this.nodeName,
     });
     if (changes.createSandbox) {
       try {
@@ -931,21 +942,23 @@ export class KubeGenericRuntimeManager {
   }
 
   /**
-   * The pods (name, namespace and UID from the labels) that have sandboxes made by probelet on the
-   * runtime, whatever run of the agent made them.
+   * The pods (name, namespace and UID from the labels) that have sandboxes made by this node's
+   * agent on the runtime, whatever run of the agent made them. Objects of other nodes sharing the
+   * runtime are not listed.
    */
   async listManagedPods(): Promise<Pod[]> {
     const sandboxes = await this.runtime.listPodSandbox({
-      labelSelector: { [probeletManagedLabel]: "true" },
+      labelSelector: { [probeletNodeLabel]: this.nodeName },
     });
     const pods = new Map<string, Pod>();
     for (const s of sandboxes) {
-      const uid = s.labels[podUIDLabel] ?? s.metadata?.uid ?? "";
+      const info = getPodSandboxInfoFromLabels(s.labels);
+      const uid = info.podUID || s.metadata?.uid || "";
       if (uid === "" || pods.has(uid)) continue;
       pods.set(uid, {
         metadata: {
-          name: s.labels[podNameLabel] ?? s.metadata?.name ?? "",
-          namespace: s.labels[podNamespaceLabel] ?? s.metadata?.namespace ?? "",
+          name: info.podName || s.metadata?.name || "",
+          namespace: info.podNamespace || s.metadata?.namespace || "",
           uid,
         },
         spec: { containers: [] },
@@ -966,7 +979,7 @@ export class KubeGenericRuntimeManager {
   }
 
   #context(): ContainerManagerContext {
-    return { runtime: this.runtime, recorder: this.#recorder };
+    return { runtime: this.runtime, recorder: this.#recorder, nodeName: this.nodeName };
   }
 
   #event(

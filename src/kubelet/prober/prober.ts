@@ -326,8 +326,8 @@ export class Prober {
 
 /**
  * Creates a prober with kubelet's handlers: exec (honouring ExecProbeTimeout, default on), HTTP
- * without following redirects to other hosts, TCP and gRPC. `clock` times the HTTP and TCP
- * handlers' timeouts (default: the wall clock); gRPC deadlines are grpc-js's own.
+ * without following redirects to other hosts, TCP and gRPC. `clock` times the HTTP, TCP and
+ * gRPC handlers' timeouts (default: the wall clock).
  *
  * @example
  * ```ts
@@ -344,7 +344,7 @@ export function newProber(
     exec: newExecProber({ execProbeTimeout: options.execProbeTimeout ?? true }),
     http: newHttpProber({ followNonLocalRedirects: false, clock }),
     tcp: newTcpProber({ clock }),
-    grpc: newGrpcProber(),
+    grpc: newGrpcProber({ clock }),
     runner,
     recorder,
   });

@@ -5,6 +5,7 @@ import {
   parseFlags,
   parseGoDuration,
   parseNodeIP,
+  parseQuantityBytes,
   usage,
 } from "../../../src/cmd/probelet/flags.ts";
 
@@ -349,4 +350,47 @@ Deno.test("TestUsageDocumentsAPIServerMode", () => {
   }
   assert(text.includes("changes do nothing on an existing Node"), "taints caveat");
   assert(text.includes("NodeRestriction"), "NodeRestriction named");
+});
+
+Deno.test("TestContainerLogFlags", async (t) => {
+  await t.step("kubelet's defaults: 10Mi, 5 files", () => {
+    const f = parseFlags([]);
+    assertEquals(f.containerLogMaxSizeBytes, 10 * 1024 * 1024);
+    assertEquals(f.containerLogMaxFiles, 5);
+    assert(usage().includes("--container-log-max-size quantity"));
+    assert(usage().includes("--container-log-max-files int"));
+  });
+  await t.step("quantities", () => {
+    const f = parseFlags(["--container-log-max-size=512Ki", "--container-log-max-files", "2"]);
+    assertEquals(f.containerLogMaxSizeBytes, 512 * 1024);
+    assertEquals(f.containerLogMaxFiles, 2);
+    assertEquals(parseQuantityBytes("1.5M"), 1_500_000);
+    assertEquals(parseQuantityBytes("2048"), 2048);
+    assertEquals(parseQuantityBytes("10MB"), undefined);
+  });
+  const errors: [string[], string][] = [
+    [
+      ["--container-log-max-files=1"],
+      'invalid argument "1" for "--container-log-max-files" flag: ' +
+      "containerLogMaxFiles must be greater than 1",
+    ],
+    [
+      ["--container-log-max-size=100"],
+      'invalid argument "100" for "--container-log-max-size" flag: ' +
+      "containerLogMaxSize must be at least 1Ki",
+    ],
+    [
+      ["--container-log-max-size=ten"],
+      'invalid argument "ten" for "--container-log-max-size" flag: quantities must match the ' +
+      "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    ],
+  ];
+  for (const [args, message] of errors) {
+    await t.step(`error: ${args.join(" ")}`, () => {
+      throws(
+        () => parseFlags(args),
+        (e: unknown) => e instanceof FlagError && e.message === message,
+      );
+    });
+  }
 });

@@ -47,6 +47,7 @@ async function setup(pod: Pod) {
     lookups: { livenessManager: liveness, startupManager: startup },
     backoff: new Backoff(clock, { initialMs: 10_000, maxMs: 300_000 }),
     podLogsRootDir: logs,
+    nodeName: "node",
   });
   const sync = async () => manager.syncPod(pod, await manager.getPodStatus(pod));
   const running = () =>

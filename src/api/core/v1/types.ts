@@ -110,6 +110,10 @@ export interface Container {
   startupProbe?: Probe;
   restartPolicy?: ContainerRestartPolicy;
   imagePullPolicy?: string;
+  /** Where the container writes its termination message (default `/dev/termination-log`). */
+  terminationMessagePath?: string;
+  /** `File` (default) or `FallbackToLogsOnError`. */
+  terminationMessagePolicy?: string;
   resources?: ResourceRequirements;
 }
 
