@@ -8,14 +8,14 @@
  * (Run's status goroutines, updateRuntimeUp) and the Kubelet fields they use.
  * @module
  */
-import type { Node, NodeCondition, NodeStatus, Taint } from "../api/core/v1/mod.ts";
+import type { Node, NodeCondition, NodeStatus, ResourceList, Taint } from "../api/core/v1/mod.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import { isAlreadyExists, isNotFound } from "../client/errors.ts";
 import type { Image } from "../cri_client/api.ts";
 import type { Clock } from "../util/clock.ts";
 import * as log from "../util/log.ts";
 import { jitterUntil, sleepUnlessStopped } from "../util/wait/wait.ts";
-import { EventType, type EventRecorder } from "./events/mod.ts";
+import { type EventRecorder, EventType } from "./events/mod.ts";
 import type { MachineInfo, VersionInfo } from "./cadvisor/cadvisor.ts";
 import { patchNodeStatus } from "./nodestatus/patch.ts";
 import {
@@ -27,9 +27,9 @@ import {
   images,
   machineInfo,
   memoryPressureCondition,
-  NodeReady,
   nodeAddress,
   type NodeAddressOptions,
+  NodeReady,
   pidPressureCondition,
   readyCondition,
   type Setter,
@@ -134,12 +134,14 @@ export interface DefaultSetterInputs {
   /** `--node-ip` split (none, one, or a dual-stack pair). */
   nodeIPs: string[];
   /** Address lookups of the NodeAddress setter (tests). */
-  nodeAddress?: Partial<Pick<NodeAddressOptions, "validateNodeIP" | "lookupIP" | "chooseHostInterface">>;
+  nodeAddress?: Partial<
+    Pick<NodeAddressOptions, "validateNodeIP" | "lookupIP" | "chooseHostInterface">
+  >;
   /** `--max-pods`. */
   maxPods: number;
   machineInfo: () => MachineInfo;
   ephemeralStorageCapacity?: () => number | undefined;
-  allocatableReservation?: () => Record<string, number>;
+  allocatableReservation?: () => ResourceList;
   versionInfo: () => VersionInfo;
   runtimeType: () => string;
   runtimeVersion: () => Promise<string>;
@@ -474,7 +476,10 @@ export class KubeletNodeStatus {
   /** Runs every setter on `node`; a failing setter is logged and the others still run. */
   async setNodeStatus(node: Node): Promise<void> {
     for (const [i, f] of this.#setNodeStatusFuncs.entries()) {
-      log.V(5).info("Setting node status condition code", { position: i, node: node.metadata.name });
+      log.V(5).info("Setting node status condition code", {
+        position: i,
+        node: node.metadata.name,
+      });
       try {
         await f(node);
       } catch (e) {

@@ -10,35 +10,9 @@
  */
 import type { Node, NodeAddress } from "../../api/core/v1/mod.ts";
 import { type NodeInterface, PatchType } from "../../client/kubernetes/clientset.ts";
-import { createTwoWayMergePatch } from "../../util/strategicpatch/patch.ts";
+import { goJsonMarshal } from "../../util/strategicpatch/marshal.ts";
+import { createTwoWayMergeMap } from "../../util/strategicpatch/patch.ts";
 import { nodeSchema } from "../../util/strategicpatch/schema.ts";
-
-/**
- * JSON text as Go's encoding/json writes a map: keys sorted, `<`, `>`, `&`, U+2028 and U+2029
- * escaped. Kubelet's patches are marshalled maps, so this gives their exact bytes.
- *
- * @example
- * ```ts
- * goMarshal({ b: 1, a: "<nil>" }); // '{"a":"\u003cnil\u003e","b":1}'
- * ```
- */
-export function goMarshal(value: unknown): string {
-  if (value === null || value === undefined) return "null";
-  if (Array.isArray(value)) return `[${value.map(goMarshal).join(",")}]`;
-  if (typeof value === "object") {
-    const entries = Object.keys(value as Record<string, unknown>).sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${goString(k)}:${goMarshal((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(",")}}`;
-  }
-  if (typeof value === "string") return goString(value);
-  return JSON.stringify(value);
-}
-
-function goString(s: string): string {
-  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) =>
-    `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
 
 function addressesEqual(a: NodeAddress[] | undefined, b: NodeAddress[] | undefined): boolean {
   const x = a ?? [];
@@ -74,7 +48,7 @@ export function preparePatchBytesForNodeStatus(
   }
   let patch: Record<string, unknown>;
   try {
-    patch = JSON.parse(createTwoWayMergePatch(oldNode, diffNode, nodeSchema));
+    patch = createTwoWayMergeMap(oldNode, diffNode, nodeSchema);
   } catch (e) {
     throw new Error(
       `failed to CreateTwoWayMergePatch for node "${nodeName}": ${
@@ -89,7 +63,7 @@ export function preparePatchBytesForNodeStatus(
       { $patch: "replace" },
     ];
   }
-  return goMarshal(patch);
+  return goJsonMarshal(patch);
 }
 
 /**

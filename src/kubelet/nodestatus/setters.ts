@@ -13,6 +13,7 @@ import type {
   NodeAddress,
   NodeCondition,
   NodeSystemInfo,
+  ResourceList,
 } from "../../api/core/v1/mod.ts";
 import type { Image } from "../../cri_client/api.ts";
 import { EventType } from "../events/mod.ts";
@@ -241,7 +242,7 @@ export interface MachineInfoOptions {
   /** Bytes of the agent's file system (`ephemeral-storage`); undefined when unknown. */
   ephemeralStorageCapacity?: () => number | undefined;
   /** Resources held back from allocatable (kubelet's node allocatable reservation). */
-  allocatableReservation?: () => Record<string, number>;
+  allocatableReservation?: () => ResourceList;
   recordEvent: RecordEvent;
 }
 
@@ -297,18 +298,61 @@ export function machineInfo(options: MachineInfoOptions): Setter {
         status.allocatable[name] = value;
         continue;
       }
-      const bytes = Math.max(0, parseBinaryBytes(value) - reserved);
-      status.allocatable[name] = binarySI(bytes);
+      const left = Math.max(0, parseQuantity(value) - parseQuantity(reserved));
+      status.allocatable[name] = formatQuantity(name, left);
     }
   };
 }
 
-// Parses what binarySI printed back to bytes (plain integers and Ki..Ei suffixes).
-function parseBinaryBytes(q: string): number {
-  const m = /^(\d+)(Ki|Mi|Gi|Ti|Pi|Ei)?$/.exec(q);
-  if (!m) return 0;
-  const exp = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"].indexOf(m[2] ?? "");
-  return Number(m[1]) * 1024 ** exp;
+const quantitySuffixes: Record<string, number> = {
+  "": 1,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+};
+
+/**
+ * A resource quantity (`1800m`, `10Gi`, `100e6`, `2`) as a number of base units; NaN when it
+ * is not one.
+ *
+ * @example
+ * ```ts
+ * parseQuantity("1800m"); // 1.8
+ * ```
+ */
+export function parseQuantity(q: string): number {
+  const m = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/
+    .exec(q);
+  if (!m) return NaN;
+  return Number(m[1]) * quantitySuffixes[m[2] ?? ""];
+}
+
+/**
+ * A quantity in the form kubelet reports it: `cpu` in DecimalSI (`2`, `1800m`), `pods` as an
+ * integer, byte resources in BinarySI (`9765625Ki`).
+ *
+ * @example
+ * ```ts
+ * formatQuantity("cpu", 1.8); // "1800m"
+ * ```
+ */
+export function formatQuantity(name: string, value: number): string {
+  if (name === "cpu") {
+    const millis = Math.round(value * 1000);
+    return millis % 1000 === 0 ? String(millis / 1000) : `${millis}m`;
+  }
+  if (name === "pods") return String(Math.round(value));
+  return binarySI(Math.round(value));
 }
 
 /** Options of {@linkcode versionInfo}. */
@@ -497,15 +541,20 @@ export function memoryPressureCondition(
   pressure: () => boolean,
   recordEvent: RecordNodeStatusEvent,
 ): Setter {
-  return pressureCondition({
-    type: NodeMemoryPressure,
-    trueReason: "KubeletHasInsufficientMemory",
-    trueMessage: "kubelet has insufficient memory available",
-    trueEvent: "NodeHasInsufficientMemory",
-    falseReason: "KubeletHasSufficientMemory",
-    falseMessage: "kubelet has sufficient memory available",
-    falseEvent: "NodeHasSufficientMemory",
-  }, now, pressure, recordEvent);
+  return pressureCondition(
+    {
+      type: NodeMemoryPressure,
+      trueReason: "KubeletHasInsufficientMemory",
+      trueMessage: "kubelet has insufficient memory available",
+      trueEvent: "NodeHasInsufficientMemory",
+      falseReason: "KubeletHasSufficientMemory",
+      falseMessage: "kubelet has sufficient memory available",
+      falseEvent: "NodeHasSufficientMemory",
+    },
+    now,
+    pressure,
+    recordEvent,
+  );
 }
 
 /**
@@ -521,15 +570,20 @@ export function diskPressureCondition(
   pressure: () => boolean,
   recordEvent: RecordNodeStatusEvent,
 ): Setter {
-  return pressureCondition({
-    type: NodeDiskPressure,
-    trueReason: "KubeletHasDiskPressure",
-    trueMessage: "kubelet has disk pressure",
-    trueEvent: "NodeHasDiskPressure",
-    falseReason: "KubeletHasNoDiskPressure",
-    falseMessage: "kubelet has no disk pressure",
-    falseEvent: "NodeHasNoDiskPressure",
-  }, now, pressure, recordEvent);
+  return pressureCondition(
+    {
+      type: NodeDiskPressure,
+      trueReason: "KubeletHasDiskPressure",
+      trueMessage: "kubelet has disk pressure",
+      trueEvent: "NodeHasDiskPressure",
+      falseReason: "KubeletHasNoDiskPressure",
+      falseMessage: "kubelet has no disk pressure",
+      falseEvent: "NodeHasNoDiskPressure",
+    },
+    now,
+    pressure,
+    recordEvent,
+  );
 }
 
 /**
@@ -545,15 +599,20 @@ export function pidPressureCondition(
   pressure: () => boolean,
   recordEvent: RecordNodeStatusEvent,
 ): Setter {
-  return pressureCondition({
-    type: NodePIDPressure,
-    trueReason: "KubeletHasInsufficientPID",
-    trueMessage: "kubelet has insufficient PID available",
-    trueEvent: "NodeHasInsufficientPID",
-    falseReason: "KubeletHasSufficientPID",
-    falseMessage: "kubelet has sufficient PID available",
-    falseEvent: "NodeHasSufficientPID",
-  }, now, pressure, recordEvent);
+  return pressureCondition(
+    {
+      type: NodePIDPressure,
+      trueReason: "KubeletHasInsufficientPID",
+      trueMessage: "kubelet has insufficient PID available",
+      trueEvent: "NodeHasInsufficientPID",
+      falseReason: "KubeletHasSufficientPID",
+      falseMessage: "kubelet has sufficient PID available",
+      falseEvent: "NodeHasSufficientPID",
+    },
+    now,
+    pressure,
+    recordEvent,
+  );
 }
 
 /** Options of {@linkcode readyCondition}. */
