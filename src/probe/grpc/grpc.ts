@@ -61,7 +61,22 @@ export interface GrpcProber {
  */
 export function newGrpcProber(options: { clock?: Clock } = {}): GrpcProber {
   const clock = options.clock ?? new RealClock();
-  return { probe: (host, probeOptions) => doGrpcProbe(host, { ...probeOptions, clock }) };
+  // Loaded now, not by the first probe: under descriptor pressure reading the file could fail.
+  const method = checkMethod();
+  return {
+    async probe(host, probeOptions) {
+      try {
+        return await doGrpcProbe(host, { ...probeOptions, clock, method });
+      } catch (err) {
+        // Not a verdict on the container: the prober retries errors.
+        return { result: ProbeResult.Unknown, output: "", error: asError(err) };
+      }
+    },
+  };
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 /** The grpc.health.v1 `HealthCheckResponse.ServingStatus` names. */
@@ -94,12 +109,11 @@ export function healthPackage(): grpc.ServiceClientConstructor {
 
 let loadedHealth: grpc.ServiceClientConstructor | undefined;
 
-/** The `Check` method's path and its (de)serialisers from the loaded proto. */
-function checkMethod(): grpc.MethodDefinition<{ service: string }, { status?: ServingStatus }> {
-  return healthPackage().service.Check as grpc.MethodDefinition<
-    { service: string },
-    { status?: ServingStatus }
-  >;
+/** The `Check` method: its path and its (de)serialisers from the loaded proto. */
+type CheckMethod = grpc.MethodDefinition<{ service: string }, { status?: ServingStatus }>;
+
+function checkMethod(): CheckMethod {
+  return healthPackage().service.Check as CheckMethod;
 }
 
 /** grpc-go's default largest message a client receives (4 MiB). */
@@ -160,9 +174,9 @@ function destroyConnection(conn: Connection | undefined): void {
 
 async function doGrpcProbe(
   host: string,
-  options: { service: string; port: number; timeoutMs: number; clock: Clock },
+  options: { service: string; port: number; timeoutMs: number; clock: Clock; method: CheckMethod },
 ): Promise<ProbeOutcome> {
-  const { service, port, timeoutMs, clock } = options;
+  const { service, port, timeoutMs, clock, method } = options;
   const addr = joinHostPort(host, `${port}`);
   // One deadline covers connecting and the call, like the context kubelet creates.
   const deadline = new Deadline(clock, timeoutMs);
@@ -179,7 +193,7 @@ async function doGrpcProbe(
     let status: string;
     try {
       const authority = addr.startsWith(":") ? `localhost${addr}` : addr;
-      const response = await check(conn, { authority, service, deadline, timeoutMs });
+      const response = await check(conn, { method, authority, service, deadline, timeoutMs });
       status = String(response.status ?? "UNKNOWN");
     } catch (err) {
       if (!(err instanceof StatusError)) throw err;
@@ -339,10 +353,15 @@ function rstStreamCode(http2Code: number): number {
 /** The unary `Check` call on a ready connection; rejects with a StatusError. */
 function check(
   conn: Connection,
-  options: { authority: string; service: string; deadline: Deadline; timeoutMs: number },
+  options: {
+    method: CheckMethod;
+    authority: string;
+    service: string;
+    deadline: Deadline;
+    timeoutMs: number;
+  },
 ): Promise<{ status?: ServingStatus | number }> {
-  const { authority, service, deadline, timeoutMs } = options;
-  const method = checkMethod();
+  const { method, authority, service, deadline, timeoutMs } = options;
   return new Promise((resolve, reject) => {
     let settled = false;
     let stream: http2.ClientHttp2Stream | undefined;
