@@ -178,14 +178,14 @@ Deno.test("TestPressureAndReadyConditions", () => {
   const record = (type: "Normal" | "Warning", event: string) =>
     recorder.event({}, { type, reason: event, message: event });
   let now = Date.UTC(2026, 10, 23, 5, 0, 0);
-  let runtimeErr: Error | undefined;
+  const state: { runtimeErr?: Error } = {};
   const node = newNode();
   node.status = { capacity: { cpu: "1", memory: "1Gi", pods: "110", "ephemeral-storage": "1Gi" } };
   const setters = [
     memoryPressureCondition(() => now, () => false, record),
     readyCondition({
       now: () => now,
-      runtimeErrors: () => runtimeErr,
+      runtimeErrors: () => state.runtimeErr,
       networkErrors: () => undefined,
       storageErrors: () => undefined,
       recordEvent: record,
@@ -213,7 +213,7 @@ Deno.test("TestPressureAndReadyConditions", () => {
   // A new condition records its first state only for pressure (kubelet's behaviour).
   assertEquals(recorder.events, ["Normal NodeHasSufficientMemory NodeHasSufficientMemory"]);
   now += 10_000;
-  runtimeErr = new Error("container runtime is down");
+  state.runtimeErr = new Error("container runtime is down");
   delete node.status.capacity!.pods;
   for (const s of setters) s(node);
   assertEquals(node.status.conditions![1], {
