@@ -27,7 +27,7 @@ import { EventStore } from "./kubelet_events.ts";
 import { generateAPIPodStatus, rfc3339, type StartFailure } from "./kubelet_pods.ts";
 import { isRestartableInitContainer, podKey } from "./kuberuntime/kuberuntime_manager.ts";
 import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
-import { KubeGenericRuntimeManager } from "./kuberuntime/runtime_manager.ts";
+import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
 import {
   newManager as newProberManager,
   newProberMetrics,
@@ -216,6 +216,7 @@ export class Kubelet {
       backoff: this.backoff,
       podLogsRootDir: join(this.#options.rootDir, "pods"),
       runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
+      nodeName: this.nodeName,
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,

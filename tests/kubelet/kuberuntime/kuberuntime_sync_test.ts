@@ -2,10 +2,8 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import type { Pod } from "../../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../../src/kubelet/events/mod.ts";
 import type { ContainerID } from "../../../src/kubelet/container/container_id.ts";
-import {
-  KubeGenericRuntimeManager,
-  setTerminationGracePeriod,
-} from "../../../src/kubelet/kuberuntime/runtime_manager.ts";
+import { KubeGenericRuntimeManager } from "../../../src/kubelet/kuberuntime/kuberuntime_manager.ts";
+import { setTerminationGracePeriod } from "../../../src/kubelet/kuberuntime/kuberuntime_container.ts";
 import { CriError } from "../../../src/cri_client/connection.ts";
 import { Backoff } from "../../../src/util/flowcontrol/backoff.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
@@ -49,6 +47,7 @@ async function setup(pod: Pod) {
     lookups: { livenessManager: liveness, startupManager: startup },
     backoff: new Backoff(clock, { initialMs: 10_000, maxMs: 300_000 }),
     podLogsRootDir: logs,
+    nodeName: "node",
   });
   const sync = async () => manager.syncPod(pod, await manager.getPodStatus(pod));
   const running = () =>
