@@ -22,7 +22,25 @@ export interface ResourceInfo extends GroupResource {
   returnDeletedObject: boolean;
   /** Field selector labels the resource accepts (besides metadata.name/metadata.namespace). */
   fieldLabels: string[];
+  /** The fields besides metadata that Go writes for an empty object (bookmark events carry it). */
+  emptyObject: JsonObject;
 }
+
+const emptyNodeStatus: JsonObject = {
+  daemonEndpoints: { kubeletEndpoint: { Port: 0 } },
+  nodeInfo: {
+    machineID: "",
+    systemUUID: "",
+    bootID: "",
+    kernelVersion: "",
+    osImage: "",
+    containerRuntimeVersion: "",
+    kubeletVersion: "",
+    kubeProxyVersion: "",
+    operatingSystem: "",
+    architecture: "",
+  },
+};
 
 /** Resources the double serves, by plural name. */
 export const resources: Record<string, ResourceInfo> = {
@@ -35,6 +53,7 @@ export const resources: Record<string, ResourceInfo> = {
     namespaced: true,
     hasStatus: true,
     etcdPrefix: "pods",
+    emptyObject: { spec: { containers: null }, status: {} },
     returnDeletedObject: true,
     fieldLabels: [
       "spec.nodeName",
@@ -56,6 +75,7 @@ export const resources: Record<string, ResourceInfo> = {
     namespaced: false,
     hasStatus: true,
     etcdPrefix: "minions",
+    emptyObject: { spec: {}, status: emptyNodeStatus },
     returnDeletedObject: false,
     fieldLabels: ["spec.unschedulable"],
   },
@@ -68,6 +88,7 @@ export const resources: Record<string, ResourceInfo> = {
     namespaced: true,
     hasStatus: false,
     etcdPrefix: "leases",
+    emptyObject: { spec: {} },
     returnDeletedObject: false,
     fieldLabels: [],
   },
@@ -80,6 +101,15 @@ export const resources: Record<string, ResourceInfo> = {
     namespaced: true,
     hasStatus: false,
     etcdPrefix: "events",
+    emptyObject: {
+      involvedObject: {},
+      source: {},
+      firstTimestamp: null,
+      lastTimestamp: null,
+      eventTime: null,
+      reportingComponent: "",
+      reportingInstance: "",
+    },
     returnDeletedObject: false,
     fieldLabels: [
       "involvedObject.kind",
@@ -104,6 +134,7 @@ export const resources: Record<string, ResourceInfo> = {
     namespaced: false,
     hasStatus: true,
     etcdPrefix: "namespaces",
+    emptyObject: { spec: {}, status: {} },
     returnDeletedObject: false,
     fieldLabels: ["status.phase"],
   },

@@ -118,9 +118,14 @@ export function serveWatch(
   let unsubscribe = () => {};
   let unregister = () => {};
 
+  // The resourceVersion this watcher has caught up to: a periodic bookmark is only worth sending
+  // when the store has moved past it (kube-apiserver sends none on a quiet store).
+  let caughtUp = 0;
   const write = (event: SentWatchEvent) => {
     if (closed) return;
     options.sent?.(event);
+    const rv = Number(metaOf(event.object).resourceVersion);
+    if (event.type !== "ERROR" && Number.isInteger(rv) && rv > caughtUp) caughtUp = rv;
     controller.enqueue(encoder.encode(JSON.stringify(event) + "\n"));
   };
   const close = () => {
@@ -136,6 +141,8 @@ export function serveWatch(
       // Already cancelled by the client.
     }
   };
+  // A bookmark is the resource's empty object (as Go serialises a zero value) carrying only the
+  // resourceVersion, e.g. {"kind":"Pod",...,"spec":{"containers":null},"status":{}}.
   const bookmark = (annotations?: Record<string, string>) =>
     write({
       type: "BOOKMARK",
@@ -146,8 +153,12 @@ export function serveWatch(
           resourceVersion: String(storage.resourceVersion),
           ...(annotations ? { annotations } : {}),
         },
+        ...clone(info.emptyObject),
       },
     });
+  const periodicBookmark = () => {
+    if (storage.resourceVersion > caughtUp) bookmark();
+  };
 
   const body = new ReadableStream<Uint8Array>({
     start(c) {
@@ -166,6 +177,7 @@ export function serveWatch(
     close();
     return new Response(body, { status: 200, headers: watchHeaders() });
   }
+  caughtUp = rv === 0 ? storage.resourceVersion : rv;
   if (rv === 0 || request.sendInitialEvents) {
     const objects = storage.list(info.resource, request.namespace)
       .filter((o) => matches(info, o, request.selector));
@@ -196,22 +208,20 @@ export function serveWatch(
   unregister = options.registry.add(close);
   options.signal.addEventListener("abort", close);
 
+  const timeoutMs = (request.timeoutSeconds ?? 0) * 1000;
   if (request.allowWatchBookmarks) {
+    // cacheWatcher.nextBookmarkTime: roughly every bookmark interval, and 2 s before the
+    // watch's deadline so the client resumes from as late as possible.
     const arm = () => {
       timers.push(clock.afterFunc(options.bookmarkIntervalMs, () => {
-        bookmark();
+        periodicBookmark();
         arm();
       }));
     };
     arm();
+    if (timeoutMs > 2000) timers.push(clock.afterFunc(timeoutMs - 2000, periodicBookmark));
   }
-  if (request.timeoutSeconds !== undefined && request.timeoutSeconds > 0) {
-    timers.push(clock.afterFunc(request.timeoutSeconds * 1000, () => {
-      // A bookmark right before the server ends the watch, so the client resumes from here.
-      if (request.allowWatchBookmarks) bookmark();
-      close();
-    }));
-  }
+  if (timeoutMs > 0) timers.push(clock.afterFunc(timeoutMs, close));
   return new Response(body, { status: 200, headers: watchHeaders() });
 }
 

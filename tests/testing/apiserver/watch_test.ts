@@ -172,30 +172,43 @@ Deno.test("watch: an object leaving the field selector is DELETED, one entering 
   });
 });
 
-Deno.test("watch: bookmarks on the clock and right before timeoutSeconds ends the stream", async () => {
+Deno.test("watch: bookmarks on the clock when the store moved, and 2 s before timeoutSeconds", async () => {
   const clock = new FakeClock(0);
   await withServer(clock, async (server, watch) => {
     server.double.create("pods", pod("a"));
     const events = watchReader(
-      await watch("resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=90"),
+      await watch("resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=150"),
     );
     assertEquals((await events.next())?.type, "ADDED");
+    // A write to another resource moves the one global resourceVersion.
+    server.double.create("leases", {
+      metadata: { name: "n1", namespace: "kube-node-lease" },
+      spec: {},
+    });
     await clock.step(60_000);
-    const bookmark = await events.next();
-    assertEquals(bookmark, {
+    assertEquals(await events.next(), {
       type: "BOOKMARK",
       object: {
         kind: "Pod",
         apiVersion: "v1",
         metadata: { resourceVersion: String(server.double.storage.resourceVersion) },
+        spec: { containers: null },
+        status: {},
       },
     });
+    // Nothing moved: the next period sends nothing; a pod event still flows.
+    await clock.step(60_000);
     server.double.create("pods", pod("b"));
     assertEquals(podName(await events.next()), "b");
-    await clock.step(30_000);
+    server.double.create("leases", {
+      metadata: { name: "n2", namespace: "kube-node-lease" },
+      spec: {},
+    });
+    await clock.step(28_000);
     const last = await events.next();
     assertEquals(last?.type, "BOOKMARK");
     assertEquals(rvOf(last), String(server.double.storage.resourceVersion));
+    await clock.step(2_000);
     assertEquals(await events.next(), undefined);
     assertEquals(server.double.openWatches, 0);
   });
