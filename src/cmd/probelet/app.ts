@@ -46,7 +46,12 @@ export interface RunningKubelet {
   url?: string;
   /** API-server mode: the node's status reporting and lease. */
   node?: NodeAgent;
-  /** Tears every pod down, stops the server and the runtime; idempotent. */
+  /**
+   * Whether {@linkcode stop} stops the pods (`--stop-pods-on-exit`; default true on the embedded
+   * runtime, false on a CRI runtime, where pods keep running for the next start to adopt).
+   */
+  stopPodsOnExit: boolean;
+  /** Stops the agent (and its pods if `stopPodsOnExit`), the server and the runtime; idempotent. */
   stop(): Promise<void>;
 }
 
@@ -78,6 +83,12 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
       throw e;
     });
   } else {
+    if (flags.stopPodsOnExit === false) {
+      throw new Error(
+        "--stop-pods-on-exit=false needs --container-runtime-endpoint: the embedded runtime " +
+          "cannot leave its processes running for the next start yet",
+      );
+    }
     embedded = new EmbeddedRuntimeService({ rootDir: join(flags.rootDir, "embedded"), clock });
     // Containers of a previous run that did not shut down cleanly would still hold their ports.
     embedded.killLeftoverProcesses();
@@ -91,9 +102,11 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     podManifestPath: flags.podManifestPath || undefined,
     syncFrequencyMs: flags.syncFrequencyMs,
     fileCheckFrequencyMs: flags.fileCheckFrequencyMs,
+    gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
     recorders: options.recorders,
   });
+  const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let server: KubeletServer | undefined;
   let node: NodeAgent | undefined;
   let imageService: RemoteImageService | undefined;
@@ -101,7 +114,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
   const stop = () =>
     stopped ??= (async () => {
       try {
-        await kubelet.stop();
+        await kubelet.stop({ leavePodsRunning: !stopPodsOnExit });
       } finally {
         // The node keeps its heartbeat until its pods are down.
         await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
@@ -146,6 +159,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     server,
     url: server ? `http://${host}:${server.port}` : undefined,
     node,
+    stopPodsOnExit,
     stop,
   };
 }
