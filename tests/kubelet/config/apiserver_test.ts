@@ -19,7 +19,7 @@ function pod(name: string, namespace: string, image: string): Pod {
   };
 }
 
-async function setup(items: Pod[], nodeHasSynced: () => boolean = () => true) {
+function setup(items: Pod[], nodeHasSynced: () => boolean = () => true) {
   const client = new FakeClientset();
   const watcher = new FakeWatcher<Pod>();
   client.prependReactor("list", "pods", () => ({
@@ -57,7 +57,7 @@ Deno.test("TestNewSourceApiserver_UpdatesAndMultiplePods", async () => {
   const pod1v1 = pod("p", "ns", "image/one");
   const pod1v2 = pod("p", "ns", "image/two");
   const pod2 = pod("q", "ns", "image/blah");
-  const s = await setup([pod1v1]);
+  const s = setup([pod1v1]);
   try {
     let u = await next(s.updates, 1);
     assertEquals({ op: u.op, source: u.source }, { op: "SET", source: "api" });
@@ -87,7 +87,7 @@ Deno.test("TestNewSourceApiserver_UpdatesAndMultiplePods", async () => {
 });
 
 Deno.test("TestNewSourceApiserver_TwoNamespacesSameName", async () => {
-  const s = await setup([pod("p", "one", "image/one"), pod("p", "two", "image/one")]);
+  const s = setup([pod("p", "one", "image/one"), pod("p", "two", "image/one")]);
   try {
     // Both pods arrive: the key is namespace/name.
     assertEquals(names(await next(s.updates, 1)), ["one/p:image/one", "two/p:image/one"]);
@@ -99,7 +99,7 @@ Deno.test("TestNewSourceApiserver_TwoNamespacesSameName", async () => {
 });
 
 Deno.test("TestNewSourceApiserverInitialEmptySendsEmptyPodUpdate", async () => {
-  const s = await setup([]);
+  const s = setup([]);
   try {
     const u = await next(s.updates, 1);
     assertEquals(u, { op: "SET", source: "api", pods: [] });
@@ -110,7 +110,7 @@ Deno.test("TestNewSourceApiserverInitialEmptySendsEmptyPodUpdate", async () => {
 
 Deno.test("the source waits for the node before listing pods", async () => {
   let synced = false;
-  const s = await setup([pod("p", "ns", "image/one")], () => synced);
+  const s = setup([pod("p", "ns", "image/one")], () => synced);
   try {
     await settle();
     await s.clock.step(1_000);
