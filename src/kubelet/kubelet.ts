@@ -8,6 +8,7 @@
  * needs.
  * @module
  */
+import type { ProbePool } from "../probe/pool/pool.ts";
 import { join } from "node:path";
 import type { Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
 import type { RuntimeService } from "../cri_client/runtime_service.ts";
@@ -91,6 +92,8 @@ export interface KubeletOptions {
   metrics?: ProberMetrics;
   /** Probe start-up jitter source (default `Math.random`). */
   random?: () => number;
+  /** Threads for the HTTP, TCP and gRPC probe handlers (default: none, the main thread). */
+  probePool?: ProbePool;
 }
 
 /** One pod's worker state (kubelet's podSyncStatus, reduced). */
@@ -190,6 +193,7 @@ export class Kubelet {
       clock: this.clock,
       metrics: this.metrics,
       random: options.random,
+      probePool: options.probePool,
     });
     this.backoff = new Backoff(this.clock, {
       initialMs: options.backOff?.initialMs ?? defaultBackOffInitialMs,

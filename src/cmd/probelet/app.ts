@@ -15,6 +15,7 @@ import type { EventRecorder } from "../../kubelet/events/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { defaultFlags, type KubeletFlags } from "./flags.ts";
+import { ProbePool } from "../../probe/pool/pool.ts";
 
 /** Options of {@linkcode runKubelet}: the flags plus test hooks. */
 export interface RunKubeletOptions extends Partial<KubeletFlags> {
@@ -63,6 +64,9 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     embedded.killLeftoverProcesses();
     runtime = embedded;
   }
+  // Handlers on pool threads time themselves on the wall clock, so a test clock keeps them here.
+  const workers = options.probeWorkers ?? (options.clock ? 0 : flags.probeWorkers);
+  const probePool = workers > 0 ? new ProbePool(workers) : undefined;
   const kubelet = new Kubelet({
     runtime,
     clock,
@@ -73,6 +77,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     fileCheckFrequencyMs: flags.fileCheckFrequencyMs,
     backOff: options.backOff,
     recorders: options.recorders,
+    probePool,
   });
   let server: KubeletServer | undefined;
   let stopped: Promise<void> | undefined;
@@ -81,6 +86,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
       try {
         await kubelet.stop();
       } finally {
+        probePool?.close();
         await server?.shutdown().catch(() => {});
         if (embedded) await embedded.shutdown();
         else runtime.close();
