@@ -1,10 +1,13 @@
 /**
  * The node agent: static pods from a manifest folder are run on a CRI runtime and kept healthy with
- * probes. One pod worker per pod serialises its syncs; a periodic resync and every probe result
- * change trigger a sync; liveness and startup failures kill and restart containers with
- * CrashLoopBackOff pacing; removed manifests tear their pods down.
+ * probes. One pod worker per pod serialises its syncs; PLEG events (a container started, died or
+ * went away), probe result changes and each pod's periodic resync trigger a sync of that pod;
+ * liveness and startup failures kill and restart containers with CrashLoopBackOff pacing; removed
+ * manifests tear their pods down. A restarted agent adopts the pods it finds on the runtime (by
+ * their labels) instead of recreating them, and stopping the agent can leave pods running.
  * Mirrors the parts of kubelet's pkg/kubelet/kubelet.go (syncLoopIteration, SyncPod,
- * SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Removals) and pod_workers.go the prober
+ * SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Removals, HandlePodCleanups,
+ * cleanUpContainersInPod) and pod_workers.go (work queue, resync and back-off periods) the prober
  * needs.
  * @module
  */
@@ -29,6 +32,13 @@ import { generateAPIPodStatus, rfc3339, type StartFailure } from "./kubelet_pods
 import { isRestartableInitContainer, podKey } from "./kuberuntime/kuberuntime_manager.ts";
 import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
+import {
+  ContainerGC,
+  defaultGCPolicy,
+  type GCPolicy,
+  getContainersToDeleteInPod,
+} from "./kuberuntime/kuberuntime_gc.ts";
+import { GenericPLEG, type PodLifecycleEvent } from "./pleg/generic.ts";
 import {
   newManager as newProberManager,
   newProberMetrics,
@@ -55,6 +65,19 @@ import {
 export const defaultBackOffInitialMs = 10_000;
 /** kubelet's housekeeping period: how often runtime pods nobody wants are looked for. */
 export const housekeepingPeriodMs = 2_000;
+/** kubelet's default `--sync-frequency`: each pod is resynced this often without any event. */
+export const defaultSyncFrequencyMs = 60_000;
+/** kubelet's sync ticker: how often pods whose resync is due are looked for. */
+export const syncTickerPeriodMs = 1_000;
+/** kubelet's pod worker back-off after a failed sync (`backOffPeriod`). */
+export const backOffPeriodMs = 10_000;
+/** kubelet's jitter factors of the pod worker's resync and back-off periods. */
+const workerResyncIntervalJitterFactor = 0.5;
+const workerBackOffPeriodJitterFactor = 0.5;
+/** kubelet's container GC period (`ContainerGCPeriod`). */
+export const containerGCPeriodMs = 60_000;
+/** kubelet keeps at least this many dead instances of a container when one dies (`minDeadContainerInPod`). */
+const minDeadContainerInPod = 1;
 /** kubelet's CrashLoopBackOff cap (`MaxContainerBackOff`). */
 export const defaultBackOffMaxMs = 300_000;
 
@@ -78,8 +101,12 @@ export interface KubeletOptions {
   podManifestPath?: string;
   /** The agent's state folder (pod logs go to `<rootDir>/pods`). */
   rootDir: string;
-  /** Period of the resync of every pod (default 1 s). */
+  /** Period of each pod's resync when no event asks for one (default 1 min, as kubelet). */
   syncFrequencyMs?: number;
+  /** PLEG relist period (default 1 s). */
+  plegRelistPeriodMs?: number;
+  /** Dead containers kept (default: kubelet's, one per container, no minimum age). */
+  gcPolicy?: GCPolicy;
   /** Re-list period of the manifest folder (default 20 s; file notifications come sooner). */
   fileCheckFrequencyMs?: number;
   /** CrashLoopBackOff initial delay and cap (defaults 10 s and 5 min). */
@@ -118,6 +145,10 @@ interface PodWorker {
   startFailures: Map<string, StartFailure>;
   /** Times this pod was synced. */
   syncs: number;
+  /** When the work queue hands this pod out for its next periodic sync (clock ms). */
+  nextSyncAt: number;
+  /** Containers the PLEG saw die; their older dead instances are removed at the next sync. */
+  died: Set<string>;
 }
 
 /** A pod and its latest API status, as served at `/pods`. */
@@ -156,6 +187,12 @@ export class Kubelet {
   #workers = new Map<string, PodWorker>();
   #watcher?: PodConfigWatcher;
   #syncTimer?: ClockTimer;
+  #pleg?: GenericPLEG;
+  #containerGC?: ContainerGC;
+  #lastContainerGC = -Infinity;
+  /** The pod source has reported at least once (kubelet's `sourcesReady`). */
+  #sourcesReady = false;
+  #containerGCRun?: Promise<void>;
   #stopped = false;
   #started = false;
   #stop!: () => void;
@@ -227,12 +264,27 @@ export class Kubelet {
       runtime: runtimeName,
       podManifestPath: this.#options.podManifestPath ?? "",
     });
+    this.#pleg = new GenericPLEG({
+      runtime: this.#runtimeManager,
+      clock: this.clock,
+      relistPeriodMs: this.#options.plegRelistPeriodMs,
+    });
+    this.#containerGC = new ContainerGC({
+      runtime: this.runtime,
+      clock: this.clock,
+      nodeName: this.nodeName,
+      podStateProvider: {
+        shouldPodContentBeRemoved: (uid) => !this.#workers.has(uid) && !this.#desired.has(uid),
+      },
+    });
     this.#consumers = [
       this.#consume(this.livenessManager, "liveness"),
       this.#consume(this.readinessManager, "readiness"),
       this.#consume(this.startupManager, "startup"),
+      this.#consumePLEG(this.#pleg),
     ];
-    this.#scheduleResync();
+    this.#pleg.start();
+    this.#scheduleSyncTick();
     if (this.#options.podManifestPath) {
       this.#watcher = new PodConfigWatcher(this.#options.podManifestPath, {
         nodeName: this.nodeName,
@@ -259,6 +311,7 @@ export class Kubelet {
 
   #handlePodUpdate(update: PodUpdate): void {
     if (this.#stopped) return;
+    this.#sourcesReady = true;
     this.#manifestErrors = update.errors;
     const current = new Set(update.errors.map((e) => e.message));
     for (const e of update.errors) {
@@ -311,6 +364,8 @@ export class Kubelet {
       startTime: rfc3339(this.clock.now()),
       startFailures: new Map(),
       syncs: 0,
+      nextSyncAt: this.clock.now(),
+      died: new Set(),
     };
     this.#workers.set(pod.metadata.uid ?? "", worker);
     this.podManager.addPod(pod);
@@ -348,12 +403,22 @@ export class Kubelet {
     })();
   }
 
-  /** Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions. */
+  /**
+   * Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions; then
+   * the pod worker's requeue (its resync period, the end of a restart back-off, or the back-off
+   * period after an error).
+   */
   async #syncPod(worker: PodWorker): Promise<void> {
     const pod = worker.pod;
     const runtimeManager = this.#runtimeManager!;
+    let retryAt: number | undefined;
+    let failed = false;
     try {
       let runtimeStatus = await runtimeManager.getPodStatus(pod);
+      if (worker.syncs === 0) this.#adoptStartTime(worker, runtimeStatus);
+      if (worker.died.size > 0) {
+        runtimeStatus = await this.#cleanUpContainersInPod(worker, runtimeStatus);
+      }
       this.#setAPIStatus(worker, runtimeStatus);
       if (worker.terminating || this.#stopped) return;
       this.probeManager.addPod(pod);
@@ -363,14 +428,89 @@ export class Kubelet {
         else worker.startFailures.delete(name);
       }
       worker.syncs++;
+      retryAt = result.retryAt;
       if (result.changed || result.startResults.size > 0) {
         // What PLEG would report right after the change: regenerate the status now.
         runtimeStatus = await runtimeManager.getPodStatus(pod);
         this.#setAPIStatus(worker, runtimeStatus);
       }
     } catch (e) {
+      failed = true;
       log.error(e, "Error syncing pod, skipping", { pod: podKey(pod), podUID: pod.metadata.uid });
     }
+    // Kubelet's completeWork. A container in back-off is retried when its back-off ends (kubelet
+    // retries every 10-15 s and starts it at the first retry past the end).
+    const now = this.clock.now();
+    if (failed) {
+      worker.nextSyncAt = now + this.#jitter(backOffPeriodMs, workerBackOffPeriodJitterFactor);
+    } else {
+      const resync = this.#options.syncFrequencyMs ?? defaultSyncFrequencyMs;
+      worker.nextSyncAt = now + this.#jitter(resync, workerResyncIntervalJitterFactor);
+      if (retryAt !== undefined) worker.nextSyncAt = Math.min(worker.nextSyncAt, retryAt);
+    }
+  }
+
+  // wait.Jitter: d plus up to factor*d at random.
+  #jitter(ms: number, factor: number): number {
+    return ms + Math.floor((this.#options.random ?? Math.random)() * factor * ms);
+  }
+
+  // A pod found already running on the runtime (a restarted agent adopting it) keeps its start
+  // time: its oldest sandbox's creation, not the moment this agent first saw it.
+  #adoptStartTime(
+    worker: PodWorker,
+    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+  ): void {
+    let oldest = Infinity;
+    for (const s of runtimeStatus.sandboxStatuses) {
+      const ms = Number(s.createdAt / 1_000_000n);
+      if (ms > 0 && ms < oldest) oldest = ms;
+    }
+    if (oldest < Date.parse(worker.startTime)) {
+      worker.startTime = rfc3339(oldest);
+      log.V(2).info("Adopting pod found on the runtime", {
+        pod: podKey(worker.pod),
+        podUID: worker.pod.metadata.uid,
+        containers: runtimeStatus.containerStatuses.filter((c) => c.state === "running").length,
+      });
+    }
+  }
+
+  /**
+   * Kubelet's cleanUpContainersInPod after ContainerDied events: of each container that died, the
+   * dead instances beyond the newest `max(maximum-dead-containers-per-container, 1)` are removed
+   * through CRI RemoveContainer. Returns the pod status without them.
+   */
+  async #cleanUpContainersInPod(
+    worker: PodWorker,
+    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+  ): Promise<Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>> {
+    const policy = this.#options.gcPolicy ?? defaultGCPolicy;
+    const keep = policy.maxPerPodContainer < 0
+      ? -1
+      : Math.max(policy.maxPerPodContainer, minDeadContainerInPod);
+    const removed = new Set<string>();
+    for (const id of worker.died) {
+      for (const victim of getContainersToDeleteInPod(id, runtimeStatus, keep)) {
+        if (removed.has(victim)) continue;
+        try {
+          await this.runtime.removeContainer(victim);
+          removed.add(victim);
+          log.V(4).info("Removed dead container", { pod: podKey(worker.pod), containerID: victim });
+        } catch (e) {
+          log.error(e, "Failed to remove container", {
+            pod: podKey(worker.pod),
+            containerID: victim,
+          });
+        }
+      }
+    }
+    worker.died.clear();
+    if (removed.size === 0) return runtimeStatus;
+    return {
+      ...runtimeStatus,
+      containerStatuses: runtimeStatus.containerStatuses.filter((c) => !removed.has(c.id.id)),
+    };
   }
 
   // generateAPIPodStatus + probeManager.UpdatePodStatus + conditions, then statusManager.SetPodStatus.
@@ -406,6 +546,32 @@ export class Kubelet {
       if (!next || next.done || this.#stopped) return;
       this.#handleUpdate(next.value, type);
     }
+  }
+
+  // syncLoopIteration's PLEG case: sync the pod a container of which changed.
+  async #consumePLEG(pleg: GenericPLEG) {
+    const events = pleg.watch();
+    for (;;) {
+      const next = await Promise.race([events.receive(), this.#stopSignal.then(() => undefined)]);
+      if (!next || next.done || this.#stopped) return;
+      this.#handlePLEGEvent(next.value);
+    }
+  }
+
+  #handlePLEGEvent(e: PodLifecycleEvent): void {
+    // isSyncPodWorthy: everything but ContainerRemoved.
+    if (e.type === "ContainerRemoved") return;
+    const worker = this.#workers.get(e.id);
+    if (!worker) {
+      log.V(4).info("SyncLoop (PLEG): pod does not exist, ignore irrelevant event", { event: e });
+      return;
+    }
+    log.V(2).info("SyncLoop (PLEG): event for pod", {
+      pod: podKey(worker.pod),
+      event: e,
+    });
+    if (e.type === "ContainerDied") worker.died.add(e.data);
+    this.#dispatch(worker);
   }
 
   #handleUpdate(u: Update, type: "liveness" | "readiness" | "startup"): void {
@@ -446,16 +612,18 @@ export class Kubelet {
     this.syncPodByUID(u.podUID);
   }
 
-  #scheduleResync(): void {
+  // syncLoop's sync ticker: every second, pods whose work queue entry is due are synced.
+  #scheduleSyncTick(): void {
     if (this.#stopped) return;
-    this.#syncTimer = this.clock.afterFunc(this.#options.syncFrequencyMs ?? 1000, () => {
+    this.#syncTimer = this.clock.afterFunc(syncTickerPeriodMs, () => {
       this.#housekeeping();
+      const now = this.clock.now();
       for (const worker of this.#workers.values()) {
         // A terminating pod whose last teardown attempt failed is retried.
         if (worker.terminating) void this.#attemptTeardown(worker);
-        else this.#dispatch(worker);
+        else if (worker.nextSyncAt <= now) this.#dispatch(worker);
       }
-      this.#scheduleResync();
+      this.#scheduleSyncTick();
     });
   }
 
@@ -468,6 +636,26 @@ export class Kubelet {
     if (this.clock.now() - this.#lastOrphanCleanup >= housekeepingPeriodMs) {
       void this.#cleanupOrphanedPods();
     }
+    if (this.clock.now() - this.#lastContainerGC >= containerGCPeriodMs) {
+      void this.garbageCollect();
+    }
+  }
+
+  /**
+   * One container garbage collection (kubelet's `StartGarbageCollection` loop runs it every
+   * minute): dead instances beyond the policy's count and dead sandboxes are removed.
+   */
+  garbageCollect(): Promise<void> {
+    if (this.#containerGCRun) return this.#containerGCRun;
+    const gc = this.#containerGC;
+    if (!gc) return Promise.resolve();
+    this.#lastContainerGC = this.clock.now();
+    this.#containerGCRun = gc.garbageCollect(this.#options.gcPolicy ?? defaultGCPolicy, {
+      allSourcesReady: this.#watcher === undefined || this.#sourcesReady,
+    }).then(() => {}, (e) => log.error(e, "Container garbage collection failed")).finally(() =>
+      this.#containerGCRun = undefined
+    );
+    return this.#containerGCRun;
   }
 
   /**
@@ -476,6 +664,8 @@ export class Kubelet {
    */
   #cleanupOrphanedPods(): Promise<void> {
     if (this.#orphanCleanup) return this.#orphanCleanup;
+    // Until the pod source has reported, every pod on the runtime may still be wanted (adopted).
+    if (!this.#sourcesReady) return Promise.resolve();
     this.#lastOrphanCleanup = this.clock.now();
     const runtimeManager = this.#runtimeManager;
     if (!runtimeManager) return Promise.resolve();
@@ -607,26 +797,40 @@ export class Kubelet {
   }
 
   /**
-   * Stops everything: the manifest watch, the resync, then tears down every pod (containers are
-   * stopped, sandboxes removed) and stops every probe worker.
+   * Stops the agent: the manifest watch, the PLEG, the sync loop and every probe worker. By
+   * default every pod is torn down first (containers stopped, sandboxes removed). With
+   * `leavePodsRunning`, as kubelet does, pods are left running on the runtime for the next start to
+   * adopt: syncs in progress finish, nothing is stopped or removed.
    */
-  async stop(): Promise<void> {
+  async stop(options: { leavePodsRunning?: boolean } = {}): Promise<void> {
     if (this.#stopped) return;
-    log.info("Shutting down probelet node agent", { pods: this.#workers.size });
+    log.info("Shutting down probelet node agent", {
+      pods: this.#workers.size,
+      leavePodsRunning: options.leavePodsRunning === true,
+    });
     await this.#watcher?.stop();
     this.#syncTimer?.stop();
-    // Tear down while syncs can still finish, then refuse new ones.
+    await this.#pleg?.stop();
     const workers = [...this.#workers.values()];
-    for (const w of workers) void this.#terminatePod(w);
-    this.#stopped = true;
-    // Pods whose teardown failed before (or fails now) get one more attempt; a failure once
-    // stopped is logged and given up on, so this ends.
-    let pending = workers;
-    while (pending.length > 0) {
-      const done = await Promise.all(pending.map((w) => this.#attemptTeardown(w)));
-      pending = pending.filter((_, i) => !done[i]);
+    if (options.leavePodsRunning) {
+      this.#stopped = true;
+      // A sync in progress finishes (a half-created container would be left unstarted otherwise).
+      await Promise.all(workers.map((w) => w.running?.catch(() => {})));
+      await Promise.all(workers.map((w) => w.teardown));
+    } else {
+      // Tear down while syncs can still finish, then refuse new ones.
+      for (const w of workers) void this.#terminatePod(w);
+      this.#stopped = true;
+      // Pods whose teardown failed before (or fails now) get one more attempt; a failure once
+      // stopped is logged and given up on, so this ends.
+      let pending = workers;
+      while (pending.length > 0) {
+        const done = await Promise.all(pending.map((w) => this.#attemptTeardown(w)));
+        pending = pending.filter((_, i) => !done[i]);
+      }
     }
     await this.#orphanCleanup;
+    await this.#containerGCRun;
     this.probeManager.cleanupPods(new Set());
     this.#stop();
     await Promise.all(this.#consumers);

@@ -285,7 +285,12 @@ Deno.test("TestHousekeepingRemovesOrphanedPods", async () => {
   try {
     const uidsOnRuntime = () =>
       [...s.runtime.sandboxes.values()].map((x) => x.config.metadata.uid).sort();
-    // Cleaned up at start-up.
+    // Nothing is removed before the pod source has reported (the pods may be adopted)...
+    assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-neighbour", "uid-old"]);
+    // ...and once it reported, without them, they are cleaned up.
+    s.kubelet.setPods([]);
+    await s.clock.step(2000);
+    await until("orphan removed", () => !uidsOnRuntime().includes("uid-old"));
     assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-neighbour"]);
     assertEquals(s.runtime.containers.size, 2);
     // And at a later housekeeping pass, while the desired pod is left alone.

@@ -52,9 +52,10 @@ Deno.test("FakeClientset: tracker verbs and recorded actions", async (t) => {
       "application/strategic-merge-patch+json",
       '{"status":{"conditions":[{"type":"Initialized","status":"True"}]}}',
     );
+    // Without $setElementOrder, Go puts elements new to the list before the server's ones.
     assert.deepStrictEqual((await pods.get("a")).status?.conditions?.map((c) => c.type), [
-      "Ready",
       "Initialized",
+      "Ready",
     ]);
   });
 

@@ -34,7 +34,12 @@ export interface RunningKubelet {
   server?: KubeletServer;
   /** `http://address:port` of the server, if any. */
   url?: string;
-  /** Tears every pod down, stops the server and the runtime; idempotent. */
+  /**
+   * Whether {@linkcode stop} stops the pods (`--stop-pods-on-exit`; default true on the embedded
+   * runtime, false on a CRI runtime, where pods keep running for the next start to adopt).
+   */
+  stopPodsOnExit: boolean;
+  /** Stops the agent (and its pods if `stopPodsOnExit`), the server and the runtime; idempotent. */
   stop(): Promise<void>;
 }
 
@@ -59,6 +64,12 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
       requestTimeoutMs: flags.runtimeRequestTimeoutMs,
     });
   } else {
+    if (flags.stopPodsOnExit === false) {
+      throw new Error(
+        "--stop-pods-on-exit=false needs --container-runtime-endpoint: the embedded runtime " +
+          "cannot leave its processes running for the next start yet",
+      );
+    }
     embedded = new EmbeddedRuntimeService({ rootDir: join(flags.rootDir, "embedded"), clock });
     // Containers of a previous run that did not shut down cleanly would still hold their ports.
     embedded.killLeftoverProcesses();
@@ -75,16 +86,18 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     podManifestPath: flags.podManifestPath || undefined,
     syncFrequencyMs: flags.syncFrequencyMs,
     fileCheckFrequencyMs: flags.fileCheckFrequencyMs,
+    gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
     recorders: options.recorders,
     probePool,
   });
+  const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let server: KubeletServer | undefined;
   let stopped: Promise<void> | undefined;
   const stop = () =>
     stopped ??= (async () => {
       try {
-        await kubelet.stop();
+        await kubelet.stop({ leavePodsRunning: !stopPodsOnExit });
       } finally {
         probePool?.close();
         await server?.shutdown().catch(() => {});
@@ -107,6 +120,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     runtime,
     server,
     url: server ? `http://${host}:${server.port}` : undefined,
+    stopPodsOnExit,
     stop,
   };
 }

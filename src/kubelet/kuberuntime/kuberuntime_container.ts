@@ -249,7 +249,8 @@ export function nsToMs(ns: bigint): number {
   return Number(ns / 1_000_000n);
 }
 
-function toRuntimeState(state: CriContainerStatus["state"]): RuntimeContainerState {
+/** A CRI container state as kubelet's `kubecontainer.State`. */
+export function toRuntimeState(state: CriContainerStatus["state"]): RuntimeContainerState {
   switch (state) {
     case "CONTAINER_CREATED":
       return "created";

@@ -27,9 +27,16 @@ import {
   recordEvent,
   startContainer,
   toKubeContainerStatus,
+  toRuntimeState,
 } from "./kuberuntime_container.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
-import { getPodSandboxInfoFromLabels, kubernetesPodUIDLabel, probeletNodeLabel } from "./labels.ts";
+import {
+  getContainerInfoFromAnnotations,
+  getContainerInfoFromLabels,
+  getPodSandboxInfoFromLabels,
+  kubernetesPodUIDLabel,
+  probeletNodeLabel,
+} from "./labels.ts";
 
 /** Container states as kubelet's runtime-neutral `kubecontainer.State`. */
 export type RuntimeContainerState = "created" | "running" | "exited" | "unknown";
@@ -67,6 +74,29 @@ export interface RuntimePodStatus {
   ips: string[];
   containerStatuses: RuntimeContainerStatus[];
   sandboxStatuses: PodSandboxStatus[];
+}
+
+/**
+ * A container or sandbox as the runtime lists it, without inspecting it (kubelet's
+ * `kubecontainer.Container`). Times are milliseconds since the epoch.
+ */
+export interface RuntimeContainer {
+  id: ContainerID;
+  name: string;
+  state: RuntimeContainerState;
+  /** Hash of the spec it was created from; empty for sandboxes. */
+  hash: string;
+  createdAt: number;
+}
+
+/** A pod as the runtime lists it (kubelet's `kubecontainer.Pod`). */
+export interface RuntimePod {
+  /** The pod's UID. */
+  id: string;
+  name: string;
+  namespace: string;
+  containers: RuntimeContainer[];
+  sandboxes: RuntimeContainer[];
 }
 
 /** Why a container is killed (kubelet's `containerKillReason`). */
@@ -858,6 +888,15 @@ export class KubeGenericRuntimeManager {
     if (!exited) return { inBackOff: false, message: "", retryAt: 0 };
     const key = getStableKey(pod, container);
     const ts = exited.finishedAt;
+    if (this.#backoff.get(key) === 0 && exited.restartCount > 0) {
+      // No entry but restarts on record: this agent restarted (or the entry expired, which the
+      // restored entry's age tells too). Each restart stepped the back-off once, the last one
+      // right before this instance started.
+      this.#backoff.restore(key, {
+        steps: exited.restartCount,
+        lastUpdate: exited.startedAt || exited.createdAt,
+      });
+    }
     if (this.#backoff.isInBackOffSince(key, ts)) {
       // kubelet requeues a pod in back-off after the back-off, not every resync: one BackOff event
       // per back-off window and container, not one per sync.
@@ -962,6 +1001,46 @@ export class KubeGenericRuntimeManager {
           uid,
         },
         spec: { containers: [] },
+      });
+    }
+    return [...pods.values()];
+  }
+
+  /**
+   * Every pod of this node on the runtime with its containers and sandboxes, running or not
+   * (kubelet's `GetPods(all=true)`): one listing of each, grouped by the pod UID label.
+   */
+  async getPods(): Promise<RuntimePod[]> {
+    const selector = { labelSelector: { [probeletNodeLabel]: this.nodeName } };
+    const sandboxes = await this.runtime.listPodSandbox(selector);
+    const containers = await this.runtime.listContainers(selector);
+    const pods = new Map<string, RuntimePod>();
+    const podOf = (uid: string, name: string, namespace: string): RuntimePod => {
+      let pod = pods.get(uid);
+      if (!pod) {
+        pod = { id: uid, name, namespace, containers: [], sandboxes: [] };
+        pods.set(uid, pod);
+      }
+      return pod;
+    };
+    for (const s of sandboxes) {
+      const info = getPodSandboxInfoFromLabels(s.labels);
+      podOf(info.podUID, info.podName, info.podNamespace).sandboxes.push({
+        id: { type: this.runtimeName, id: s.id },
+        name: info.podName,
+        state: s.state === "SANDBOX_READY" ? "running" : "exited",
+        hash: "",
+        createdAt: Number(s.createdAt / 1_000_000n),
+      });
+    }
+    for (const c of containers) {
+      const info = getContainerInfoFromLabels(c.labels);
+      podOf(info.podUID, info.podName, info.podNamespace).containers.push({
+        id: { type: this.runtimeName, id: c.id },
+        name: info.containerName,
+        state: toRuntimeState(c.state),
+        hash: getContainerInfoFromAnnotations(c.annotations).hash,
+        createdAt: Number(c.createdAt / 1_000_000n),
       });
     }
     return [...pods.values()];

@@ -166,7 +166,7 @@ export interface PodCondition {
   status: ConditionStatus;
   observedGeneration?: number;
   lastProbeTime?: string | null;
-  lastTransitionTime?: string;
+  lastTransitionTime?: string | null;
   reason?: string;
   message?: string;
 }
