@@ -16,6 +16,10 @@ import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { defaultFlags, type KubeletFlags } from "./flags.ts";
 import { ProbePool } from "../../probe/pool/pool.ts";
+import type { Clientset } from "../../client/kubernetes/clientset.ts";
+import { newRemoteImageService, type RemoteImageService } from "../../cri_client/remote_image.ts";
+import { newNodeAgent, type NodeAgent } from "./apiserver_mode.ts";
+import { buildKubeClients, type KubeClients } from "./kube_clients.ts";
 
 /** Options of {@linkcode runKubelet}: the flags plus test hooks. */
 export interface RunKubeletOptions extends Partial<KubeletFlags> {
@@ -24,6 +28,13 @@ export interface RunKubeletOptions extends Partial<KubeletFlags> {
   backOff?: KubeletOptions["backOff"];
   /** Event recorders besides the in-memory list (default: the structured log). */
   recorders?: EventRecorder[];
+  /**
+   * API-server mode with these clients instead of ones built from `kubeconfig` (tests hand in a
+   * fake or the double's clients).
+   */
+  clients?: { kubeClient: Clientset; heartbeatClient: Clientset; eventClient: Clientset };
+  /** Jitter source of the node status and lease loops (tests). */
+  random?: () => number;
 }
 
 /** A running agent. */
@@ -34,6 +45,8 @@ export interface RunningKubelet {
   server?: KubeletServer;
   /** `http://address:port` of the server, if any. */
   url?: string;
+  /** API-server mode: the node's status reporting and lease. */
+  node?: NodeAgent;
   /**
    * Whether {@linkcode stop} stops the pods (`--stop-pods-on-exit`; default true on the embedded
    * runtime, false on a CRI runtime, where pods keep running for the next start to adopt).
@@ -57,11 +70,18 @@ export interface RunningKubelet {
 export async function runKubelet(options: RunKubeletOptions = {}): Promise<RunningKubelet> {
   const flags: KubeletFlags = { ...defaultFlags(), ...stripUndefined(options) };
   const clock = options.clock ?? new RealClock();
+  // API-server mode: clients first, so a wrong kubeconfig or identity fails before anything runs.
+  let clients: KubeClients | undefined;
+  const api = options.clients ??
+    (flags.kubeconfig ? (clients = await buildKubeClients(flags, { clock })) : undefined);
   let runtime: RuntimeService;
   let embedded: EmbeddedRuntimeService | undefined;
   if (flags.containerRuntimeEndpoint) {
     runtime = await newRemoteRuntimeService(flags.containerRuntimeEndpoint, {
       requestTimeoutMs: flags.runtimeRequestTimeoutMs,
+    }).catch((e) => {
+      clients?.close();
+      throw e;
     });
   } else {
     if (flags.stopPodsOnExit === false) {
@@ -93,6 +113,8 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let server: KubeletServer | undefined;
+  let node: NodeAgent | undefined;
+  let imageService: RemoteImageService | undefined;
   let stopped: Promise<void> | undefined;
   const stop = () =>
     stopped ??= (async () => {
@@ -100,6 +122,10 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         await kubelet.stop({ leavePodsRunning: !stopPodsOnExit });
       } finally {
         probePool?.close();
+        // The node keeps its heartbeat until its pods are down.
+        await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
+        clients?.close();
+        imageService?.close();
         await server?.shutdown().catch(() => {});
         if (embedded) await embedded.shutdown();
         else runtime.close();
@@ -108,6 +134,24 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
   try {
     if (flags.port >= 0) {
       server = await serve(kubelet, { hostname: flags.address, port: flags.port });
+    }
+    if (api) {
+      const images = embedded ??
+        (imageService = await newRemoteImageService(flags.containerRuntimeEndpoint, {
+          requestTimeoutMs: flags.runtimeRequestTimeoutMs,
+        }));
+      node = await newNodeAgent({
+        flags,
+        clock,
+        kubeClient: api.kubeClient,
+        heartbeatClient: api.heartbeatClient,
+        runtime,
+        listImages: () => images.listImages(),
+        recorder: kubelet.events,
+        kubeletPort: () => server?.port ?? flags.port,
+        random: options.random,
+      });
+      node.start();
     }
     await kubelet.start();
   } catch (e) {
@@ -120,6 +164,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     runtime,
     server,
     url: server ? `http://${host}:${server.port}` : undefined,
+    node,
     stopPodsOnExit,
     stop,
   };

@@ -6,6 +6,7 @@
  * @module
  */
 import { statfsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { ResourceList } from "../../api/core/v1/mod.ts";
 
 /** cAdvisor's MachineInfo, reduced to what node status reports. */
@@ -89,7 +90,8 @@ export function getVersionInfo(): VersionInfo {
 }
 
 /**
- * Bytes of the file system holding `path` (blocks × block size), cAdvisor's RootFsInfo capacity.
+ * Bytes of the file system holding `path` (blocks × block size), cAdvisor's RootFsInfo capacity;
+ * a path not created yet is measured at its nearest existing parent.
  *
  * @example
  * ```ts
@@ -97,8 +99,16 @@ export function getVersionInfo(): VersionInfo {
  * ```
  */
 export function rootFsCapacity(path: string): number {
-  const fs = statfsSync(path);
-  return Number(fs.blocks) * Number(fs.bsize);
+  let p = resolve(path);
+  for (;;) {
+    try {
+      const fs = statfsSync(p);
+      return Number(fs.blocks) * Number(fs.bsize);
+    } catch (e) {
+      if (!(e instanceof Error && "code" in e && e.code === "ENOENT") || p === dirname(p)) throw e;
+      p = dirname(p);
+    }
+  }
 }
 
 /**
