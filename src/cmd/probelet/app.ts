@@ -110,6 +110,12 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     backOff: options.backOff,
     recorders: options.recorders,
     probePool,
+    // API-server mode: pods bound to this node, their statuses, mirror pods, admission.
+    kubeClient: api?.kubeClient,
+    getNode: () => node?.nodeStatus.lastNode,
+    initialNode: api ? () => node!.nodeStatus.initialNode() : undefined,
+    maxPods: flags.maxPods,
+    hostIP: flags.nodeIP.split(",")[0] || undefined,
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let server: KubeletServer | undefined;
