@@ -16,6 +16,7 @@ import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { defaultFlags, type KubeletFlags } from "./flags.ts";
+import { ProbePool } from "../../probe/pool/pool.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { newRemoteImageService, type RemoteImageService } from "../../cri_client/remote_image.ts";
 import { newNodeAgent, type NodeAgent } from "./apiserver_mode.ts";
@@ -107,6 +108,9 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
       broadcaster.newRecorder({ component: "kubelet", host: flags.nodeName }),
     ];
   }
+  // Handlers on pool threads time themselves on the wall clock, so a test clock keeps them here.
+  const workers = options.probeWorkers ?? (options.clock ? 0 : flags.probeWorkers);
+  const probePool = workers > 0 ? new ProbePool(workers) : undefined;
   const kubelet = new Kubelet({
     runtime,
     clock,
@@ -118,6 +122,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
     recorders,
+    probePool,
     // API-server mode: pods bound to this node, their statuses, mirror pods, admission.
     kubeClient: api?.kubeClient,
     getNode: () => node?.nodeStatus.lastNode,
@@ -135,6 +140,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
       try {
         await kubelet.stop({ leavePodsRunning: !stopPodsOnExit });
       } finally {
+        probePool?.close();
         // The node keeps its heartbeat until its pods are down.
         await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
         // Events still queued are dropped at exit, as kubelet's are.
