@@ -11,7 +11,8 @@ import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { Kubelet, type KubeletOptions } from "../../kubelet/kubelet.ts";
 import { EmbeddedRuntimeService } from "../../kubelet/kuberuntime/embedded/mod.ts";
 import { type KubeletServer, serve } from "../../kubelet/server/server.ts";
-import type { EventRecorder } from "../../kubelet/events/mod.ts";
+import { type EventRecorder, LogRecorder } from "../../kubelet/events/mod.ts";
+import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { defaultFlags, type KubeletFlags } from "./flags.ts";
@@ -98,6 +99,15 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
   // Handlers on pool threads time themselves on the wall clock, so a test clock keeps them here.
   const workers = options.probeWorkers ?? (options.clock ? 0 : flags.probeWorkers);
   const probePool = workers > 0 ? new ProbePool(workers) : undefined;
+  // API-server mode: events also go to the API server (kubelet's makeEventRecorder), through
+  // client-go's correlator on the event client.
+  let broadcaster: EventBroadcaster | undefined;
+  const recorders = [...(options.recorders ?? [new LogRecorder()])];
+  if (api) {
+    broadcaster = new EventBroadcaster({ clock });
+    broadcaster.startRecordingToSink(new EventSinkImpl(api.eventClient));
+    recorders.push(broadcaster.newRecorder({ component: "kubelet", host: flags.nodeName }));
+  }
   const kubelet = new Kubelet({
     runtime,
     clock,
@@ -108,7 +118,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     fileCheckFrequencyMs: flags.fileCheckFrequencyMs,
     gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
-    recorders: options.recorders,
+    recorders,
     probePool,
     // API-server mode: pods bound to this node, their statuses, mirror pods, admission.
     kubeClient: api?.kubeClient,
@@ -130,6 +140,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         probePool?.close();
         // The node keeps its heartbeat until its pods are down.
         await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
+        broadcaster?.shutdown();
         clients?.close();
         imageService?.close();
         await server?.shutdown().catch(() => {});
