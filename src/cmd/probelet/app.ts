@@ -96,18 +96,21 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     embedded.killLeftoverProcesses();
     runtime = embedded;
   }
-  // Handlers on pool threads time themselves on the wall clock, so a test clock keeps them here.
-  const workers = options.probeWorkers ?? (options.clock ? 0 : flags.probeWorkers);
-  const probePool = workers > 0 ? new ProbePool(workers) : undefined;
-  // API-server mode: events also go to the API server (kubelet's makeEventRecorder), through
-  // client-go's correlator on the event client.
+  // Events also go to the API server, through client-go's correlator, as kubelet's
+  // makeEventRecorder sets up (source: component kubelet, host = node name).
   let broadcaster: EventBroadcaster | undefined;
-  const recorders = [...(options.recorders ?? [new LogRecorder()])];
+  let recorders = options.recorders;
   if (api) {
     broadcaster = new EventBroadcaster({ clock });
     broadcaster.startRecordingToSink(new EventSinkImpl(api.eventClient));
-    recorders.push(broadcaster.newRecorder({ component: "kubelet", host: flags.nodeName }));
+    recorders = [
+      ...(recorders ?? [new LogRecorder()]),
+      broadcaster.newRecorder({ component: "kubelet", host: flags.nodeName }),
+    ];
   }
+  // Handlers on pool threads time themselves on the wall clock, so a test clock keeps them here.
+  const workers = options.probeWorkers ?? (options.clock ? 0 : flags.probeWorkers);
+  const probePool = workers > 0 ? new ProbePool(workers) : undefined;
   const kubelet = new Kubelet({
     runtime,
     clock,
@@ -140,6 +143,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         probePool?.close();
         // The node keeps its heartbeat until its pods are down.
         await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
+        // Events still queued are dropped at exit, as kubelet's are.
         broadcaster?.shutdown();
         clients?.close();
         imageService?.close();
