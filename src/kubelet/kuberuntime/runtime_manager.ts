@@ -8,7 +8,7 @@
  * kuberuntime_sandbox.go and the label keys of labels.go.
  * @module
  */
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type { ContainerConfig, PodSandboxConfig, PodSandboxStatus } from "../../cri_client/api.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
@@ -31,6 +31,7 @@ import {
   type RuntimePodStatus,
 } from "./kuberuntime_manager.ts";
 import { toKubeContainerStatus } from "./kuberuntime_status.ts";
+import { buildContainerLogsDirectory, buildPodLogsDirectory } from "./helpers.ts";
 
 /** Label keys kubelet puts on sandboxes and containers (labels.go). */
 export const podNameLabel = "io.kubernetes.pod.name";
@@ -376,7 +377,9 @@ export class KubeGenericRuntimeManager {
     const config = this.generateContainerConfig(pod, container, restartCount);
     let containerID: string;
     try {
-      await Deno.mkdir(join(sandboxConfig.logDirectory!, container.name), { recursive: true });
+      await Deno.mkdir(buildContainerLogsDirectory(sandboxConfig.logDirectory!, container.name), {
+        recursive: true,
+      });
       containerID = await this.runtime.createContainer(sandboxID, config, { sandboxConfig });
     } catch (e) {
       // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
@@ -521,7 +524,7 @@ export class KubeGenericRuntimeManager {
     const hostNetwork = pod.spec.hostNetwork === true;
     const config: PodSandboxConfig = {
       metadata: { name, namespace, uid, attempt },
-      logDirectory: join(this.#logsRoot, `${namespace}_${name}_${uid}`),
+      logDirectory: buildPodLogsDirectory(this.#logsRoot, { namespace, name, uid }),
       labels: {
         ...(pod.metadata.labels ?? {}),
         [podNameLabel]: name,
