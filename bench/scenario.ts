@@ -275,6 +275,10 @@ function instrumentedStatusManager(inner: StatusManager, tracker: TickTracker): 
     setContainerStartup: (uid, id, started) => inner.setContainerStartup(uid, id, started),
     deletePodStatus: (uid) => inner.deletePodStatus(uid),
     subscribe: (listener) => inner.subscribe(listener),
+    terminatePod: (pod) => inner.terminatePod(pod),
+    removeOrphanedStatuses: (uids) => inner.removeOrphanedStatuses(uids),
+    start: () => inner.start(),
+    stop: () => inner.stop(),
   };
 }
 

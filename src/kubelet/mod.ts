@@ -30,11 +30,12 @@ export {
 } from "./kubelet_pods.ts";
 export * from "./kuberuntime/kuberuntime_manager.ts";
 export {
-  getStableKey,
-  KubeGenericRuntimeManager,
+  generateContainerConfig,
+  killContainer,
   minimumGracePeriodInSeconds,
-  type RuntimeManagerOptions,
   setTerminationGracePeriod,
-  type SyncResult,
-} from "./kuberuntime/runtime_manager.ts";
+  startContainer,
+} from "./kuberuntime/kuberuntime_container.ts";
+export { generatePodSandboxConfig } from "./kuberuntime/kuberuntime_sandbox.ts";
+export * from "./kuberuntime/labels.ts";
 export { type KubeletServer, newHandler, serve } from "./server/server.ts";

@@ -2,7 +2,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import type { Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
 import { Kubelet } from "../../src/kubelet/kubelet.ts";
-import { probeletManagedLabel } from "../../src/kubelet/kuberuntime/runtime_manager.ts";
+import { probeletNodeLabel } from "../../src/kubelet/kuberuntime/labels.ts";
 import { ExitError } from "../../src/probe/exec/errors.ts";
 import { FakeClock, settle } from "../../src/util/clock.ts";
 import * as log from "../../src/util/log.ts";
@@ -256,13 +256,15 @@ Deno.test("TestFailedTeardownIsRetried", async () => {
 });
 
 Deno.test("TestHousekeepingRemovesOrphanedPods", async () => {
-  // What a previous run of the agent left behind, and a sandbox some other client made.
-  const leftover = async (runtime: FakeRuntime, name: string, uid: string, managed: boolean) => {
+  // What a previous run of the agent left behind, a sandbox some other client made, and a pod of
+  // another agent (node-b) sharing the runtime.
+  // node: the agent's own node, another agent's node, or undefined (not made by probelet).
+  const leftover = async (runtime: FakeRuntime, name: string, uid: string, node?: string) => {
     const labels: Record<string, string> = {
       "io.kubernetes.pod.name": name,
       "io.kubernetes.pod.namespace": "default",
       "io.kubernetes.pod.uid": uid,
-      ...(managed ? { [probeletManagedLabel]: "true" } : {}),
+      ...(node ? { [probeletNodeLabel]: node } : {}),
     };
     const id = await runtime.runPodSandbox({
       metadata: { name, namespace: "default", uid, attempt: 0 },
@@ -276,22 +278,28 @@ Deno.test("TestHousekeepingRemovesOrphanedPods", async () => {
     await runtime.startContainer(c);
   };
   const s = await setup(async (runtime) => {
-    await leftover(runtime, "old", "uid-old", true);
-    await leftover(runtime, "foreign", "uid-foreign", false);
+    await leftover(runtime, "old", "uid-old", "node");
+    await leftover(runtime, "foreign", "uid-foreign");
+    await leftover(runtime, "neighbour", "uid-neighbour", "node-b");
   });
   try {
     const uidsOnRuntime = () =>
       [...s.runtime.sandboxes.values()].map((x) => x.config.metadata.uid).sort();
-    // Cleaned up at start-up.
-    assertEquals(uidsOnRuntime(), ["uid-foreign"]);
-    assertEquals(s.runtime.containers.size, 1);
+    // Nothing is removed before the pod source has reported (the pods may be adopted)...
+    assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-neighbour", "uid-old"]);
+    // ...and once it reported, without them, they are cleaned up.
+    s.kubelet.setPods([]);
+    await s.clock.step(2000);
+    await until("orphan removed", () => !uidsOnRuntime().includes("uid-old"));
+    assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-neighbour"]);
+    assertEquals(s.runtime.containers.size, 2);
     // And at a later housekeeping pass, while the desired pod is left alone.
     s.kubelet.setPods([probedPod()]);
     await until("running", () => s.app()?.state?.running !== undefined);
-    await leftover(s.runtime, "old2", "uid-old-2", true);
+    await leftover(s.runtime, "old2", "uid-old-2", "node");
     await s.clock.step(2000);
     await until("orphan removed", () => !uidsOnRuntime().includes("uid-old-2"));
-    assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-web"]);
+    assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-neighbour", "uid-web"]);
     assertEquals(s.app()?.restartCount, 0);
   } finally {
     await s.cleanup();

@@ -6,6 +6,20 @@
  * @module
  */
 
+import { isIP } from "node:net";
+import { isQualifiedName, isValidLabelValue } from "../../util/validation/validation.ts";
+
+/** Effect of a node taint, as core/v1's TaintEffect. */
+export type TaintEffect = "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+
+/** A taint given with `--register-with-taints` (core/v1 Taint without timeAdded). */
+export interface RegisterTaint {
+  key: string;
+  /** Omitted when empty, as the API serialises it. */
+  value?: string;
+  effect: TaintEffect;
+}
+
 /** The parsed configuration of one run. */
 export interface KubeletFlags {
   /** Folder (or file) of static pod manifests. */
@@ -24,12 +38,53 @@ export interface KubeletFlags {
   port: number;
   /** Timeout of every runtime call except long-running ones, in milliseconds. */
   runtimeRequestTimeoutMs: number;
-  /** Period of the pod resync, in milliseconds. */
+  /** Period of each pod's resync when no event asks for one, in milliseconds (kubelet: 1 min). */
   syncFrequencyMs: number;
+  /** Dead instances kept per container (`--maximum-dead-containers-per-container`); < 0: all. */
+  maxPerPodContainer: number;
+  /** Minimum age of a dead container before GC removes it, in ms (`--minimum-container-ttl-duration`). */
+  minimumGCAgeMs: number;
+  /**
+   * Stop every pod when the agent stops (`--stop-pods-on-exit`). Undefined: true on the embedded
+   * runtime (a laptop user's host processes), false on a CRI runtime (kubelet leaves pods running).
+   */
+  stopPodsOnExit?: boolean;
+  /** Log format: `text` (klog's header and key=value pairs) or `json` (kubelet's JSON logging). */
+  loggingFormat: "text" | "json";
   /** How often the manifest folder is checked for changes, in milliseconds. */
   fileCheckFrequencyMs: number;
   /** Live view on the terminal: `auto` (when stdout is a TTY), `always` or `never`. */
   liveView: "auto" | "always" | "never";
+  /** kubeconfig file of the API server; empty = standalone (static pods only). */
+  kubeconfig: string;
+  /** `--node-ip`: one IP or a comma-separated dual-stack pair; empty = looked up. */
+  nodeIP: string;
+  /** Labels added at registration (`--node-labels`). */
+  nodeLabels: Record<string, string>;
+  /** Register the Node with the API server (only with a kubeconfig). */
+  registerNode: boolean;
+  /** Taints the Node is created with; they never change on an existing Node. */
+  registerWithTaints: RegisterTaint[];
+  /** How often node status is computed and posted when changed, in milliseconds. */
+  nodeStatusUpdateFrequencyMs: number;
+  /** How often node status is posted even when unchanged, in milliseconds. */
+  nodeStatusReportFrequencyMs: number;
+  /** Duration of the node lease, in seconds; renewed every quarter of it. */
+  nodeLeaseDurationSeconds: number;
+  /** QPS of the main API client (0 = client-go's default 5). */
+  kubeAPIQPS: number;
+  /** Burst of the main API client (0 = client-go's default 10). */
+  kubeAPIBurst: number;
+  /** QPS of event writes (0 = client-go's default 5). */
+  eventRecordQPS: number;
+  /** Burst of event writes (0 = client-go's default 10). */
+  eventBurst: number;
+  /** Pod capacity reported in node status (`capacity.pods`). */
+  maxPods: number;
+  /** Size at which a container's log is rotated (`--container-log-max-size`), in bytes. */
+  containerLogMaxSizeBytes: number;
+  /** Log files kept per container, the current one included (`--container-log-max-files`). */
+  containerLogMaxFiles: number;
   /** `--help` was given. */
   help: boolean;
   /** `--version` was given. */
@@ -45,7 +100,16 @@ export class FlagError extends Error {
   }
 }
 
-type FlagKind = "string" | "int" | "duration" | "bool" | "enum";
+type FlagKind =
+  | "string"
+  | "int"
+  | "duration"
+  | "bool"
+  | "enum"
+  | "labels"
+  | "taints"
+  | "ips"
+  | "quantity";
 
 interface FlagDef {
   name: string;
@@ -55,8 +119,10 @@ interface FlagDef {
   defaultText: string;
   aliases?: string[];
   values?: string[];
-  /** A duration that must be greater than zero (a zero period would busy-loop). */
+  /** A duration (or int) that must be greater than zero (a zero period would busy-loop). */
   positive?: boolean;
+  /** An int that must not be negative; the text is kubelet's config validation name. */
+  nonNegative?: boolean;
 }
 
 const flagDefs: FlagDef[] = [
@@ -124,8 +190,41 @@ const flagDefs: FlagDef[] = [
     kind: "duration",
     positive: true,
     key: "syncFrequencyMs",
-    usage: "Period of the pod resync (kubelet's default is 1m; the agent syncs every second).",
-    defaultText: "1s",
+    usage:
+      "Period of each pod's resync when no container event (PLEG) or probe result asks for one.",
+    defaultText: "1m0s",
+  },
+  {
+    name: "maximum-dead-containers-per-container",
+    kind: "int",
+    key: "maxPerPodContainer",
+    usage: "Dead instances kept per container; older ones are removed (below 0: keep all).",
+    defaultText: "1",
+  },
+  {
+    name: "minimum-container-ttl-duration",
+    kind: "duration",
+    key: "minimumGCAgeMs",
+    usage: "Minimum age of a dead container before the garbage collector may remove it.",
+    defaultText: "0s",
+  },
+  {
+    name: "stop-pods-on-exit",
+    kind: "bool",
+    key: "stopPodsOnExit",
+    usage: "Stop every pod when the agent stops (Ctrl-C, SIGTERM). Default: true on the embedded " +
+      "runtime (pods are your host processes), false with --container-runtime-endpoint (kubelet's " +
+      "behaviour: pods keep running and the next start adopts them). --stop-pods-on-exit=false " +
+      "gives kubelet's behaviour on the embedded runtime too.",
+    defaultText: "",
+  },
+  {
+    name: "logging-format",
+    kind: "enum",
+    key: "loggingFormat",
+    usage: "Log format: text (klog's header on every line) or json (kubelet's JSON logging).",
+    defaultText: "text",
+    values: ["text", "json"],
   },
   {
     name: "file-check-frequency",
@@ -142,6 +241,132 @@ const flagDefs: FlagDef[] = [
     usage: "Table of pods refreshed in place: auto (when stdout is a terminal), always, never.",
     defaultText: "auto",
     values: ["auto", "always", "never"],
+  },
+  {
+    name: "kubeconfig",
+    kind: "string",
+    key: "kubeconfig",
+    usage: "Path to a kubeconfig file, specifying how to connect to the API server. " +
+      "Providing --kubeconfig enables API server mode (the agent registers as a Node); " +
+      "omitting it keeps the standalone mode (static pods only).",
+    defaultText: "",
+  },
+  {
+    name: "node-ip",
+    kind: "ips",
+    key: "nodeIP",
+    usage: "IP address (or comma-separated dual-stack IP addresses) of the node, reported as " +
+      "InternalIP. Empty: the address the node name resolves to, else the first non-loopback one.",
+    defaultText: "",
+  },
+  {
+    name: "node-labels",
+    kind: "labels",
+    key: "nodeLabels",
+    usage: "Labels to add when registering the node in the cluster (key=value pairs separated " +
+      "by ','). Labels in the 'kubernetes.io' namespace must begin with an allowed prefix " +
+      "(kubelet.kubernetes.io, node.kubernetes.io) or be in the allowed set.",
+    defaultText: "",
+  },
+  {
+    name: "register-node",
+    kind: "bool",
+    key: "registerNode",
+    usage: "Register the node with the API server. Without --kubeconfig this does nothing.",
+    defaultText: "true",
+  },
+  {
+    name: "register-with-taints",
+    kind: "taints",
+    key: "registerWithTaints",
+    usage: "Register the node with the given list of taints (comma separated " +
+      '"<key>=<value>:<effect>"). Only applied when the Node is created: changes do nothing ' +
+      "on an existing Node (NodeRestriction forbids a node to modify its taints). " +
+      "No-op if --register-node is false.",
+    defaultText: "",
+  },
+  {
+    name: "node-status-update-frequency",
+    kind: "duration",
+    positive: true,
+    key: "nodeStatusUpdateFrequencyMs",
+    usage: "How often the agent computes node status and posts it when it changed. Must work " +
+      "with the node lifecycle controller's grace period.",
+    defaultText: "10s",
+  },
+  {
+    name: "node-status-report-frequency",
+    kind: "duration",
+    positive: true,
+    key: "nodeStatusReportFrequencyMs",
+    usage: "How often node status is posted even when unchanged (a config-file field in " +
+      "kubelet). Defaults to --node-status-update-frequency when only that is set, else 5m.",
+    defaultText: "5m0s",
+  },
+  {
+    name: "node-lease-duration-seconds",
+    kind: "int",
+    positive: true,
+    key: "nodeLeaseDurationSeconds",
+    usage: "Duration of the node lease in kube-node-lease; it is renewed every quarter of it.",
+    defaultText: "40",
+  },
+  {
+    name: "kube-api-qps",
+    kind: "int",
+    nonNegative: true,
+    key: "kubeAPIQPS",
+    usage: "QPS to use while talking with the API server (not events or heartbeats). " +
+      "If 0 will use DefaultQPS: 5.",
+    defaultText: "50",
+  },
+  {
+    name: "kube-api-burst",
+    kind: "int",
+    nonNegative: true,
+    key: "kubeAPIBurst",
+    usage: "Burst to use while talking with the API server. If 0 will use DefaultBurst: 10.",
+    defaultText: "100",
+  },
+  {
+    name: "event-qps",
+    kind: "int",
+    nonNegative: true,
+    key: "eventRecordQPS",
+    usage: "QPS to limit event creations. If 0 will use DefaultQPS: 5.",
+    defaultText: "50",
+  },
+  {
+    name: "event-burst",
+    kind: "int",
+    nonNegative: true,
+    key: "eventBurst",
+    usage: "Maximum size of a burst of event records, while not exceeding --event-qps. " +
+      "If 0 will use DefaultBurst: 10.",
+    defaultText: "100",
+  },
+  {
+    name: "max-pods",
+    kind: "int",
+    nonNegative: true,
+    key: "maxPods",
+    usage: "Number of pods that can run on this node (capacity.pods of its status).",
+    defaultText: "110",
+  },
+  {
+    name: "container-log-max-size",
+    kind: "quantity",
+    key: "containerLogMaxSizeBytes",
+    usage: "Size at which a container's log file is rotated (a quantity: 10Mi, 500Ki, 1G). " +
+      "Embedded runtime only; on a CRI runtime it is the runtime's setting.",
+    defaultText: "10Mi",
+  },
+  {
+    name: "container-log-max-files",
+    kind: "int",
+    key: "containerLogMaxFiles",
+    usage: "Most log files kept per container, the current one included; must be at least 2.",
+    defaultText: "5",
   },
   { name: "help", kind: "bool", key: "help", usage: "Print this help.", defaultText: "false" },
   {
@@ -170,9 +395,28 @@ export function defaultFlags(): KubeletFlags {
     address: "127.0.0.1",
     port: 10255,
     runtimeRequestTimeoutMs: 120_000,
-    syncFrequencyMs: 1000,
+    syncFrequencyMs: 60_000,
+    maxPerPodContainer: 1,
+    minimumGCAgeMs: 0,
+    stopPodsOnExit: undefined,
+    loggingFormat: "text",
     fileCheckFrequencyMs: 20_000,
     liveView: "auto",
+    kubeconfig: "",
+    nodeIP: "",
+    nodeLabels: {},
+    registerNode: true,
+    registerWithTaints: [],
+    nodeStatusUpdateFrequencyMs: 10_000,
+    nodeStatusReportFrequencyMs: 300_000,
+    nodeLeaseDurationSeconds: 40,
+    kubeAPIQPS: 50,
+    kubeAPIBurst: 100,
+    eventRecordQPS: 50,
+    eventBurst: 100,
+    maxPods: 110,
+    containerLogMaxSizeBytes: 10 * 1024 * 1024,
+    containerLogMaxFiles: 5,
     help: false,
     version: false,
   };
@@ -191,6 +435,7 @@ export function defaultFlags(): KubeletFlags {
 export function parseFlags(args: string[]): KubeletFlags {
   const flags = defaultFlags();
   const values = flags as unknown as Record<string, unknown>;
+  const seen = new Set<string>();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--") {
@@ -213,6 +458,7 @@ export function parseFlags(args: string[]): KubeletFlags {
       );
     }
     const shown = `--${def.name}`;
+    seen.add(def.name);
     if (def.kind === "bool") {
       if (value === undefined) values[def.key] = true;
       else if (["true", "1", "t", "T", "TRUE", "True"].includes(value)) values[def.key] = true;
@@ -243,6 +489,20 @@ export function parseFlags(args: string[]): KubeletFlags {
         if (def.name === "v" && n < 0) {
           throw new FlagError(invalid(value, shown, "verbosity must not be negative"));
         }
+        if (def.name === "container-log-max-files" && n < 2) {
+          throw new FlagError(invalid(value, shown, "containerLogMaxFiles must be greater than 1"));
+        }
+        if (def.nonNegative && n < 0) {
+          throw new FlagError(invalid(value, shown, "must not be a negative number"));
+        }
+        if (def.positive && n <= 0) {
+          throw new FlagError(invalid(value, shown, "must be greater than 0"));
+        }
+        if (n > 2 ** 31 - 1 || n < -(2 ** 31)) {
+          throw new FlagError(
+            invalid(value, shown, `strconv.ParseInt: parsing "${value}": value out of range`),
+          );
+        }
         values[def.key] = n;
         break;
       }
@@ -258,15 +518,180 @@ export function parseFlags(args: string[]): KubeletFlags {
         values[def.key] = ms;
         break;
       }
+      case "quantity": {
+        const bytes = parseQuantityBytes(value);
+        if (bytes === undefined) {
+          throw new FlagError(
+            invalid(
+              value,
+              shown,
+              "quantities must match the regular expression " +
+                "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+            ),
+          );
+        }
+        if (bytes < 1024) {
+          throw new FlagError(invalid(value, shown, "containerLogMaxSize must be at least 1Ki"));
+        }
+        values[def.key] = bytes;
+        break;
+      }
       case "enum":
         if (!def.values!.includes(value)) {
           throw new FlagError(invalid(value, shown, `must be one of ${def.values!.join(", ")}`));
         }
         values[def.key] = value;
         break;
+      case "labels":
+        values[def.key] = parseNodeLabels(value, shown);
+        break;
+      case "taints":
+        values[def.key] = parseTaints(value, shown);
+        break;
+      case "ips":
+        parseNodeIP(value, shown);
+        values[def.key] = value;
+        break;
     }
   }
+  // kubelet's defaulting: an explicit update frequency alone also sets the report frequency.
+  if (seen.has("node-status-update-frequency") && !seen.has("node-status-report-frequency")) {
+    flags.nodeStatusReportFrequencyMs = flags.nodeStatusUpdateFrequencyMs;
+  }
   return flags;
+}
+
+// Label keys kubelets may set on their own Node, and namespaces they may use (k8s.io/api
+// core/v1 KubeletLabels, KubeletLabelNamespaces).
+const kubeletLabels = [
+  "beta.kubernetes.io/arch",
+  "beta.kubernetes.io/instance-type",
+  "beta.kubernetes.io/os",
+  "failure-domain.beta.kubernetes.io/region",
+  "failure-domain.beta.kubernetes.io/zone",
+  "kubernetes.io/arch",
+  "kubernetes.io/hostname",
+  "kubernetes.io/os",
+  "node.kubernetes.io/instance-type",
+  "topology.kubernetes.io/region",
+  "topology.kubernetes.io/zone",
+];
+const kubeletLabelNamespaces = ["kubelet.kubernetes.io", "node.kubernetes.io"];
+
+function labelNamespace(key: string): string {
+  const i = key.indexOf("/");
+  return i >= 0 ? key.slice(0, i) : "";
+}
+
+function isKubernetesLabel(key: string): boolean {
+  const ns = labelNamespace(key);
+  return ns === "kubernetes.io" || ns.endsWith(".kubernetes.io") || ns === "k8s.io" ||
+    ns.endsWith(".k8s.io");
+}
+
+function isKubeletLabel(key: string): boolean {
+  if (kubeletLabels.includes(key)) return true;
+  const ns = labelNamespace(key);
+  return kubeletLabelNamespaces.some((a) => ns === a || ns.endsWith(`.${a}`));
+}
+
+/**
+ * Parses `--node-labels` (cliflag's MapStringString: `k=v` pairs separated by `,`, spaces
+ * trimmed) and applies kubelet's ValidateKubeletFlags checks on the keys and values.
+ */
+function parseNodeLabels(value: string, shown: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  if (value.trim() === "") return labels;
+  for (const pair of value.split(",")) {
+    const eq = pair.indexOf("=");
+    if (eq < 0) throw new FlagError(invalid(value, shown, "malformed pair, expect string=string"));
+    labels[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  const unknown = Object.keys(labels).filter((k) => isKubernetesLabel(k) && !isKubeletLabel(k))
+    .sort();
+  if (unknown.length > 0) {
+    throw new FlagError(invalid(
+      value,
+      shown,
+      `unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: ` +
+        `[${unknown.join(" ")}]; --node-labels in the 'kubernetes.io' namespace must begin ` +
+        `with an allowed prefix (${kubeletLabelNamespaces.join(", ")}) or be in the ` +
+        `specifically allowed set (${kubeletLabels.join(", ")})`,
+    ));
+  }
+  const bad: string[] = [];
+  for (const [k, v] of Object.entries(labels)) {
+    const keyErrs = isQualifiedName(k);
+    if (keyErrs.length > 0) bad.push(`'${k}' - ${keyErrs.join(", ")}`);
+    const valueErrs = isValidLabelValue(v);
+    if (valueErrs.length > 0) bad.push(`'${v}' - ${valueErrs.join(", ")}`);
+  }
+  if (bad.length > 0) {
+    throw new FlagError(invalid(value, shown, `invalid node labels: ${bad.join("; ")}`));
+  }
+  return labels;
+}
+
+/**
+ * Parses `--register-with-taints` (`key=value:Effect` or `key:Effect`, comma separated) with
+ * the error texts of kubelet's taint parser. Unlike kubelet, a taint without an effect is
+ * refused here rather than by the API server at registration.
+ */
+function parseTaints(value: string, shown: string): RegisterTaint[] {
+  if (value === "") return [];
+  const taints: RegisterTaint[] = [];
+  for (const spec of value.split(",")) {
+    const fail = (why: string) => new FlagError(invalid(value, shown, why));
+    const parts = spec.split(":");
+    if (parts.length !== 2) {
+      throw fail(
+        parts.length === 1
+          ? `invalid taint spec: ${spec}, an effect is required (NoSchedule, PreferNoSchedule or NoExecute)`
+          : `invalid taint spec: ${spec}`,
+      );
+    }
+    const effect = parts[1];
+    if (effect !== "NoSchedule" && effect !== "PreferNoSchedule" && effect !== "NoExecute") {
+      throw fail(`invalid taint effect: ${effect}, unsupported taint effect`);
+    }
+    const kv = parts[0].split("=");
+    if (kv.length > 2) throw fail(`invalid taint spec: ${spec}`);
+    const [key, taintValue = ""] = kv;
+    const valueErrs = isValidLabelValue(taintValue);
+    if (valueErrs.length > 0) throw fail(`invalid taint spec: ${spec}, ${valueErrs.join("; ")}`);
+    const keyErrs = isQualifiedName(key);
+    if (keyErrs.length > 0) throw fail(`invalid taint spec: ${spec}, ${keyErrs.join("; ")}`);
+    taints.push(taintValue === "" ? { key, effect } : { key, value: taintValue, effect });
+  }
+  return taints;
+}
+
+/**
+ * Splits and checks a `--node-ip` value: one IP, or an IPv4 and an IPv6 address separated by a
+ * comma (kubelet's ParseNodeIPArgument). Empty gives no addresses.
+ *
+ * @example
+ * ```ts
+ * parseNodeIP("10.0.0.5,fd00::5"); // ["10.0.0.5", "fd00::5"]
+ * ```
+ */
+export function parseNodeIP(value: string, shown = "--node-ip"): string[] {
+  if (value === "") return [];
+  const ips = value.split(",").map((s) => s.trim());
+  for (const ip of ips) {
+    if (isIP(ip) === 0) throw new FlagError(invalid(value, shown, `could not parse "${ip}"`));
+  }
+  if (ips.length > 2) {
+    throw new FlagError(
+      invalid(value, shown, "must contain either a single IP or a dual-stack pair of IPs"),
+    );
+  }
+  if (ips.length === 2 && isIP(ips[0]) === isIP(ips[1])) {
+    throw new FlagError(
+      invalid(value, shown, "must contain either a single IP or a dual-stack pair of IPs"),
+    );
+  }
+  return ips;
 }
 
 function findFlag(name: string): FlagDef | undefined {
@@ -315,6 +740,33 @@ export function parseGoDuration(text: string): number | undefined {
   return sign * total;
 }
 
+const quantitySuffix: Record<string, number> = {
+  "": 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 1024,
+  Mi: 1024 ** 2,
+  Gi: 1024 ** 3,
+  Ti: 1024 ** 4,
+};
+
+/**
+ * Parses a byte quantity as Kubernetes' resource.Quantity writes it (`10Mi`, `500k`, `1.5Gi`,
+ * `2048`) into whole bytes; undefined when malformed.
+ *
+ * @example
+ * ```ts
+ * parseQuantityBytes("10Mi"); // 10485760
+ * ```
+ */
+export function parseQuantityBytes(text: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)(|k|M|G|T|Ki|Mi|Gi|Ti)$/.exec(text);
+  if (!m) return undefined;
+  return Math.ceil(Number(m[1]) * quantitySuffix[m[2]]);
+}
+
 /**
  * The `--help` text: usage line, then every flag with its default.
  *
@@ -330,6 +782,7 @@ export function usage(): string {
     "",
     "Usage:",
     "  probelet --pod-manifest-path <dir> [flags]",
+    "  probelet --kubeconfig <file> [--pod-manifest-path <dir>] [flags]   (joins a cluster as a node)",
     "",
     "Flags:",
   ];
@@ -340,13 +793,21 @@ export function usage(): string {
       ? " duration"
       : def.kind === "int"
       ? " int"
+      : def.kind === "quantity"
+      ? " quantity"
+      : def.kind === "labels"
+      ? " mapStringString"
+      : def.kind === "taints"
+      ? " []Taint"
       : " string";
     const aliases = def.aliases ? ` (alias --${def.aliases.join(", --")})` : "";
     const head = `      --${def.name}${type}`;
     const dflt = def.kind === "bool"
+      ? (def.defaultText === "true" ? " (default true)" : "")
+      : def.defaultText === "" && def.kind !== "string"
       ? ""
       : ` (default ${def.defaultText === "" ? '""' : def.defaultText})`;
-    lines.push(`${head.padEnd(40)}${def.usage}${dflt}${aliases}`);
+    lines.push(`${head.padEnd(39)} ${def.usage}${dflt}${aliases}`);
   }
   lines.push(
     "",

@@ -1,12 +1,314 @@
 /**
- * Running commands in containers through the CRI: the `CommandRunner` exec probes use, backed by
- * `ExecSync`.
- * Mirrors RunInContainer in kubelet's pkg/kubelet/kuberuntime/kuberuntime_container.go.
+ * Container lifecycle through the CRI: the container config with kubelet's labels, starting and
+ * killing one container with kubelet's events and grace periods, a CRI status in kubelet's
+ * runtime-neutral form, and the `CommandRunner` exec probes use, backed by `ExecSync`.
+ * Mirrors generateContainerConfig, startContainer, killContainer, toKubeContainerStatus and
+ * RunInContainer in kubelet's pkg/kubelet/kuberuntime/kuberuntime_container.go.
  * @module
  */
+import { buildContainerLogsDirectory } from "./helpers.ts";
+import type { Container, Pod } from "../../api/core/v1/mod.ts";
+import type {
+  ContainerConfig,
+  ContainerStatus as CriContainerStatus,
+  PodSandboxConfig,
+} from "../../cri_client/api.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import * as log from "../../util/log.ts";
 import type { CommandRunner } from "../container/command_runner.ts";
-import type { ContainerID } from "../container/container_id.ts";
+import { type ContainerID, containerIDString } from "../container/container_id.ts";
+import { expandContainerCommandOnlyStatic } from "../container/expansion.ts";
+import { generateContainerRef } from "../container/ref.ts";
+import type { EventRecorder, EventType } from "../events/mod.ts";
+import {
+  type ContainerKillReason,
+  hashContainer,
+  podKey,
+  type RuntimeContainerState,
+  type RuntimeContainerStatus,
+  type RuntimePodStatus,
+} from "./kuberuntime_manager.ts";
+import {
+  containerRestartCountLabel,
+  getContainerInfoFromAnnotations,
+  getContainerInfoFromLabels,
+  kubernetesContainerNameLabel,
+  newContainerAnnotations,
+  newContainerLabels,
+} from "./labels.ts";
+
+/** kubelet's floor for any kill grace period, in seconds. */
+export const minimumGracePeriodInSeconds = 2;
+
+/** Waiting reasons of containers that could not be started (kubecontainer errors). */
+export const ErrCrashLoopBackOff = "CrashLoopBackOff";
+/** See {@linkcode ErrCrashLoopBackOff}. */
+export const ErrCreateContainer = "CreateContainerError";
+/** See {@linkcode ErrCrashLoopBackOff}. */
+export const ErrRunContainer = "RunContainerError";
+
+/** The container config (kubelet's `generateContainerConfig`), with kubelet's labels. */
+export function generateContainerConfig(
+  pod: Pod,
+  container: Container,
+  options: { restartCount: number; nodeName: string },
+): ContainerConfig {
+  const { restartCount } = options;
+  const envs = (container.env ?? []).map((e) => ({ key: e.name, value: e.value ?? "" }));
+  const config: ContainerConfig = {
+    metadata: { name: container.name, attempt: restartCount },
+    image: { image: container.image ?? "" },
+    envs,
+    labels: newContainerLabels(container, pod, { nodeName: options.nodeName }),
+    annotations: newContainerAnnotations(container, pod, {
+      restartCount,
+      hash: hashContainer(container),
+    }),
+    logPath: `${container.name}/${restartCount}.log`,
+    linux: {
+      securityContext: {
+        namespaceOptions: {
+          network: pod.spec.hostNetwork ? "NODE" : "POD",
+          pid: "CONTAINER",
+          ipc: "POD",
+        },
+      },
+    },
+  };
+  if (container.command) {
+    config.command = expandContainerCommandOnlyStatic(container.command, container.env);
+  }
+  if (container.args) {
+    config.args = expandContainerCommandOnlyStatic(container.args, container.env);
+  }
+  if (container.workingDir) config.workingDir = container.workingDir;
+  return config;
+}
+
+/** What starting and killing a container needs from the runtime manager. */
+export interface ContainerManagerContext {
+  runtime: RuntimeService;
+  recorder: EventRecorder;
+  /** The owning node, put in probelet's node label. */
+  nodeName: string;
+}
+
+/** Arguments of {@linkcode startContainer}. */
+export interface StartContainerOptions {
+  sandboxID: string;
+  sandboxConfig: PodSandboxConfig;
+  container: Container;
+  pod: Pod;
+  /** The runtime's view of the pod; its newest instance of the container gives the restart count. */
+  podStatus: RuntimePodStatus;
+  podIP: string;
+}
+
+/**
+ * Creates and starts one container; resolves with the failure (reason and message) or undefined
+ * on success. Kubelet's `startContainer` without image pulls and lifecycle hooks.
+ */
+export async function startContainer(
+  m: ContainerManagerContext,
+  options: StartContainerOptions,
+): Promise<{ reason: string; message: string } | undefined> {
+  const { sandboxID, sandboxConfig, container, pod, podStatus } = options;
+  const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
+  const restartCount = previous ? previous.restartCount + 1 : 0;
+  const config = generateContainerConfig(pod, container, { restartCount, nodeName: m.nodeName });
+  let containerID: string;
+  try {
+    await Deno.mkdir(buildContainerLogsDirectory(sandboxConfig.logDirectory!, container.name), {
+      recursive: true,
+    });
+    containerID = await m.runtime.createContainer(sandboxID, config, { sandboxConfig });
+  } catch (e) {
+    // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
+    const message = statusMessage(e);
+    recordEvent(m.recorder, pod, container, {
+      type: "Warning",
+      reason: "Failed",
+      message: `Error: ${message}`,
+    });
+    return { reason: ErrCreateContainer, message };
+  }
+  recordEvent(m.recorder, pod, container, {
+    type: "Normal",
+    reason: "Created",
+    message: `Created container: ${container.name}`,
+  });
+  try {
+    await m.runtime.startContainer(containerID);
+  } catch (e) {
+    const message = statusMessage(e);
+    recordEvent(m.recorder, pod, container, {
+      type: "Warning",
+      reason: "Failed",
+      message: `Error: ${message}`,
+    });
+    return { reason: ErrRunContainer, message };
+  }
+  recordEvent(m.recorder, pod, container, {
+    type: "Normal",
+    reason: "Started",
+    message: `Started container ${container.name}`,
+  });
+  return undefined;
+}
+
+/** Arguments of {@linkcode killContainer}. */
+export interface KillContainerOptions {
+  pod: Pod;
+  id: ContainerID;
+  container: Container;
+  /** Message of the `Killing` event; empty for `Stopping container <name>`. */
+  message: string;
+  reason: ContainerKillReason;
+  gracePeriodOverrideSeconds?: number;
+}
+
+/**
+ * Stops one container with the grace period kubelet would use and a `Killing` event carrying
+ * `message` (e.g. `Container app failed liveness probe, will be restarted`). Kubelet's
+ * `killContainer` without preStop hooks.
+ */
+export async function killContainer(
+  m: ContainerManagerContext,
+  options: KillContainerOptions,
+): Promise<void> {
+  const { pod, id, container, message, reason } = options;
+  let gracePeriod = setTerminationGracePeriod(pod, container, reason);
+  if (options.gracePeriodOverrideSeconds !== undefined) {
+    gracePeriod = options.gracePeriodOverrideSeconds;
+  }
+  if (gracePeriod < minimumGracePeriodInSeconds) gracePeriod = minimumGracePeriodInSeconds;
+  recordEvent(m.recorder, pod, container, {
+    type: "Normal",
+    reason: "Killing",
+    message: message || `Stopping container ${container.name}`,
+  });
+  log.V(2).info("Killing container with a grace period", {
+    pod: podKey(pod),
+    containerName: container.name,
+    containerID: containerIDString(id),
+    gracePeriod,
+  });
+  await m.runtime.stopContainer(id.id, { timeoutMs: gracePeriod * 1000 });
+}
+
+/**
+ * Records an event about the pod, or about one of its containers when `container` is given.
+ */
+export function recordEvent(
+  recorder: EventRecorder,
+  pod: Pod,
+  container: Container | undefined,
+  event: { type: EventType; reason: string; message: string },
+): void {
+  const ref = container ? generateContainerRef(pod, container) : {
+    kind: "Pod",
+    apiVersion: "v1",
+    name: pod.metadata.name,
+    namespace: pod.metadata.namespace,
+    uid: pod.metadata.uid,
+  };
+  recorder.event(ref, event);
+}
+
+/**
+ * The grace period for killing a container, kubelet's `setTerminationGracePeriod`: the pod's
+ * deletion grace period if set; else for liveness/startup kills the probe-level
+ * `terminationGracePeriodSeconds` when set, otherwise the pod's; else the minimum (2 s).
+ */
+export function setTerminationGracePeriod(
+  pod: Pod,
+  container: Container,
+  reason: ContainerKillReason,
+): number {
+  if (pod.metadata.deletionGracePeriodSeconds !== undefined) {
+    return pod.metadata.deletionGracePeriodSeconds;
+  }
+  if (pod.spec.terminationGracePeriodSeconds !== undefined) {
+    if (
+      reason === "StartupProbe" &&
+      container.startupProbe?.terminationGracePeriodSeconds !== undefined
+    ) {
+      return container.startupProbe.terminationGracePeriodSeconds;
+    }
+    if (
+      reason === "LivenessProbe" &&
+      container.livenessProbe?.terminationGracePeriodSeconds !== undefined
+    ) {
+      return container.livenessProbe.terminationGracePeriodSeconds;
+    }
+    return pod.spec.terminationGracePeriodSeconds;
+  }
+  return minimumGracePeriodInSeconds;
+}
+
+/** CRI nanoseconds since the epoch as milliseconds (0 stays 0). */
+export function nsToMs(ns: bigint): number {
+  return Number(ns / 1_000_000n);
+}
+
+/** A CRI container state as kubelet's `kubecontainer.State`. */
+export function toRuntimeState(state: CriContainerStatus["state"]): RuntimeContainerState {
+  switch (state) {
+    case "CONTAINER_CREATED":
+      return "created";
+    case "CONTAINER_RUNNING":
+      return "running";
+    case "CONTAINER_EXITED":
+      return "exited";
+    default:
+      return "unknown";
+  }
+}
+
+/**
+ * One CRI container status in kubelet's runtime-neutral form (`toKubeContainerStatus`). The name
+ * and restart count come from kubelet's label and annotation; containers created without them
+ * (by tests, say) fall back to the CRI metadata's name and attempt.
+ */
+export function toKubeContainerStatus(
+  status: CriContainerStatus,
+  runtimeName: string,
+): RuntimeContainerStatus {
+  const annotated = getContainerInfoFromAnnotations(status.annotations);
+  const hasRestartCount = status.annotations[containerRestartCountLabel] !== undefined;
+  const state = toRuntimeState(status.state);
+  const exited = status.state === "CONTAINER_EXITED";
+  return {
+    id: { type: runtimeName, id: status.id },
+    name: status.labels[kubernetesContainerNameLabel] !== undefined
+      ? getContainerInfoFromLabels(status.labels).containerName
+      : status.metadata.name,
+    state,
+    createdAt: nsToMs(status.createdAt),
+    // A container past "created" has been started, so its start time counts.
+    startedAt: state === "created" ? 0 : nsToMs(status.startedAt),
+    finishedAt: exited ? nsToMs(status.finishedAt) : 0,
+    exitCode: exited ? status.exitCode : 0,
+    image: status.image?.image ?? "",
+    imageID: status.imageRef,
+    hash: annotated.hash,
+    restartCount: hasRestartCount ? annotated.restartCount : status.metadata.attempt,
+    reason: exited ? status.reason : "",
+    message: exited ? status.message : "",
+  };
+}
+
+/** A CRI error's status message (Go's `status.FromError(err).Message()`), else the error text. */
+export function statusMessage(e: unknown): string {
+  const details = (e as { details?: unknown } | null)?.details;
+  return typeof details === "string" && typeof (e as { code?: unknown }).code === "number"
+    ? details
+    : errorText(e);
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
 
 /**
  * Runs commands through a `RuntimeService`'s `ExecSync`, as kubelet's runtime manager does.

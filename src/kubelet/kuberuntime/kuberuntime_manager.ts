@@ -1,17 +1,42 @@
 /**
- * What the runtime manager has to do to move a pod towards its spec, decided from the pod and the
- * runtime's view of it: create the sandbox, start (init) containers, kill containers that failed
- * their liveness or startup probe, or kill the whole pod. A pure function of its inputs, so the
- * decisions are testable without a runtime.
- * Mirrors computePodActions / computeInitContainerActions in kubelet's
- * pkg/kubelet/kuberuntime/kuberuntime_manager.go, and ShouldContainerBeRestarted /
+ * The runtime manager: reads a pod's state from a CRI runtime (`GetPodStatus`), decides what to do
+ * to move it towards its spec (`computePodActions`: create the sandbox, start (init) containers,
+ * kill containers that failed their liveness or startup probe, or kill the whole pod; a pure
+ * function of its inputs, so the decisions are testable without a runtime) and carries those
+ * actions out (`SyncPod`, honouring the restart back-off), and kills and removes whole pods
+ * (`KillPod`).
+ * Mirrors kubelet's pkg/kubelet/kuberuntime/kuberuntime_manager.go, and ShouldContainerBeRestarted /
  * PodSandboxChanged from pkg/kubelet/container and pkg/kubelet/kuberuntime/util.
  * @module
  */
+import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type { PodSandboxStatus } from "../../cri_client/api.ts";
-import { type ContainerID, containerIDString } from "../container/container_id.ts";
+import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import type { Clock } from "../../util/clock.ts";
+import type { Backoff } from "../../util/flowcontrol/backoff.ts";
+import { goDuration } from "../../util/go_format.ts";
+import * as log from "../../util/log.ts";
 import { V } from "../../util/log.ts";
+import { type ContainerID, containerIDString } from "../container/container_id.ts";
+import type { EventRecorder, EventType } from "../events/mod.ts";
+import {
+  type ContainerManagerContext,
+  ErrCrashLoopBackOff,
+  killContainer,
+  recordEvent,
+  startContainer,
+  toKubeContainerStatus,
+  toRuntimeState,
+} from "./kuberuntime_container.ts";
+import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
+import {
+  getContainerInfoFromAnnotations,
+  getContainerInfoFromLabels,
+  getPodSandboxInfoFromLabels,
+  kubernetesPodUIDLabel,
+  probeletNodeLabel,
+} from "./labels.ts";
 
 /** Container states as kubelet's runtime-neutral `kubecontainer.State`. */
 export type RuntimeContainerState = "created" | "running" | "exited" | "unknown";
@@ -49,6 +74,29 @@ export interface RuntimePodStatus {
   ips: string[];
   containerStatuses: RuntimeContainerStatus[];
   sandboxStatuses: PodSandboxStatus[];
+}
+
+/**
+ * A container or sandbox as the runtime lists it, without inspecting it (kubelet's
+ * `kubecontainer.Container`). Times are milliseconds since the epoch.
+ */
+export interface RuntimeContainer {
+  id: ContainerID;
+  name: string;
+  state: RuntimeContainerState;
+  /** Hash of the spec it was created from; empty for sandboxes. */
+  hash: string;
+  createdAt: number;
+}
+
+/** A pod as the runtime lists it (kubelet's `kubecontainer.Pod`). */
+export interface RuntimePod {
+  /** The pod's UID. */
+  id: string;
+  name: string;
+  namespace: string;
+  containers: RuntimeContainer[];
+  sandboxes: RuntimeContainer[];
 }
 
 /** Why a container is killed (kubelet's `containerKillReason`). */
@@ -549,4 +597,506 @@ export function computeInitContainerActions(
 export function podKey(pod: Pod): string {
   const ns = pod.metadata.namespace ?? "";
   return ns ? `${ns}/${pod.metadata.name ?? ""}` : pod.metadata.name ?? "";
+}
+
+/** Outcome of one {@linkcode KubeGenericRuntimeManager.syncPod}. */
+export interface SyncResult {
+  /**
+   * Per container name: the reason it could not be started (`CrashLoopBackOff`, ...), or null when
+   * it was started (kubelet's reason cache is updated from this).
+   */
+  startResults: Map<string, { reason: string; message: string } | null>;
+  /** Whether anything was created, started or killed. */
+  changed: boolean;
+  /** Earliest time (epoch ms) at which a container in back-off may be started, if any. */
+  retryAt?: number;
+}
+
+/** What the runtime manager needs. */
+export interface RuntimeManagerOptions {
+  runtime: RuntimeService;
+  /** The runtime's name, used as the container ID type (`containerd://<id>`). */
+  runtimeName: string;
+  clock: Clock;
+  recorder: EventRecorder;
+  /** The liveness and startup verdicts that drive kills. */
+  lookups: ProbeResultsLookups;
+  /** Restart back-off per container. */
+  backoff: Backoff;
+  /** Folder under which pod log folders are created. */
+  podLogsRootDir: string;
+  /** The runtime runs every sandbox in the host network (the embedded runtime). */
+  runtimeHostNetworkOnly?: boolean;
+  /**
+   * The node this agent runs as. Every sandbox and container it creates carries it (label
+   * `io.probelet.node`), and it only ever lists, adopts or removes objects that carry it.
+   */
+  nodeName: string;
+}
+
+/**
+ * Drives one CRI runtime for the agent's pods.
+ *
+ * @example
+ * ```ts
+ * const m = new KubeGenericRuntimeManager({ runtime, runtimeName: "containerd", clock, recorder,
+ *   lookups: { livenessManager, startupManager }, backoff, podLogsRootDir: ".run/probelet/pods",
+ *   nodeName: "node-a" });
+ * const status = await m.getPodStatus(pod);
+ * await m.syncPod(pod, status);
+ * ```
+ */
+export class KubeGenericRuntimeManager {
+  readonly runtime: RuntimeService;
+  readonly runtimeName: string;
+  #clock: Clock;
+  #recorder: EventRecorder;
+  #lookups: ProbeResultsLookups;
+  #backoff: Backoff;
+  #logsRoot: string;
+  #hostNetworkOnly: boolean;
+  readonly nodeName: string;
+  /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
+  #backOffEvented = new Map<string, number>();
+
+  /** Creates the manager; nothing is called on the runtime yet. */
+  constructor(options: RuntimeManagerOptions) {
+    this.runtime = options.runtime;
+    this.runtimeName = options.runtimeName;
+    this.#clock = options.clock;
+    this.#recorder = options.recorder;
+    this.#lookups = options.lookups;
+    this.#backoff = options.backoff;
+    this.#logsRoot = resolve(options.podLogsRootDir);
+    this.#hostNetworkOnly = options.runtimeHostNetworkOnly ?? false;
+    this.nodeName = options.nodeName;
+  }
+
+  /**
+   * The runtime's view of the pod: its sandboxes and every container instance still known,
+   * newest first. Kubelet's `GetPodStatus`.
+   */
+  async getPodStatus(pod: Pod): Promise<RuntimePodStatus> {
+    const uid = pod.metadata.uid ?? "";
+    const selector = {
+      labelSelector: { [kubernetesPodUIDLabel]: uid, [probeletNodeLabel]: this.nodeName },
+    };
+    const sandboxes = await this.runtime.listPodSandbox(selector);
+    sandboxes.sort((a, b) => compareBigDesc(a.createdAt, b.createdAt));
+    const sandboxStatuses: PodSandboxStatus[] = [];
+    let ips: string[] = [];
+    for (const [i, sandbox] of sandboxes.entries()) {
+      let status: PodSandboxStatus;
+      try {
+        status = (await this.runtime.podSandboxStatus(sandbox.id)).status;
+      } catch (e) {
+        // Removed since the listing: skip it. Any other error (a deadline, an unavailable
+        // runtime) fails this status read, so nothing is created on a partial view; the next
+        // resync tries again.
+        if (!isNotFound(e)) {
+          throw new Error(
+            `PodSandboxStatus of sandbox ${sandbox.id} for pod ${podKey(pod)}: ${errorText(e)}`,
+            { cause: e },
+          );
+        }
+        log.V(4).info("PodSandboxStatus of sandbox for pod: not found", {
+          podSandboxID: sandbox.id,
+          pod: podKey(pod),
+        });
+        continue;
+      }
+      sandboxStatuses.push(status);
+      // Only the newest sandbox's IPs count, and only while it is ready.
+      if (i === 0 && status.state === "SANDBOX_READY" && status.network?.ip) {
+        ips = [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)];
+      }
+    }
+    const containers = await this.runtime.listContainers(selector);
+    const statuses: RuntimeContainerStatus[] = [];
+    for (const c of containers) {
+      try {
+        const { status } = await this.runtime.containerStatus(c.id);
+        statuses.push(toKubeContainerStatus(status, this.runtimeName));
+      } catch (e) {
+        if (!isNotFound(e)) {
+          throw new Error(
+            `ContainerStatus of container ${c.id} for pod ${podKey(pod)}: ${errorText(e)}`,
+            { cause: e },
+          );
+        }
+        log.V(4).info("ContainerStatus for container: not found", {
+          containerID: c.id,
+          pod: podKey(pod),
+        });
+      }
+    }
+    // Newest first; the restart count breaks ties of the millisecond clock.
+    statuses.sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
+    return {
+      id: uid,
+      name: pod.metadata.name ?? "",
+      namespace: pod.metadata.namespace ?? "",
+      ips,
+      containerStatuses: statuses,
+      sandboxStatuses,
+    };
+  }
+
+  /**
+   * Moves the pod one step towards its spec. Kubelet's `SyncPod`: compute the actions; kill the pod
+   * or the containers to kill; create the sandbox if needed; start init containers, then regular
+   * containers, each subject to the restart back-off.
+   */
+  async syncPod(pod: Pod, podStatus: RuntimePodStatus): Promise<SyncResult> {
+    const result: SyncResult = { startResults: new Map(), changed: false };
+    const changes = computePodActions(pod, podStatus, this.#lookups, {
+      runtimeHostNetworkOnly: this.#hostNetworkOnly,
+    });
+    log.V(3).info("computePodActions got for pod", {
+      pod: podKey(pod),
+      killPod: changes.killPod,
+      createSandbox: changes.createSandbox,
+      initContainersToStart: changes.initContainersToStart,
+      containersToStart: changes.containersToStart,
+      containersToKill: [...changes.containersToKill.values()].map((k) => k.name),
+    });
+
+    if (changes.createSandbox && changes.sandboxID !== "") {
+      this.#event(
+        pod,
+        undefined,
+        "Normal",
+        "SandboxChanged",
+        "Pod sandbox changed, it will be killed and re-created.",
+      );
+    }
+
+    if (changes.killPod) {
+      if (changes.createSandbox) {
+        log.V(4).info("Stopping PodSandbox for pod, will start new one", { pod: podKey(pod) });
+      } else {
+        log.V(4).info("Stopping PodSandbox for pod, because all other containers are dead", {
+          pod: podKey(pod),
+        });
+      }
+      const running = podStatus.containerStatuses.some((c) => c.state === "running") ||
+        podStatus.sandboxStatuses.some((s) => s.state === "SANDBOX_READY");
+      await this.killPod(pod, podStatus);
+      result.changed = running;
+    } else {
+      for (const info of changes.containersToKill.values()) {
+        log.V(3).info("Killing unwanted container for pod", {
+          containerName: info.name,
+          containerID: containerIDString(info.id),
+          pod: podKey(pod),
+        });
+        try {
+          await killContainer(this.#context(), {
+            pod,
+            id: info.id,
+            container: info.container,
+            message: info.message,
+            reason: info.reason,
+          });
+          result.changed = true;
+        } catch (e) {
+          log.error(e, "killContainer for pod failed", {
+            containerName: info.name,
+            containerID: containerIDString(info.id),
+            pod: podKey(pod),
+          });
+          return result;
+        }
+      }
+    }
+
+    let sandboxID = changes.sandboxID;
+    let podIP = podStatus.ips[0] ?? "";
+    const sandboxConfig = generatePodSandboxConfig(pod, {
+      attempt: changes.attempt,
+      podLogsRootDir: this.#logsRoot,
+      nodeName: this.nodeName,
+    });
+    if (changes.createSandbox) {
+      try {
+        await Deno.mkdir(sandboxConfig.logDirectory!, { recursive: true });
+        sandboxID = await this.runtime.runPodSandbox(sandboxConfig);
+        result.changed = true;
+        log.V(4).info("Created PodSandbox for pod", { podSandboxID: sandboxID, pod: podKey(pod) });
+        const { status } = await this.runtime.podSandboxStatus(sandboxID);
+        podIP = status.network?.ip ?? "";
+      } catch (e) {
+        log.error(e, "CreatePodSandbox for pod failed", { pod: podKey(pod) });
+        this.#event(
+          pod,
+          undefined,
+          "Warning",
+          "FailedCreatePodSandBox",
+          `Failed to create pod sandbox: ${errorText(e)}`,
+        );
+        return result;
+      }
+    }
+
+    const start = async (container: Container, kind: string): Promise<boolean> => {
+      const backoff = this.#doBackOff(pod, container, podStatus);
+      if (backoff.inBackOff) {
+        result.startResults.set(container.name, {
+          reason: ErrCrashLoopBackOff,
+          message: backoff.message,
+        });
+        const at = backoff.retryAt;
+        if (result.retryAt === undefined || at < result.retryAt) result.retryAt = at;
+        return false;
+      }
+      log.V(4).info(`Creating ${kind} in pod`, { containerName: container.name, pod: podKey(pod) });
+      const failure = await startContainer(this.#context(), {
+        sandboxID,
+        sandboxConfig,
+        container,
+        pod,
+        podStatus,
+        podIP,
+      });
+      result.changed = true;
+      result.startResults.set(container.name, failure ?? null);
+      return failure === undefined;
+    };
+
+    const initContainers = pod.spec.initContainers ?? [];
+    for (const idx of changes.initContainersToStart) {
+      const container = initContainers[idx];
+      if (!(await start(container, "init container")) && !isRestartableInitContainer(container)) {
+        return result;
+      }
+    }
+    for (const idx of changes.containersToStart) {
+      await start(pod.spec.containers[idx], "container");
+    }
+    return result;
+  }
+
+  // Kubelet's doBackOff: the finish time of the newest exited instance starts the back-off clock.
+  #doBackOff(
+    pod: Pod,
+    container: Container,
+    podStatus: RuntimePodStatus,
+  ): { inBackOff: boolean; message: string; retryAt: number } {
+    const exited = podStatus.containerStatuses.find((c) =>
+      c.name === container.name && c.state === "exited"
+    );
+    if (!exited) return { inBackOff: false, message: "", retryAt: 0 };
+    const key = getStableKey(pod, container);
+    const ts = exited.finishedAt;
+    if (this.#backoff.get(key) === 0 && exited.restartCount > 0) {
+      // No entry but restarts on record: this agent restarted (or the entry expired, which the
+      // restored entry's age tells too). Each restart stepped the back-off once, the last one
+      // right before this instance started.
+      this.#backoff.restore(key, {
+        steps: exited.restartCount,
+        lastUpdate: exited.startedAt || exited.createdAt,
+      });
+    }
+    if (this.#backoff.isInBackOffSince(key, ts)) {
+      // kubelet requeues a pod in back-off after the back-off, not every resync: one BackOff event
+      // per back-off window and container, not one per sync.
+      const retryAt = ts + this.#backoff.get(key);
+      const now = this.#clock.now();
+      const last = this.#backOffEvented.get(key);
+      if (last === undefined || now - last >= this.#backoff.get(key)) {
+        this.#backOffEvented.set(key, now);
+        this.#event(
+          pod,
+          container,
+          "Warning",
+          "BackOff",
+          `Back-off restarting failed container ${container.name} in pod ${formatPod(pod)}`,
+        );
+      }
+      const message = `back-off ${
+        goDuration(this.#backoff.get(key))
+      } restarting failed container=${container.name} pod=${formatPod(pod)}`;
+      log.V(3).info("Back-off restarting failed container", { err: message });
+      return { inBackOff: true, message, retryAt };
+    }
+    this.#backOffEvented.delete(key);
+    this.#backoff.next(key, ts);
+    return { inBackOff: false, message: "", retryAt: 0 };
+  }
+
+  /**
+   * Stops every running container (regular containers first, then init containers and sidecars in
+   * reverse order) and every sandbox of the pod. Kubelet's `KillPod`.
+   */
+  async killPod(
+    pod: Pod,
+    podStatus: RuntimePodStatus,
+    options: { gracePeriodOverrideSeconds?: number } = {},
+  ): Promise<void> {
+    const running = podStatus.containerStatuses.filter((c) =>
+      c.state === "running" || c.state === "unknown"
+    );
+    const specOf = (name: string): Container =>
+      pod.spec.containers.find((c) => c.name === name) ??
+        (pod.spec.initContainers ?? []).find((c) => c.name === name) ?? { name };
+    const isRegular = (name: string) => pod.spec.containers.some((c) => c.name === name);
+    const errors: unknown[] = [];
+    const kill = (c: RuntimeContainerStatus) =>
+      killContainer(this.#context(), {
+        pod,
+        id: c.id,
+        container: specOf(c.name),
+        message: "",
+        reason: "",
+        gracePeriodOverrideSeconds: options.gracePeriodOverrideSeconds,
+      }).catch((e) => errors.push(e));
+    await Promise.all(running.filter((c) => isRegular(c.name)).map(kill));
+    const inits = running.filter((c) => !isRegular(c.name));
+    const order = (pod.spec.initContainers ?? []).map((c) => c.name).reverse();
+    inits.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+    for (const c of inits) await kill(c);
+    for (const sandbox of podStatus.sandboxStatuses) {
+      if (sandbox.state !== "SANDBOX_READY") continue;
+      try {
+        await this.runtime.stopPodSandbox(sandbox.id);
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    if (errors.length > 0) {
+      throw new Error(`failed to kill pod ${podKey(pod)}: ${errors.map(errorText).join("; ")}`);
+    }
+  }
+
+  /** Removes every sandbox (and with it every container) of the pod. */
+  async removePod(_pod: Pod, podStatus: RuntimePodStatus): Promise<void> {
+    for (const c of podStatus.containerStatuses) {
+      await this.runtime.removeContainer(c.id.id).catch((e) =>
+        log.V(4).info("RemoveContainer failed", { containerID: c.id.id, err: errorText(e) })
+      );
+    }
+    for (const sandbox of podStatus.sandboxStatuses) {
+      await this.runtime.removePodSandbox(sandbox.id);
+    }
+  }
+
+  /**
+   * The pods (name, namespace and UID from the labels) that have sandboxes made by this node's
+   * agent on the runtime, whatever run of the agent made them. Objects of other nodes sharing the
+   * runtime are not listed.
+   */
+  async listManagedPods(): Promise<Pod[]> {
+    const sandboxes = await this.runtime.listPodSandbox({
+      labelSelector: { [probeletNodeLabel]: this.nodeName },
+    });
+    const pods = new Map<string, Pod>();
+    for (const s of sandboxes) {
+      const info = getPodSandboxInfoFromLabels(s.labels);
+      const uid = info.podUID || s.metadata?.uid || "";
+      if (uid === "" || pods.has(uid)) continue;
+      pods.set(uid, {
+        metadata: {
+          name: info.podName || s.metadata?.name || "",
+          namespace: info.podNamespace || s.metadata?.namespace || "",
+          uid,
+        },
+        spec: { containers: [] },
+      });
+    }
+    return [...pods.values()];
+  }
+
+  /**
+   * Every pod of this node on the runtime with its containers and sandboxes, running or not
+   * (kubelet's `GetPods(all=true)`): one listing of each, grouped by the pod UID label.
+   */
+  async getPods(): Promise<RuntimePod[]> {
+    const selector = { labelSelector: { [probeletNodeLabel]: this.nodeName } };
+    const sandboxes = await this.runtime.listPodSandbox(selector);
+    const containers = await this.runtime.listContainers(selector);
+    const pods = new Map<string, RuntimePod>();
+    const podOf = (uid: string, name: string, namespace: string): RuntimePod => {
+      let pod = pods.get(uid);
+      if (!pod) {
+        pod = { id: uid, name, namespace, containers: [], sandboxes: [] };
+        pods.set(uid, pod);
+      }
+      return pod;
+    };
+    for (const s of sandboxes) {
+      const info = getPodSandboxInfoFromLabels(s.labels);
+      podOf(info.podUID, info.podName, info.podNamespace).sandboxes.push({
+        id: { type: this.runtimeName, id: s.id },
+        name: info.podName,
+        state: s.state === "SANDBOX_READY" ? "running" : "exited",
+        hash: "",
+        createdAt: Number(s.createdAt / 1_000_000n),
+      });
+    }
+    for (const c of containers) {
+      const info = getContainerInfoFromLabels(c.labels);
+      podOf(info.podUID, info.podName, info.podNamespace).containers.push({
+        id: { type: this.runtimeName, id: c.id },
+        name: info.containerName,
+        state: toRuntimeState(c.state),
+        hash: getContainerInfoFromAnnotations(c.annotations).hash,
+        createdAt: Number(c.createdAt / 1_000_000n),
+      });
+    }
+    return [...pods.values()];
+  }
+
+  /**
+   * Stops and removes a pod known only from the runtime (no spec): containers get the minimum
+   * grace period, as kubelet's killPod of an orphaned running pod without its spec.
+   */
+  async removeOrphanedPod(pod: Pod): Promise<void> {
+    let status = await this.getPodStatus(pod);
+    await this.killPod(pod, status);
+    status = await this.getPodStatus(pod);
+    await this.removePod(pod, status);
+  }
+
+  #context(): ContainerManagerContext {
+    return { runtime: this.runtime, recorder: this.#recorder, nodeName: this.nodeName };
+  }
+
+  #event(
+    pod: Pod,
+    container: Container | undefined,
+    type: EventType,
+    reason: string,
+    message: string,
+  ): void {
+    recordEvent(this.#recorder, pod, container, { type, reason, message });
+  }
+}
+
+/** Key of a container in the back-off table (kubelet's `getStableKey`). */
+export function getStableKey(pod: Pod, container: Container): string {
+  const m = pod.metadata;
+  return `${m.name ?? ""}_${m.namespace ?? ""}_${m.uid ?? ""}_${container.name}_${
+    hashContainer(container)
+  }`;
+}
+
+/** kubelet's `format.Pod`: `<name>_<namespace>(<uid>)`. */
+export function formatPod(pod: Pod): string {
+  return `${pod.metadata.name ?? ""}_${pod.metadata.namespace ?? ""}(${pod.metadata.uid ?? ""})`;
+}
+
+function compareBigDesc(a: bigint, b: bigint): number {
+  return a === b ? 0 : a > b ? -1 : 1;
+}
+
+/** gRPC's NotFound status code, which runtimes use for "no such sandbox/container". */
+const grpcNotFound = 5;
+
+/** Whether a CRI call failed because the object does not exist (gRPC NotFound). */
+export function isNotFound(e: unknown): boolean {
+  return (e as { code?: unknown } | null)?.code === grpcNotFound;
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }

@@ -2,8 +2,8 @@
  * A pod's status as read from the container runtime: the sandbox's IPs and every container instance
  * in the sandbox, as kubelet's runtime-neutral `PodStatus` (`getRuntimePodStatus`) and, for callers
  * that only need what the prober reads, as the API's `PodStatus` (`getPodStatus`).
- * Mirrors GetPodStatus in kubelet's pkg/kubelet/kuberuntime/kuberuntime_manager.go,
- * getPodContainerStatuses / toKubeContainerStatus in kuberuntime_container.go, and the container
+ * A sandbox-ID based reader for the probe tools and tests (no Go counterpart); the agent's own
+ * `GetPodStatus` is `KubeGenericRuntimeManager.getPodStatus`. The API part follows the container
  * part of convertToAPIContainerStatuses in pkg/kubelet/kubelet_pods.go.
  * @module
  */
@@ -14,21 +14,10 @@ import type {
   Pod,
   PodStatus,
 } from "../../api/core/v1/mod.ts";
-import type { ContainerStatus as CriContainerStatus } from "../../cri_client/api.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { containerIDString } from "../container/container_id.ts";
-import type {
-  RuntimeContainerState,
-  RuntimeContainerStatus,
-  RuntimePodStatus,
-} from "./kuberuntime_manager.ts";
-
-/** Label kubelet puts on every container: the container's name in the pod spec. */
-export const kubernetesContainerNameLabel = "io.kubernetes.container.name";
-/** Annotation kubelet puts on every container: restarts before this instance. */
-export const containerRestartCountAnnotation = "io.kubernetes.container.restartCount";
-/** Annotation kubelet puts on every container: hash of the spec it was created from. */
-export const containerHashAnnotation = "io.kubernetes.container.hash";
+import { nsToMs, toKubeContainerStatus } from "./kuberuntime_container.ts";
+import type { RuntimeContainerStatus, RuntimePodStatus } from "./kuberuntime_manager.ts";
 
 /** gRPC's NotFound status code, which runtimes use for "no such container". */
 const grpcNotFound = 5;
@@ -62,54 +51,6 @@ function runtimeNameOf(runtime: RuntimeService, signal?: AbortSignal): Promise<s
     runtimeNames.set(runtime, name);
   }
   return name;
-}
-
-/** CRI nanoseconds since the epoch as milliseconds (0 stays 0). */
-function nsToMs(ns: bigint): number {
-  return Number(ns / 1_000_000n);
-}
-
-function toRuntimeState(state: CriContainerStatus["state"]): RuntimeContainerState {
-  switch (state) {
-    case "CONTAINER_CREATED":
-      return "created";
-    case "CONTAINER_RUNNING":
-      return "running";
-    case "CONTAINER_EXITED":
-      return "exited";
-    default:
-      return "unknown";
-  }
-}
-
-/**
- * One CRI container status in kubelet's runtime-neutral form (`toKubeContainerStatus`). The name
- * and restart count come from kubelet's label and annotation; containers created without them
- * (by tests, say) fall back to the CRI metadata's name and attempt.
- */
-export function toKubeContainerStatus(
-  status: CriContainerStatus,
-  runtimeName: string,
-): RuntimeContainerStatus {
-  const restarts = Number.parseInt(status.annotations[containerRestartCountAnnotation] ?? "", 10);
-  const state = toRuntimeState(status.state);
-  const exited = status.state === "CONTAINER_EXITED";
-  return {
-    id: { type: runtimeName, id: status.id },
-    name: status.labels[kubernetesContainerNameLabel] ?? status.metadata.name,
-    state,
-    createdAt: nsToMs(status.createdAt),
-    // A container past "created" has been started, so its start time counts.
-    startedAt: state === "created" ? 0 : nsToMs(status.startedAt),
-    finishedAt: exited ? nsToMs(status.finishedAt) : 0,
-    exitCode: exited ? status.exitCode : 0,
-    image: status.image?.image ?? "",
-    imageID: status.imageRef,
-    hash: status.annotations[containerHashAnnotation] ?? "",
-    restartCount: Number.isNaN(restarts) ? status.metadata.attempt : restarts,
-    reason: exited ? status.reason : "",
-    message: exited ? status.message : "",
-  };
 }
 
 /**

@@ -12,7 +12,10 @@
  */
 import * as http from "node:http";
 import * as https from "node:https";
+import * as net from "node:net";
 import { isIP } from "node:net";
+import { Duplex } from "node:stream";
+import * as tls from "node:tls";
 import { domainToASCII } from "node:url";
 import type { ProbeOutcome } from "../probe.ts";
 import { ProbeResult } from "../probe.ts";
@@ -421,6 +424,8 @@ function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
   if (deadline.expired) return Promise.reject(new Error(timeoutAwaitingHeaders));
   const hostname = url.hostname;
   const port = url.port !== "" ? Number(url.port) : url.scheme === "https" ? 443 : 80;
+  // The first bytes the server sent on an HTTPS connection: Go names a non-TLS answer by them.
+  const firstRecord: FirstRecord = { header: undefined };
   return new Promise<Exchange>((resolve, reject) => {
     let nodeRequest: http.ClientRequest;
     try {
@@ -437,12 +442,9 @@ function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
         agent: false,
       };
       if (url.scheme === "https") {
-        options.rejectUnauthorized = false;
-        // Nothing is verified, so no trust roots are needed: without an explicit (empty) CA list
-        // Deno's node:tls loads the system root store for every connection, ~2.5 ms of CPU each.
-        options.ca = [];
         // SNI carries names only, as Go's TLS client.
-        if (isIP(hostname) === 0) options.servername = hostname;
+        const servername = isIP(hostname) === 0 ? hostname : undefined;
+        options.agent = new ObservedTlsAgent(firstRecord, servername);
         nodeRequest = https.request(options);
       } else {
         nodeRequest = http.request(options);
@@ -469,7 +471,7 @@ function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
     // Stays attached for the exchange's life: errors after the response must not go unhandled.
     nodeRequest.on("error", (err: NodeJS.ErrnoException) => {
       unwatch();
-      reject(goNetError(err, hostname, peer));
+      reject(goNetError(err, hostname, peer, firstRecord.header));
     });
     nodeRequest.end();
   });
@@ -535,6 +537,7 @@ function goNetError(
   err: NodeJS.ErrnoException & { address?: string; port?: number },
   hostname: string,
   peer: { local: string; remote: string },
+  tlsRecordHeader?: Uint8Array,
 ): Error {
   const remote = err.address !== undefined && err.port !== undefined
     ? joinHostPort(err.address, String(err.port))
@@ -559,8 +562,9 @@ function goNetError(
     case "EPIPE":
       return new Error(`write tcp ${peer.local}->${peer.remote}: write: broken pipe`);
   }
-  if (/wrong version number|packet length too long|http request/i.test(err.message)) {
-    return new Error("http: server gave HTTP response to HTTPS client");
+  if (tlsRecordHeader && (err.code?.startsWith("ERR_SSL") || /ssl|tls/i.test(err.message))) {
+    const text = recordHeaderError(tlsRecordHeader);
+    if (text) return new Error(text);
   }
   if (err.code?.startsWith("ERR_SSL") || /ssl|tls/i.test(err.message)) {
     return new Error(`tls: ${err.message}`);
@@ -576,4 +580,90 @@ function syncRequestError(err: Error & { code?: string }, hostname: string, port
     return new Error(`dial tcp: address ${joinHostPort(hostname, String(port))}: invalid port`);
   }
   return new Error(err.message);
+}
+
+/** The first record header (5 bytes) a server sent on a TLS connection, once seen. */
+interface FirstRecord {
+  header: Uint8Array | undefined;
+}
+
+// crypto/tls's maxCiphertext: the largest record body a TLS 1.2 peer may send.
+const maxCiphertext = 16384 + 2048;
+
+/**
+ * Go's crypto/tls checks of the first record header, with net/http's special case for a plain
+ * HTTP answer; undefined when the header looks like TLS (then the TLS library's error stands).
+ */
+export function recordHeaderError(header: Uint8Array): string | undefined {
+  if (header.length < 5) return undefined;
+  if (new TextDecoder().decode(header) === "HTTP/") {
+    return "http: server gave HTTP response to HTTPS client";
+  }
+  const type = header[0];
+  if (type === 0x80) return "tls: unsupported SSLv2 handshake received";
+  const version = (header[1] << 8) | header[2];
+  // 21 = alert, 22 = handshake; a version ≥ 16.0 is not a real TLS version.
+  if ((type !== 21 && type !== 22) || version >= 0x1000) {
+    return "tls: first record does not look like a TLS handshake";
+  }
+  const length = (header[3] << 8) | header[4];
+  if (length > maxCiphertext) return `tls: oversized record received with length ${length}`;
+  return undefined;
+}
+
+/**
+ * One HTTPS connection per request (no keep-alive, as `agent: false`), with TLS run over a
+ * pass-through stream so that the server's first five bytes are seen: Deno's TLS reports a plain
+ * HTTP answer and random bytes with the same error, Go does not. Nothing is verified
+ * (`rejectUnauthorized: false`); an explicit empty CA list stops Deno's node:tls from loading the
+ * system root store for every connection (~2.5 ms of CPU each).
+ */
+class ObservedTlsAgent extends https.Agent {
+  #firstRecord: FirstRecord;
+  #servername: string | undefined;
+
+  constructor(firstRecord: FirstRecord, servername: string | undefined) {
+    super({ keepAlive: false });
+    this.#firstRecord = firstRecord;
+    this.#servername = servername;
+  }
+
+  override createConnection(options: { host?: string; port?: number }): net.Socket {
+    const raw = net.connect({ host: options.host, port: options.port ?? 443 });
+    const firstRecord = this.#firstRecord;
+    let seen = new Uint8Array(0);
+    const wire = new Duplex({
+      read() {},
+      write(chunk, _encoding, callback) {
+        raw.write(chunk, callback);
+      },
+      final(callback) {
+        raw.end();
+        callback();
+      },
+      destroy(err, callback) {
+        raw.destroy();
+        callback(err);
+      },
+    });
+    raw.on("data", (chunk: Uint8Array) => {
+      if (firstRecord.header === undefined) {
+        const joined = new Uint8Array(seen.length + chunk.length);
+        joined.set(seen);
+        joined.set(chunk, seen.length);
+        seen = joined.length < 5 ? joined : new Uint8Array(0);
+        if (joined.length >= 5) firstRecord.header = joined.slice(0, 5);
+      }
+      wire.push(chunk);
+    });
+    raw.on("end", () => wire.push(null));
+    raw.on("error", (err) => wire.destroy(err));
+    raw.on("close", () => wire.destroy());
+    return tls.connect({
+      socket: wire,
+      rejectUnauthorized: false,
+      ca: [],
+      servername: this.#servername,
+    }) as unknown as net.Socket;
+  }
 }

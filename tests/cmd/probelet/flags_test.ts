@@ -4,6 +4,8 @@ import {
   FlagError,
   parseFlags,
   parseGoDuration,
+  parseNodeIP,
+  parseQuantityBytes,
   usage,
 } from "../../../src/cmd/probelet/flags.ts";
 
@@ -156,4 +158,239 @@ Deno.test("TestMainExitCodes", async (t) => {
     assertEquals(r.code, 0);
     assert(r.stdout.includes("--pod-manifest-path"));
   });
+});
+
+Deno.test("TestParseAPIServerModeFlags", async (t) => {
+  await t.step("defaults: standalone, kubelet's values", () => {
+    const f = parseFlags([]);
+    assertEquals(f.kubeconfig, "");
+    assertEquals(f.nodeIP, "");
+    assertEquals(f.nodeLabels, {});
+    assertEquals(f.registerNode, true);
+    assertEquals(f.registerWithTaints, []);
+    assertEquals(f.nodeStatusUpdateFrequencyMs, 10_000);
+    assertEquals(f.nodeStatusReportFrequencyMs, 300_000);
+    assertEquals(f.nodeLeaseDurationSeconds, 40);
+    assertEquals(f.kubeAPIQPS, 50);
+    assertEquals(f.kubeAPIBurst, 100);
+    assertEquals(f.eventRecordQPS, 50);
+    assertEquals(f.eventBurst, 100);
+    assertEquals(f.maxPods, 110);
+  });
+  await t.step("every flag", () => {
+    const f = parseFlags([
+      "--kubeconfig=/etc/probelet/kubeconfig",
+      "--node-ip",
+      "10.0.0.5,fd00::5",
+      "--node-labels",
+      "probelet.io/agent=true, node.kubernetes.io/role = edge,plain=",
+      "--register-node=false",
+      "--register-with-taints=probelet.io/agent=true:NoExecute,dedicated:NoSchedule",
+      "--node-status-update-frequency=20s",
+      "--node-status-report-frequency=1m",
+      "--node-lease-duration-seconds=60",
+      "--kube-api-qps=0",
+      "--kube-api-burst=7",
+      "--event-qps=3",
+      "--event-burst=4",
+      "--max-pods=12",
+    ]);
+    assertEquals(f.kubeconfig, "/etc/probelet/kubeconfig");
+    assertEquals(f.nodeIP, "10.0.0.5,fd00::5");
+    assertEquals(f.nodeLabels, {
+      "probelet.io/agent": "true",
+      "node.kubernetes.io/role": "edge",
+      plain: "",
+    });
+    assertEquals(f.registerNode, false);
+    assertEquals(f.registerWithTaints, [
+      { key: "probelet.io/agent", value: "true", effect: "NoExecute" },
+      { key: "dedicated", effect: "NoSchedule" },
+    ]);
+    assertEquals(f.nodeStatusUpdateFrequencyMs, 20_000);
+    assertEquals(f.nodeStatusReportFrequencyMs, 60_000);
+    assertEquals(f.nodeLeaseDurationSeconds, 60);
+    assertEquals(f.kubeAPIQPS, 0);
+    assertEquals(f.kubeAPIBurst, 7);
+    assertEquals(f.eventRecordQPS, 3);
+    assertEquals(f.eventBurst, 4);
+    assertEquals(f.maxPods, 12);
+  });
+  await t.step(
+    "an update frequency alone also sets the report frequency (kubelet defaults)",
+    () => {
+      const f = parseFlags(["--node-status-update-frequency=4s"]);
+      assertEquals(f.nodeStatusReportFrequencyMs, 4000);
+    },
+  );
+  await t.step("parseNodeIP", () => {
+    assertEquals(parseNodeIP(""), []);
+    assertEquals(parseNodeIP("192.168.1.2"), ["192.168.1.2"]);
+    assertEquals(parseNodeIP("fd00::5,10.0.0.5"), ["fd00::5", "10.0.0.5"]);
+  });
+  const errors: [string[], string][] = [
+    [
+      ["--node-labels=foo"],
+      'invalid argument "foo" for "--node-labels" flag: malformed pair, expect string=string',
+    ],
+    [
+      ["--node-labels=kubernetes.io/role=master"],
+      'invalid argument "kubernetes.io/role=master" for "--node-labels" flag: unknown ' +
+      "'kubernetes.io' or 'k8s.io' labels specified with --node-labels: [kubernetes.io/role]; " +
+      "--node-labels in the 'kubernetes.io' namespace must begin with an allowed prefix " +
+      "(kubelet.kubernetes.io, node.kubernetes.io) or be in the specifically allowed set " +
+      "(beta.kubernetes.io/arch, beta.kubernetes.io/instance-type, beta.kubernetes.io/os, " +
+      "failure-domain.beta.kubernetes.io/region, failure-domain.beta.kubernetes.io/zone, " +
+      "kubernetes.io/arch, kubernetes.io/hostname, kubernetes.io/os, " +
+      "node.kubernetes.io/instance-type, topology.kubernetes.io/region, " +
+      "topology.kubernetes.io/zone)",
+    ],
+    [
+      ["--node-labels=a=b c"],
+      `invalid argument "a=b c" for "--node-labels" flag: invalid node labels: 'b c' - a valid ` +
+      "label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and " +
+      "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or " +
+      "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    ],
+    [
+      ["--register-with-taints=foo=bar:NoExcute"],
+      'invalid argument "foo=bar:NoExcute" for "--register-with-taints" flag: ' +
+      "invalid taint effect: NoExcute, unsupported taint effect",
+    ],
+    [
+      ["--register-with-taints=a=b=c:NoSchedule"],
+      'invalid argument "a=b=c:NoSchedule" for "--register-with-taints" flag: ' +
+      "invalid taint spec: a=b=c:NoSchedule",
+    ],
+    [
+      ["--register-with-taints=dedicated"],
+      'invalid argument "dedicated" for "--register-with-taints" flag: invalid taint spec: ' +
+      "dedicated, an effect is required (NoSchedule, PreferNoSchedule or NoExecute)",
+    ],
+    [
+      ["--register-with-taints=Bad_Prefix/x:NoSchedule"],
+      'invalid argument "Bad_Prefix/x:NoSchedule" for "--register-with-taints" flag: ' +
+      "invalid taint spec: Bad_Prefix/x:NoSchedule, prefix part a lowercase RFC 1123 subdomain " +
+      "must consist of lower case alphanumeric characters, '-' or '.', and must start and end " +
+      "with an alphanumeric character (e.g. 'example.com', regex used for validation is " +
+      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    ],
+    [
+      ["--node-ip=10.0.0.300"],
+      'invalid argument "10.0.0.300" for "--node-ip" flag: could not parse "10.0.0.300"',
+    ],
+    [
+      ["--node-ip=10.0.0.1,10.0.0.2"],
+      'invalid argument "10.0.0.1,10.0.0.2" for "--node-ip" flag: must contain either a single ' +
+      "IP or a dual-stack pair of IPs",
+    ],
+    [
+      ["--kube-api-qps=-1"],
+      'invalid argument "-1" for "--kube-api-qps" flag: must not be a negative number',
+    ],
+    [
+      ["--max-pods=many"],
+      'invalid argument "many" for "--max-pods" flag: strconv.ParseInt: parsing "many": ' +
+      "invalid syntax",
+    ],
+    [
+      ["--node-lease-duration-seconds=0"],
+      'invalid argument "0" for "--node-lease-duration-seconds" flag: must be greater than 0',
+    ],
+    [
+      ["--node-status-update-frequency=0s"],
+      'invalid argument "0s" for "--node-status-update-frequency" flag: duration must be ' +
+      "greater than 0",
+    ],
+    [
+      ["--event-burst=99999999999"],
+      'invalid argument "99999999999" for "--event-burst" flag: strconv.ParseInt: parsing ' +
+      '"99999999999": value out of range',
+    ],
+    [
+      ["--register-node=maybe"],
+      'invalid argument "maybe" for "--register-node" flag: ' +
+      'strconv.ParseBool: parsing "maybe": invalid syntax',
+    ],
+  ];
+  for (const [args, message] of errors) {
+    await t.step(`error: ${args.join(" ")}`, () => {
+      throws(
+        () => parseFlags(args),
+        (e: unknown) => {
+          if (!(e instanceof FlagError)) return false;
+          assertEquals(e.message, message);
+          return true;
+        },
+      );
+    });
+  }
+});
+
+Deno.test("TestUsageDocumentsAPIServerMode", () => {
+  const text = usage();
+  for (
+    const flag of [
+      "--kubeconfig",
+      "--node-ip",
+      "--node-labels",
+      "--register-node",
+      "--register-with-taints",
+      "--node-status-update-frequency",
+      "--node-status-report-frequency",
+      "--node-lease-duration-seconds",
+      "--kube-api-qps",
+      "--kube-api-burst",
+      "--event-qps",
+      "--event-burst",
+      "--max-pods",
+    ]
+  ) {
+    assert(text.includes(flag), flag);
+  }
+  assert(text.includes("changes do nothing on an existing Node"), "taints caveat");
+  assert(text.includes("NodeRestriction"), "NodeRestriction named");
+});
+
+Deno.test("TestContainerLogFlags", async (t) => {
+  await t.step("kubelet's defaults: 10Mi, 5 files", () => {
+    const f = parseFlags([]);
+    assertEquals(f.containerLogMaxSizeBytes, 10 * 1024 * 1024);
+    assertEquals(f.containerLogMaxFiles, 5);
+    assert(usage().includes("--container-log-max-size quantity"));
+    assert(usage().includes("--container-log-max-files int"));
+  });
+  await t.step("quantities", () => {
+    const f = parseFlags(["--container-log-max-size=512Ki", "--container-log-max-files", "2"]);
+    assertEquals(f.containerLogMaxSizeBytes, 512 * 1024);
+    assertEquals(f.containerLogMaxFiles, 2);
+    assertEquals(parseQuantityBytes("1.5M"), 1_500_000);
+    assertEquals(parseQuantityBytes("2048"), 2048);
+    assertEquals(parseQuantityBytes("10MB"), undefined);
+  });
+  const errors: [string[], string][] = [
+    [
+      ["--container-log-max-files=1"],
+      'invalid argument "1" for "--container-log-max-files" flag: ' +
+      "containerLogMaxFiles must be greater than 1",
+    ],
+    [
+      ["--container-log-max-size=100"],
+      'invalid argument "100" for "--container-log-max-size" flag: ' +
+      "containerLogMaxSize must be at least 1Ki",
+    ],
+    [
+      ["--container-log-max-size=ten"],
+      'invalid argument "ten" for "--container-log-max-size" flag: quantities must match the ' +
+      "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    ],
+  ];
+  for (const [args, message] of errors) {
+    await t.step(`error: ${args.join(" ")}`, () => {
+      throws(
+        () => parseFlags(args),
+        (e: unknown) => e instanceof FlagError && e.message === message,
+      );
+    });
+  }
 });

@@ -372,6 +372,54 @@ Deno.test("TestExecSync", async (t) => {
     });
   });
 
+  await t.step("keeps at most 10 KiB of each stream, as kubelet's exec probe", async () => {
+    await withRuntime(async (runtime) => {
+      const { id } = await runContainer(runtime, "sleep 30");
+      const script = "head -c 3000000 /dev/zero | tr '\\0' o; head -c 3000000 /dev/zero >&2";
+      const result = await runtime.execSync(id, ["sh", "-c", script], { timeoutMs: 10_000 });
+      assert.equal(result.stdout.length, 10 * 1024);
+      assert.equal(decoder.decode(result.stdout), "o".repeat(10 * 1024));
+      assert.equal(result.stderr.length, 10 * 1024);
+    });
+  });
+
+  await t.step(
+    "a background child holding stdout keeps the exec running until the timeout (issue 10.12)",
+    async () => {
+      const clock = new FakeClock(0);
+      const rootDir = await Deno.makeTempDir({ prefix: "probelet-embedded-" });
+      const runtime = new EmbeddedRuntimeService({ rootDir, clock });
+      try {
+        const { id } = await runContainer(runtime, "sleep 30");
+        const cmd = ["sh", "-c", "sleep 30 & echo started"];
+        let settled = false;
+        const exec = runtime.execSync(id, cmd, { timeoutMs: 1000 }).then(
+          () => undefined,
+          (e) => e,
+        ).finally(() => settled = true);
+        const execGroup = () => runtime.processIds().find((p) => p !== runtime.processIds()[0]);
+        await waitFor(() => execGroup() !== undefined, "the exec to start");
+        const leader = execGroup()!;
+        // The main process (sh) exits at once; sleep keeps stdout open.
+        await waitFor(() => procStat(leader) === undefined, "the exec's sh to exit");
+        await clock.step(999);
+        assert.equal(settled, false, "the exec ended before its streams closed");
+        await clock.step(1);
+        await clock.step(500);
+        const err = await exec;
+        assert.ok(err instanceof CommandTimedOutError, String(err));
+        assert.equal(
+          err.message,
+          'command timed out: "sh -c sleep 30 & echo started" timed out after 1s',
+        );
+        assert.equal(liveProcessesIn(new Set([leader])).length, 0, "the background sleep is gone");
+      } finally {
+        await runtime.shutdown();
+        await Deno.remove(rootDir, { recursive: true });
+      }
+    },
+  );
+
   await t.step("errors that are not the command's", async () => {
     await withRuntime(async (runtime) => {
       const { id } = await runContainer(runtime, "exit 0");

@@ -13,9 +13,11 @@ import { CriError, GrpcCode } from "../../../src/cri_client/mod.ts";
 import {
   getPodStatus,
   getRuntimePodStatus,
-  toKubeContainerStatus,
 } from "../../../src/kubelet/kuberuntime/kuberuntime_status.ts";
-import { RuntimeCommandRunner } from "../../../src/kubelet/kuberuntime/kuberuntime_container.ts";
+import {
+  RuntimeCommandRunner,
+  toKubeContainerStatus,
+} from "../../../src/kubelet/kuberuntime/kuberuntime_container.ts";
 import { ExitError } from "../../../src/probe/exec/errors.ts";
 
 const sec = (s: number) => BigInt(s) * 1_000_000_000n;

@@ -161,3 +161,23 @@ Deno.test("TestHostCommandRunner", async (t) => {
     assert.equal(err.message, "signal: SIGKILL");
   });
 });
+
+Deno.test("TestHostCommandRunnerWaitsForStreams", async () => {
+  // Issue 10.12: the same rule as the agent's ExecSync (kubelet through containerd): the command
+  // is over when it has exited AND its output is closed, or at the timeout.
+  const clock = new FakeClock(0);
+  let settled = false;
+  const running = new HostCommandRunner({ clock })
+    .runInContainer(id, ["sh", "-c", "sleep 30 & echo started"], { timeoutMs: 1000 })
+    .then(() => undefined, (e) => e).finally(() => settled = true);
+  await clock.step(999);
+  assert.equal(settled, false);
+  await clock.step(1);
+  await clock.step(500);
+  const err = await running;
+  assert.ok(isCommandTimedOut(err), String(err));
+  assert.equal(
+    err.message,
+    'command timed out: "sh -c sleep 30 & echo started" timed out after 1s',
+  );
+});

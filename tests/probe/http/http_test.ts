@@ -778,11 +778,62 @@ Deno.test("TestHTTPProbe HTTPS", async (t) => {
       try {
         const url = plain.url.replace("http:", "https:");
         const outcome = await newHttpProber().probe(mustRequest(url), { timeoutMs: 2000 });
-        assert.equal(outcome.result, "failure");
-        assert.ok(outcome.output.startsWith(`Get "${url}": `), outcome.output);
+        // net/http recognises "HTTP/" as the first record header.
+        assert.deepEqual(outcome, {
+          result: "failure",
+          output: `Get "${url}": http: server gave HTTP response to HTTPS client`,
+        });
       } finally {
         await plain.close();
       }
+    });
+    // Each answer is written after the ClientHello arrives; Go judges the first 5 bytes.
+    const cases: [string, number[], string][] = [
+      [
+        "random bytes",
+        [0x37, 0x9a, 0x01, 0xff, 0x22, 1, 2, 3],
+        "tls: first record does not look like a TLS handshake",
+      ],
+      [
+        "handshake type, version 16.0",
+        [22, 0x10, 0x00, 0, 4, 1, 2, 3, 4],
+        "tls: first record does not look like a TLS handshake",
+      ],
+      ["SSLv2 header", [0x80, 0x2e, 0x01, 0x03, 0x01], "tls: unsupported SSLv2 handshake received"],
+      [
+        "oversized record",
+        [22, 3, 3, 0xff, 0xff],
+        "tls: oversized record received with length 65535",
+      ],
+    ];
+    for (const [name, bytes, text] of cases) {
+      await t.step(`server answering ${name}`, async () => {
+        const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+        const serving = (async () => {
+          for await (const conn of listener) {
+            await conn.read(new Uint8Array(4096)).catch(() => null);
+            await conn.write(new Uint8Array(bytes)).catch(() => 0);
+            conn.close();
+          }
+        })();
+        try {
+          const url = `https://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`;
+          const outcome = await newHttpProber().probe(mustRequest(url), { timeoutMs: 2000 });
+          assert.deepEqual(outcome, { result: "failure", output: `Get "${url}": ${text}` });
+        } finally {
+          listener.close();
+          await serving.catch(() => {});
+        }
+      });
+    }
+    await t.step("connection refused", async () => {
+      const outcome = await newHttpProber().probe(mustRequest("https://127.0.0.1:1/"), {
+        timeoutMs: 1000,
+      });
+      assert.deepEqual(outcome, {
+        result: "failure",
+        output: 'Get "https://127.0.0.1:1/": dial tcp 127.0.0.1:1: connect: connection refused',
+      });
     });
   } finally {
     await server.close();

@@ -8,17 +8,17 @@
 /** An int or a string, as the API's `intstr.IntOrString` (JSON: a number or a string). */
 export type IntOrString = number | string;
 
-/** Standard object metadata (the fields probelet reads). */
-export interface ObjectMeta {
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  generation?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  /** RFC 3339 time at which graceful deletion was requested. */
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
+import type { ListMeta, ObjectMeta, Time, TypeMeta } from "../../meta/v1/types.ts";
+
+export type { ObjectMeta } from "../../meta/v1/types.ts";
+
+/** Resource quantities by name (`cpu: "500m"`, `memory: "64Mi"`), as the API's `ResourceList`. */
+export type ResourceList = Record<string, string>;
+
+/** A container's resource requests and limits. */
+export interface ResourceRequirements {
+  limits?: ResourceList;
+  requests?: ResourceList;
 }
 
 /** A port a container exposes. */
@@ -110,6 +110,11 @@ export interface Container {
   startupProbe?: Probe;
   restartPolicy?: ContainerRestartPolicy;
   imagePullPolicy?: string;
+  /** Where the container writes its termination message (default `/dev/termination-log`). */
+  terminationMessagePath?: string;
+  /** `File` (default) or `FallbackToLogsOnError`. */
+  terminationMessagePolicy?: string;
+  resources?: ResourceRequirements;
 }
 
 /** A pod readiness gate. */
@@ -126,6 +131,27 @@ export interface PodSpec {
   hostNetwork?: boolean;
   nodeName?: string;
   readinessGates?: PodReadinessGate[];
+  nodeSelector?: Record<string, string>;
+  tolerations?: Toleration[];
+  /** Kept as sent; probelet's admission reads only `nodeAffinity.requiredDuringScheduling...`. */
+  affinity?: Record<string, unknown>;
+  serviceAccountName?: string;
+  priority?: number;
+  priorityClassName?: string;
+  /** Kept as sent (mirror pods must not reference secrets, config maps or claims). */
+  volumes?: Record<string, unknown>[];
+}
+
+/** `NoSchedule`, `PreferNoSchedule` or `NoExecute`. */
+export type TaintEffect = "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+
+/** A pod's toleration of node taints. `operator` is `Equal` (default) or `Exists`. */
+export interface Toleration {
+  key?: string;
+  operator?: "Equal" | "Exists";
+  value?: string;
+  effect?: TaintEffect | "";
+  tolerationSeconds?: number;
 }
 
 /** `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`. */
@@ -140,7 +166,7 @@ export interface PodCondition {
   status: ConditionStatus;
   observedGeneration?: number;
   lastProbeTime?: string | null;
-  lastTransitionTime?: string;
+  lastTransitionTime?: string | null;
   reason?: string;
   message?: string;
 }
@@ -196,16 +222,28 @@ export interface PodStatus {
   reason?: string;
   hostIP?: string;
   podIP?: string;
-  podIPs?: { ip: string }[];
+  podIPs?: PodIP[];
+  hostIPs?: HostIP[];
+  nominatedNodeName?: string;
+  qosClass?: string;
+  observedGeneration?: number;
   startTime?: string;
   initContainerStatuses?: ContainerStatus[];
   containerStatuses?: ContainerStatus[];
 }
 
+/** One IP of a pod (`status.podIPs`, merged by `ip`). */
+export interface PodIP {
+  ip: string;
+}
+
+/** One IP of the pod's host (`status.hostIPs`, merged by `ip`). */
+export interface HostIP {
+  ip: string;
+}
+
 /** A pod. */
-export interface Pod {
-  apiVersion?: string;
-  kind?: string;
+export interface Pod extends TypeMeta {
   metadata: ObjectMeta;
   spec: PodSpec;
   status?: PodStatus;
@@ -218,5 +256,172 @@ export interface ObjectReference {
   name?: string;
   uid?: string;
   apiVersion?: string;
+  resourceVersion?: string;
   fieldPath?: string;
+}
+
+/** A list of pods as LIST returns it (items carry no `kind`/`apiVersion`). */
+export interface PodList extends TypeMeta {
+  metadata: ListMeta;
+  items: Pod[];
+}
+
+/** Assigns a pod to a node (`pods/<name>/binding`). */
+export interface Binding extends TypeMeta {
+  metadata: ObjectMeta;
+  target: ObjectReference;
+}
+
+/** A node taint: pods that do not tolerate it are kept off (or evicted, for `NoExecute`). */
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: TaintEffect;
+  /** RFC 3339; only for `NoExecute` taints added by the node controller. */
+  timeAdded?: Time;
+}
+
+/** The desired state of a node. */
+export interface NodeSpec {
+  podCIDR?: string;
+  podCIDRs?: string[];
+  providerID?: string;
+  unschedulable?: boolean;
+  taints?: Taint[];
+  externalID?: string;
+}
+
+/** `Ready`, `MemoryPressure`, `DiskPressure`, `PIDPressure`, `NetworkUnavailable`, ... */
+export type NodeConditionType = string;
+
+/** One condition of a node (merged by `type` in a strategic merge patch). */
+export interface NodeCondition {
+  type: NodeConditionType;
+  status: ConditionStatus;
+  lastHeartbeatTime?: Time | null;
+  lastTransitionTime?: Time | null;
+  reason?: string;
+  message?: string;
+}
+
+/** `Hostname`, `InternalIP`, `ExternalIP`, `InternalDNS` or `ExternalDNS`. */
+export type NodeAddressType =
+  | "Hostname"
+  | "InternalIP"
+  | "ExternalIP"
+  | "InternalDNS"
+  | "ExternalDNS";
+
+/** One address of a node. */
+export interface NodeAddress {
+  type: NodeAddressType;
+  address: string;
+}
+
+/** A port one of the node's daemons listens on. */
+export interface DaemonEndpoint {
+  Port: number;
+}
+
+/** Ports of the node's daemons (`kubeletEndpoint.Port`: the field name is capitalised on the wire). */
+export interface NodeDaemonEndpoints {
+  kubeletEndpoint?: DaemonEndpoint;
+}
+
+/** Facts about the node's machine and software. */
+export interface NodeSystemInfo {
+  machineID: string;
+  systemUUID: string;
+  bootID: string;
+  kernelVersion: string;
+  osImage: string;
+  containerRuntimeVersion: string;
+  kubeletVersion: string;
+  kubeProxyVersion?: string;
+  operatingSystem: string;
+  architecture: string;
+  /** Newer servers add fields here (swap, features); they pass through untouched. */
+  [field: string]: unknown;
+}
+
+/** An image present on the node. */
+export interface ContainerImage {
+  names?: string[];
+  sizeBytes?: number;
+}
+
+/** A container runtime handler the node offers. */
+export interface NodeRuntimeHandler {
+  name?: string;
+  features?: Record<string, unknown>;
+}
+
+/** The observed state of a node. */
+export interface NodeStatus {
+  capacity?: ResourceList;
+  allocatable?: ResourceList;
+  /** Deprecated upstream; kept for wire fidelity. */
+  phase?: string;
+  conditions?: NodeCondition[];
+  addresses?: NodeAddress[];
+  daemonEndpoints?: NodeDaemonEndpoints;
+  nodeInfo?: NodeSystemInfo;
+  images?: ContainerImage[];
+  volumesInUse?: string[];
+  volumesAttached?: Record<string, unknown>[];
+  config?: Record<string, unknown>;
+  runtimeHandlers?: NodeRuntimeHandler[];
+  features?: Record<string, unknown>;
+}
+
+/** A node. */
+export interface Node extends TypeMeta {
+  metadata: ObjectMeta;
+  spec?: NodeSpec;
+  status?: NodeStatus;
+}
+
+/** A list of nodes as LIST returns it. */
+export interface NodeList extends TypeMeta {
+  metadata: ListMeta;
+  items: Node[];
+}
+
+/** Which component on which host produced an event. */
+export interface EventSource {
+  component?: string;
+  host?: string;
+}
+
+/** Data about a series of events (events.k8s.io-style; core/v1 events from kubelet leave it unset). */
+export interface EventSeries {
+  count?: number;
+  lastObservedTime?: string;
+}
+
+/** A core/v1 Event, as client-go's recorder writes it. */
+export interface Event extends TypeMeta {
+  metadata: ObjectMeta;
+  involvedObject: ObjectReference;
+  reason?: string;
+  message?: string;
+  source?: EventSource;
+  firstTimestamp?: Time | null;
+  lastTimestamp?: Time | null;
+  count?: number;
+  /** `Normal` or `Warning`. */
+  type?: string;
+  /** MicroTime; null on events written by the core/v1 recorder. */
+  eventTime?: string | null;
+  series?: EventSeries;
+  action?: string;
+  related?: ObjectReference;
+  reportingComponent?: string;
+  reportingInstance?: string;
+}
+
+/** A list of events as LIST returns it. */
+export interface EventList extends TypeMeta {
+  metadata: ListMeta;
+  items: Event[];
 }

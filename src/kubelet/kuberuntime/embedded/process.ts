@@ -206,7 +206,8 @@ async function consume(
   }
 }
 
-function signalGroup(pid: number, signal: Deno.Signal): void {
+/** Sends `signal` to process group `pid`; does nothing when the group is gone. */
+export function signalGroup(pid: number, signal: Deno.Signal): void {
   try {
     Deno.kill(-pid, signal);
   } catch {
@@ -214,7 +215,8 @@ function signalGroup(pid: number, signal: Deno.Signal): void {
   }
 }
 
-function spawnError(executable: string, cwd: string | undefined, err: unknown): Error {
+/** The error the OCI runtime would give for a command that cannot be started. */
+export function spawnError(executable: string, cwd: string | undefined, err: unknown): Error {
   const text = err instanceof Error ? err.message : String(err);
   if (cwd !== undefined && /cwd/i.test(text)) {
     return new Error(

@@ -37,12 +37,17 @@ import type {
   RuntimeService,
 } from "../../../cri_client/runtime_service.ts";
 import { CommandTimedOutError, ExitError } from "../../../probe/exec/errors.ts";
+import {
+  type HostCommandResult,
+  maxProbeOutputBytes,
+  runHostCommand,
+} from "../../../probe/exec/host_runner.ts";
 import { type Clock, RealClock } from "../../../util/clock.ts";
 import { goQuote } from "../../../util/go_format.ts";
 import * as klog from "../../../util/log.ts";
 import { ContainerLog } from "./log.ts";
 import { killRecordedGroups, removePidRecord, writePidRecord } from "./pid_records.ts";
-import { CappedBuffer, HostProcess, type ProcessExit } from "./process.ts";
+import { HostProcess, type ProcessExit, signalGroup, spawnError } from "./process.ts";
 
 /** The runtime's name, and so the type in container IDs: `embedded://<id>`. */
 export const embeddedRuntimeName = "embedded";
@@ -51,8 +56,11 @@ export const embeddedRuntimeVersion = "0.1.0";
 /** Exit code and reason of a container whose process could not be started (containerd's). */
 export const startErrorExitCode = 128;
 export const startErrorReason = "StartError";
-/** The most ExecSync keeps of each stream (CRI's 16 MiB message limit). */
-export const maxExecOutputBytes = 16 * 1024 * 1024;
+/**
+ * The most ExecSync keeps of each stream: kubelet's exec probe keeps 10 KiB, and only the prober
+ * calls ExecSync here (containerd allows 16 MiB, the CRI message limit).
+ */
+export const maxExecOutputBytes = maxProbeOutputBytes;
 
 /** Options of {@link EmbeddedRuntimeService}. */
 export interface EmbeddedRuntimeOptions {
@@ -124,7 +132,8 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
   #containers = new Map<string, ContainerRecord>();
   /** Reserved names, as containerd's name index: sandbox and container names must be unique. */
   #names = new Map<string, string>();
-  #execs = new Set<HostProcess>();
+  /** Running execs: process group id → settles when the exec is over. */
+  #execs = new Map<number, Promise<void>>();
   #images = new Map<string, Image>();
   #closed = false;
   #shutdown: Promise<void> | undefined;
@@ -439,41 +448,37 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         throw new Error(`failed to exec in container: container is in ${c.state} state`);
       }
       options.signal?.throwIfAborted();
-      const stdout = new CappedBuffer(maxExecOutputBytes);
-      const stderr = new CappedBuffer(maxExecOutputBytes);
-      let process: HostProcess;
+      let pid = 0;
+      let done = () => {};
+      let r: HostCommandResult;
       try {
-        process = HostProcess.spawn(cmd, {
+        r = await runHostCommand(cmd, {
+          timeoutMs: options.timeoutMs,
+          clock: this.#clock,
+          capBytes: maxExecOutputBytes,
           env: c.env,
           clearEnv: !this.#inheritEnv,
           cwd: c.config.workingDir || undefined,
-          clock: this.#clock,
-          onOutput: (stream, chunk) => (stream === "stdout" ? stdout : stderr).push(chunk),
+          signal: options.signal,
+          onStarted: (started) => {
+            pid = started;
+            this.#execs.set(pid, new Promise<void>((resolve) => done = resolve));
+          },
         });
       } catch (err) {
-        throw new Error(`failed to exec in container: ${errorText(err)}`, { cause: err });
-      }
-      this.#execs.add(process);
-      let timedOut = false;
-      const timer = options.timeoutMs > 0
-        ? this.#clock.afterFunc(options.timeoutMs, () => {
-          timedOut = true;
-          process.signal("SIGKILL");
-        })
-        : undefined;
-      const onAbort = () => process.signal("SIGKILL");
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      let exit: ProcessExit;
-      try {
-        exit = await process.done;
+        // Not started: worded as the OCI runtime words it.
+        const why = pid === 0
+          ? spawnError(cmd[0] ?? "", c.config.workingDir || undefined, err)
+          : err;
+        throw new Error(`failed to exec in container: ${errorText(why)}`, { cause: err });
       } finally {
-        timer?.stop();
-        options.signal?.removeEventListener("abort", onAbort);
-        this.#execs.delete(process);
+        this.#execs.delete(pid);
+        done();
       }
       options.signal?.throwIfAborted();
-      if (timedOut) throw new CommandTimedOutError(cmd, { timeoutMs: options.timeoutMs });
-      const result = { stdout: stdout.bytes(), stderr: stderr.bytes() };
+      if (r.timedOut) throw new CommandTimedOutError(cmd, { timeoutMs: options.timeoutMs });
+      const exit = { code: r.status.code };
+      const result = { stdout: r.stdout, stderr: r.stderr };
       if (exit.code !== 0) {
         const output = new Uint8Array(result.stdout.length + result.stderr.length);
         output.set(result.stdout);
@@ -536,7 +541,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       this.killAll();
       await Promise.all([
         ...[...this.#containers.values()].map((c) => c.done),
-        ...[...this.#execs].map((p) => p.done),
+        ...this.#execs.values(),
       ]);
     })();
     return this.#shutdown;
@@ -548,7 +553,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
    */
   killAll(): void {
     for (const c of this.#containers.values()) c.process?.signal("SIGKILL");
-    for (const p of this.#execs) p.signal("SIGKILL");
+    for (const pgid of this.#execs.keys()) signalGroup(pgid, "SIGKILL");
   }
 
   /** Process IDs (group leaders) of running containers and execs, for tests and diagnostics. */
@@ -557,7 +562,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
     for (const c of this.#containers.values()) {
       if (c.process && !c.process.exit) pids.push(c.process.pid);
     }
-    for (const p of this.#execs) if (!p.exit) pids.push(p.pid);
+    pids.push(...this.#execs.keys());
     return pids;
   }
 

@@ -1,0 +1,651 @@
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import type { Node, NodeCondition } from "../../src/api/core/v1/mod.ts";
+import { newAlreadyExists, newInternalError } from "../../src/client/errors.ts";
+import type { Image } from "../../src/cri_client/api.ts";
+import type { MachineInfo } from "../../src/kubelet/cadvisor/cadvisor.ts";
+import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
+import {
+  KubeletNodeStatus,
+  type KubeletNodeStatusOptions,
+  nodeStatusHasChanged,
+  type RuntimeCondition,
+} from "../../src/kubelet/kubelet_node_status.ts";
+import {
+  goArch,
+  goOS,
+  maxNamesPerImageInNodeStatus,
+} from "../../src/kubelet/nodestatus/setters.ts";
+import { FakeClock } from "../../src/util/clock.ts";
+import { setLogSink } from "../../src/util/log.ts";
+import { strategicMergePatch } from "../../src/util/strategicpatch/patch.ts";
+import { nodeSchema } from "../../src/util/strategicpatch/schema.ts";
+import { FakeClientset } from "../testing/fake_clientset.ts";
+
+// kubelet's tests name the node after its IP so NodeAddress reports it as InternalIP.
+const testKubeletHostname = "127.0.0.1";
+const fakeKernelVersion = "3.16.0-0.bpo.4-amd64";
+const fakeContainerOSVersion = "Debian GNU/Linux 7 (wheezy)";
+const kubeletVersion = "v1.35.0-probelet";
+
+interface TestKubelet {
+  nodeStatus: KubeletNodeStatus;
+  client: FakeClientset;
+  clock: FakeClock;
+  recorder: FakeRecorder;
+  runtime: { conditions: RuntimeCondition[]; err?: Error };
+}
+
+function newTestKubelet(
+  client: FakeClientset,
+  overrides: {
+    machineInfo?: Partial<MachineInfo>;
+    ephemeralStorage?: number;
+    reservation?: Record<string, string>;
+    images?: Image[];
+    maxImages?: number;
+    options?: Partial<KubeletNodeStatusOptions>;
+  } = {},
+): TestKubelet {
+  const clock = new FakeClock(Date.UTC(2026, 10, 23, 5, 0, 0));
+  const recorder = new FakeRecorder();
+  const runtime: TestKubelet["runtime"] = {
+    conditions: [
+      { type: "RuntimeReady", status: true },
+      { type: "NetworkReady", status: true },
+    ],
+  };
+  const machine: MachineInfo = {
+    machineID: "123",
+    systemUUID: "abc",
+    bootID: "1b3",
+    numCores: 2,
+    memoryCapacity: 10e9,
+    hugePages: [],
+    ...overrides.machineInfo,
+  };
+  const nodeStatus = new KubeletNodeStatus({
+    nodeName: testKubeletHostname,
+    hostname: testKubeletHostname,
+    kubeClient: client,
+    heartbeatClient: client,
+    clock,
+    registerNode: true,
+    registerWithTaints: [],
+    nodeLabels: {},
+    nodeStatusUpdateFrequencyMs: 10_000,
+    nodeStatusReportFrequencyMs: 300_000,
+    recorder,
+    runtimeStatus: () =>
+      runtime.err ? Promise.reject(runtime.err) : Promise.resolve(runtime.conditions),
+    setters: {
+      nodeIPs: [],
+      nodeAddress: { validateNodeIP: () => {} },
+      maxPods: 0,
+      machineInfo: () => machine,
+      ephemeralStorageCapacity: () => overrides.ephemeralStorage ?? 5000,
+      allocatableReservation: () => overrides.reservation ?? {},
+      versionInfo: () => ({
+        kernelVersion: fakeKernelVersion,
+        containerOsVersion: fakeContainerOSVersion,
+      }),
+      runtimeType: () => "test",
+      runtimeVersion: () => Promise.resolve("1.5.0"),
+      kubeletVersion,
+      kubeletPort: () => 10250,
+      nodeStatusMaxImages: overrides.maxImages ?? 5,
+      imageList: () => Promise.resolve(overrides.images ?? []),
+    },
+    ...overrides.options,
+  });
+  return { nodeStatus, client, clock, recorder, runtime };
+}
+
+function quiet(): () => void {
+  const previous = setLogSink(() => {});
+  return () => setLogSink(previous);
+}
+
+function makeImage(size: number, tags: string[]): Image {
+  return {
+    id: crypto.randomUUID(),
+    repoTags: tags,
+    repoDigests: [],
+    size: BigInt(size),
+    username: "",
+    pinned: false,
+  };
+}
+
+// Random images with more tags than node status reports, and what node status should list.
+function generateTestingImageLists(count: number, maxImages: number) {
+  const list: Image[] = [];
+  for (let i = 0; i < count; i++) {
+    const tags = Array.from(
+      { length: maxNamesPerImageInNodeStatus + 1 + Math.floor(Math.random() * 10) },
+      (_, j) => `registry.k8s.io:v${j + 1}`,
+    );
+    list.push(makeImage(Math.floor(Math.random() * 1e9) + 1, tags));
+  }
+  const sorted = [...list].sort((a, b) => Number(b.size - a.size));
+  const expected = sorted.map((img) => ({
+    names: img.repoTags.slice(0, maxNamesPerImageInNodeStatus),
+    sizeBytes: Number(img.size),
+  }));
+  return { list, expected: maxImages === -1 ? expected : expected.slice(0, maxImages) };
+}
+
+function conditionsWithoutTimes(cs: NodeCondition[] = []): NodeCondition[] {
+  return cs.map((c) => {
+    const { lastHeartbeatTime: _h, lastTransitionTime: _t, ...rest } = c;
+    return rest;
+  });
+}
+
+function baseConditions(
+  diskReason = "KubeletHasNoDiskPressure",
+  diskMessage = "kubelet has no disk pressure",
+): NodeCondition[] {
+  return [
+    {
+      type: "MemoryPressure",
+      status: "False",
+      reason: "KubeletHasSufficientMemory",
+      message: "kubelet has sufficient memory available",
+    },
+    { type: "DiskPressure", status: "False", reason: diskReason, message: diskMessage },
+    {
+      type: "PIDPressure",
+      status: "False",
+      reason: "KubeletHasSufficientPID",
+      message: "kubelet has sufficient PID available",
+    },
+    {
+      type: "Ready",
+      status: "True",
+      reason: "KubeletReady",
+      message: "kubelet is posting ready status",
+    },
+  ];
+}
+
+const nodeInfo = {
+  machineID: "123",
+  systemUUID: "abc",
+  bootID: "1b3",
+  kernelVersion: fakeKernelVersion,
+  osImage: fakeContainerOSVersion,
+  containerRuntimeVersion: "test://1.5.0",
+  kubeletVersion,
+  operatingSystem: goOS(),
+  architecture: goArch(),
+};
+
+function applyNodeStatusPatch(original: Node, patch: string): Node {
+  return strategicMergePatch(original, JSON.parse(patch), nodeSchema);
+}
+
+Deno.test("TestUpdateNewNodeStatus", async (t) => {
+  for (
+    const tc of [
+      { desc: "5 image limit", nodeStatusMaxImages: 5 },
+      { desc: "no image limit", nodeStatusMaxImages: -1 },
+    ]
+  ) {
+    await t.step(tc.desc, async () => {
+      const restore = quiet();
+      try {
+        const numTestImages = tc.nodeStatusMaxImages === -1 ? 5 : tc.nodeStatusMaxImages + 1;
+        const { list, expected: expectedImageList } = generateTestingImageLists(
+          numTestImages,
+          tc.nodeStatusMaxImages,
+        );
+        const existingNode: Node = { metadata: { name: testKubeletHostname } };
+        const client = new FakeClientset({ ...existingNode, kind: "Node", apiVersion: "v1" });
+        const k = newTestKubelet(client, {
+          images: list,
+          maxImages: tc.nodeStatusMaxImages,
+          reservation: { cpu: "200m", memory: "100e6", "ephemeral-storage": "2000" },
+        });
+        await k.nodeStatus.updateRuntimeUp();
+        await k.nodeStatus.updateNodeStatus();
+        const actions = client.actions;
+        assertEquals(actions.length, 2);
+        assertEquals([actions[1].verb, actions[1].resource, actions[1].subresource], [
+          "patch",
+          "nodes",
+          "status",
+        ]);
+        const updatedNode = applyNodeStatusPatch(existingNode, actions[1].patch!);
+        for (const c of updatedNode.status?.conditions ?? []) {
+          assert(c.lastHeartbeatTime, `lastHeartbeatTime for ${c.type} condition is zero`);
+          assert(c.lastTransitionTime, `lastTransitionTime for ${c.type} condition is zero`);
+        }
+        const conditions = updatedNode.status!.conditions!;
+        assertEquals(conditions.at(-1)?.type, "Ready", "NotReady should be last");
+        assertEquals(updatedNode.status?.images?.length, expectedImageList.length);
+        const expectedNode: Node = {
+          metadata: {
+            name: testKubeletHostname,
+            labels: { "kubernetes.io/os": goOS(), "kubernetes.io/arch": goArch() },
+          },
+          status: {
+            conditions: baseConditions(),
+            nodeInfo,
+            capacity: { cpu: "2", memory: "9765625Ki", pods: "0", "ephemeral-storage": "5000" },
+            allocatable: {
+              cpu: "1800m",
+              memory: "9900000000",
+              pods: "0",
+              "ephemeral-storage": "3000",
+            },
+            addresses: [
+              { type: "InternalIP", address: "127.0.0.1" },
+              { type: "Hostname", address: testKubeletHostname },
+            ],
+            daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+            images: expectedImageList,
+          },
+        };
+        updatedNode.status!.conditions = conditionsWithoutTimes(conditions);
+        assertEquals(updatedNode, expectedNode);
+      } finally {
+        restore();
+      }
+    });
+  }
+});
+
+Deno.test("TestUpdateExistingNodeStatus", async () => {
+  const restore = quiet();
+  try {
+    const old = "2012-01-01T00:00:00Z";
+    const withTimes = (cs: NodeCondition[]) =>
+      cs.map((c) => ({ ...c, lastHeartbeatTime: old, lastTransitionTime: old }));
+    const existingNode: Node = {
+      metadata: { name: testKubeletHostname },
+      spec: {},
+      status: {
+        conditions: withTimes(
+          baseConditions("KubeletHasSufficientDisk", "kubelet has sufficient disk space available"),
+        ),
+        capacity: { cpu: "3", memory: "20G", pods: "0" },
+        allocatable: { cpu: "2800m", memory: "19900M", pods: "0" },
+      },
+    };
+    const client = new FakeClientset({ ...structuredClone(existingNode), kind: "Node" });
+    const k = newTestKubelet(client, {
+      machineInfo: { memoryCapacity: 20e9 },
+      reservation: { cpu: "200m", memory: "100e6" },
+      images: [
+        makeImage(123, ["registry.k8s.io:v1", "registry.k8s.io:v2"]),
+        makeImage(456, ["registry.k8s.io:v3", "registry.k8s.io:v4"]),
+      ],
+    });
+    await k.nodeStatus.updateRuntimeUp();
+    await k.nodeStatus.updateNodeStatus();
+    assertEquals(client.actions.length, 2);
+    assertEquals(client.actions[1].verb, "patch");
+    const updatedNode = applyNodeStatusPatch(existingNode, client.actions[1].patch!);
+    for (const c of updatedNode.status!.conditions!) {
+      // The heartbeat moves to now; the transition time stays, no condition flipped.
+      assert(c.lastHeartbeatTime !== old, `lastHeartbeatTime for condition ${c.type}`);
+      assertEquals(c.lastTransitionTime, old, `lastTransitionTime for condition ${c.type}`);
+    }
+    assertEquals(updatedNode.status!.conditions!.at(-1)?.type, "Ready");
+    updatedNode.status!.conditions = conditionsWithoutTimes(updatedNode.status!.conditions);
+    assertEquals(updatedNode, {
+      metadata: {
+        name: testKubeletHostname,
+        labels: { "kubernetes.io/os": goOS(), "kubernetes.io/arch": goArch() },
+      },
+      spec: {},
+      status: {
+        // The reason of an unchanged condition is kept, even an outdated one.
+        conditions: baseConditions(
+          "KubeletHasSufficientDisk",
+          "kubelet has sufficient disk space available",
+        ),
+        nodeInfo,
+        capacity: { cpu: "2", memory: "19531250Ki", pods: "0", "ephemeral-storage": "5000" },
+        allocatable: {
+          cpu: "1800m",
+          memory: "19900000000",
+          pods: "0",
+          "ephemeral-storage": "5000",
+        },
+        addresses: [
+          { type: "InternalIP", address: "127.0.0.1" },
+          { type: "Hostname", address: testKubeletHostname },
+        ],
+        daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+        // Largest first (kubelet's image manager sorts; our setter sorts the runtime's list).
+        images: [
+          { names: ["registry.k8s.io:v3", "registry.k8s.io:v4"], sizeBytes: 456 },
+          { names: ["registry.k8s.io:v1", "registry.k8s.io:v2"], sizeBytes: 123 },
+        ],
+      },
+    });
+  } finally {
+    restore();
+  }
+});
+
+Deno.test("TestUpdateNodeStatusWithRuntimeStateError", async (t) => {
+  const restore = quiet();
+  try {
+    const client = new FakeClientset({ kind: "Node", metadata: { name: testKubeletHostname } });
+    const k = newTestKubelet(client);
+    const check = async (status: string, reason: string, message?: string, patched = true) => {
+      client.clearActions();
+      await k.nodeStatus.updateNodeStatus();
+      assertEquals(client.actions.map((a) => a.verb), patched ? ["get", "patch"] : ["get"]);
+      const node = await client.coreV1.nodes().get(testKubeletHostname);
+      const ready = node.status!.conditions!.at(-1)!;
+      assertEquals([ready.type, ready.status, ready.reason], ["Ready", status, reason]);
+      if (message !== undefined) assertEquals(ready.message, message);
+    };
+    await t.step("no runtime check yet → not ready", async () => {
+      await check(
+        "False",
+        "KubeletNotReady",
+        "container runtime status check may not have completed yet",
+      );
+    });
+    await t.step("runtime checked → ready, NodeReady event", async () => {
+      await k.nodeStatus.updateRuntimeUp();
+      await check("True", "KubeletReady", "kubelet is posting ready status");
+      assertEquals(
+        k.recorder.events.at(-1),
+        "Normal NodeReady Node 127.0.0.1 status is now: NodeReady",
+      );
+    });
+    await t.step("runtime check out of date → not ready, NodeNotReady event", async () => {
+      await k.clock.step(30_000);
+      await check("False", "KubeletNotReady", "container runtime is down");
+      assertEquals(
+        k.recorder.events.at(-1),
+        "Normal NodeNotReady Node 127.0.0.1 status is now: NodeNotReady",
+      );
+    });
+    await t.step("network not ready → not ready with the runtime's condition", async () => {
+      k.runtime.conditions = [
+        { type: "RuntimeReady", status: true },
+        {
+          type: "NetworkReady",
+          status: false,
+          reason: "NetworkPluginNotReady",
+          message: "Network plugin returns error: cni plugin not initialized",
+        },
+      ];
+      await k.nodeStatus.updateRuntimeUp();
+      await check(
+        "False",
+        "KubeletNotReady",
+        "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady " +
+          "message:Network plugin returns error: cni plugin not initialized",
+      );
+    });
+    await t.step("runtime not ready and no network condition → both errors", async () => {
+      k.runtime.conditions = [{ type: "RuntimeReady", status: false, reason: "x", message: "y" }];
+      await k.nodeStatus.updateRuntimeUp();
+      await check(
+        "False",
+        "KubeletNotReady",
+        "[container runtime not ready: RuntimeReady=false reason:x message:y, " +
+          "container runtime network not ready: <nil>]",
+      );
+    });
+    await t.step("status call fails → state kept until it goes stale", async () => {
+      k.runtime.conditions = [
+        { type: "RuntimeReady", status: true },
+        { type: "NetworkReady", status: true },
+      ];
+      await k.nodeStatus.updateRuntimeUp();
+      await check("True", "KubeletReady");
+      k.runtime.err = new Error("injected runtime status error");
+      await k.nodeStatus.updateRuntimeUp();
+      // Nothing changed: no patch within the report frequency.
+      await check("True", "KubeletReady", undefined, false);
+      await k.clock.step(30_000);
+      await check("False", "KubeletNotReady", "container runtime is down");
+    });
+  } finally {
+    restore();
+  }
+});
+
+Deno.test("TestRegisterWithApiServer", async () => {
+  const restore = quiet();
+  try {
+    const client = new FakeClientset();
+    client.addReactor("create", "nodes", () => ({
+      handled: true,
+      err: newAlreadyExists({ group: "", resource: "nodes" }, testKubeletHostname),
+    }));
+    client.addReactor("get", "nodes", () => ({
+      handled: true,
+      ret: {
+        metadata: {
+          name: testKubeletHostname,
+          labels: {
+            "kubernetes.io/hostname": testKubeletHostname,
+            "kubernetes.io/os": goOS(),
+            "kubernetes.io/arch": goArch(),
+            "beta.kubernetes.io/os": goOS(),
+            "beta.kubernetes.io/arch": goArch(),
+          },
+        },
+      },
+    }));
+    client.addReactor(
+      "patch",
+      "nodes",
+      (a) =>
+        a.subresource === "status"
+          ? { handled: true, ret: { metadata: { name: testKubeletHostname } } }
+          : { handled: true, err: new Error(`no reaction implemented for ${a.verb}`) },
+    );
+    client.addReactor("*", "*", (a) => ({
+      handled: true,
+      err: new Error(`no reaction implemented for ${a.verb} ${a.resource}`),
+    }));
+    const k = newTestKubelet(client, { machineInfo: { memoryCapacity: 1024 } });
+    let done = false;
+    const registered = k.nodeStatus.registerWithAPIServer().then(() => done = true);
+    await k.clock.step(100);
+    await registered;
+    assert(done);
+    assert(k.nodeStatus.registrationCompleted);
+    // POST, 409 → GET, then the existing node gets the attach-detach annotation and capacity.
+    assertEquals(client.actions.map((a) => `${a.verb} ${a.subresource}`.trim()), [
+      "create",
+      "get",
+      "patch status",
+    ]);
+    const patch = JSON.parse(client.actions[2].patch!);
+    assertEquals(
+      patch.metadata.annotations,
+      { "volumes.kubernetes.io/controller-managed-attach-detach": "true" },
+    );
+    assertEquals(patch.status.capacity.memory, "1Ki");
+  } finally {
+    restore();
+  }
+});
+
+Deno.test("TestInitialNode", async () => {
+  const restore = quiet();
+  try {
+    const client = new FakeClientset();
+    const k = newTestKubelet(client, {
+      options: {
+        nodeLabels: { "probelet.io/agent": "true", "kubernetes.io/hostname": "custom" },
+        registerWithTaints: [{ key: "probelet.io/agent", value: "true", effect: "NoExecute" }],
+      },
+    });
+    await k.nodeStatus.updateRuntimeUp();
+    const node = await k.nodeStatus.initialNode();
+    assertEquals(node.metadata, {
+      name: testKubeletHostname,
+      labels: {
+        "kubernetes.io/hostname": "custom",
+        "kubernetes.io/os": goOS(),
+        "kubernetes.io/arch": goArch(),
+        "beta.kubernetes.io/os": goOS(),
+        "beta.kubernetes.io/arch": goArch(),
+        "probelet.io/agent": "true",
+      },
+      annotations: { "volumes.kubernetes.io/controller-managed-attach-detach": "true" },
+    });
+    assertEquals(node.spec, {
+      taints: [{ key: "probelet.io/agent", value: "true", effect: "NoExecute" }],
+    });
+    assertEquals(node.status?.conditions?.at(-1)?.status, "True");
+    const unschedulable = newTestKubelet(client, { options: { registerSchedulable: false } });
+    assertEquals((await unschedulable.nodeStatus.initialNode()).spec, {
+      unschedulable: true,
+      taints: [{ key: "node.kubernetes.io/unschedulable", effect: "NoSchedule" }],
+    });
+  } finally {
+    restore();
+  }
+});
+
+Deno.test("TestRegistrationBackoff", async () => {
+  // Every POST fails: attempts come after 0.1, 0.2, 0.4 ... s, capped at 7 s.
+  const restore = quiet();
+  try {
+    const client = new FakeClientset();
+    const attempts: number[] = [];
+    const k = newTestKubelet(client);
+    const start = k.clock.now();
+    client.prependReactor("create", "nodes", () => {
+      attempts.push(k.clock.now() - start);
+      return { handled: true, err: newInternalError("etcdserver: request timed out") };
+    });
+    const registering = k.nodeStatus.registerWithAPIServer();
+    for (let i = 0; i < 40; i++) await k.clock.step(1000);
+    const gaps = attempts.map((t, i) => t - (i === 0 ? 0 : attempts[i - 1]));
+    assertEquals(gaps.slice(0, 9), [100, 200, 400, 800, 1600, 3200, 6400, 7000, 7000]);
+    assert(!k.nodeStatus.registrationCompleted);
+    await k.nodeStatus.stop();
+    await registering;
+    assertEquals(k.clock.pendingTimers(), 0);
+  } finally {
+    restore();
+  }
+});
+
+Deno.test("TestNodeStatusLoopPatchesOnChangeOrReportFrequency", async () => {
+  const restore = quiet();
+  try {
+    const client = new FakeClientset();
+    const k = newTestKubelet(client, {
+      options: { random: () => 0 },
+    });
+    k.nodeStatus.start();
+    const start = k.clock.now();
+    const log: string[] = [];
+    client.prependReactor("*", "nodes", (a) => {
+      log.push(
+        `${(k.clock.now() - start) / 1000}s ${a.verb}${a.subresource ? "/" + a.subresource : ""}`,
+      );
+      return { handled: false };
+    });
+    // Registration waits 100 ms; the fast update and the loop then see the node Ready.
+    for (let i = 0; i < 61; i++) await k.clock.step(10_000);
+    await k.nodeStatus.stop();
+    const patches = log.filter((l) => l.includes("patch"));
+    const gets = log.filter((l) => l.includes("get"));
+    assert(log[0] === "0.1s create", log.join("\n"));
+    // A GET every 10 s; a PATCH only when something changed (the first sync) or 5 min passed.
+    assert(gets.length >= 59, `${gets.length} GETs`);
+    assertEquals(patches, ["0.1s patch/status", "300.1s patch/status", "600.1s patch/status"]);
+    assertEquals(k.clock.pendingTimers(), 0, "nothing left registered after stop");
+  } finally {
+    restore();
+  }
+});
+
+Deno.test("TestReRegisterAfterNodeDeleted", async () => {
+  const restore = quiet();
+  try {
+    const client = new FakeClientset();
+    const k = newTestKubelet(client);
+    await k.nodeStatus.updateRuntimeUp();
+    const first = k.nodeStatus.syncNodeStatus();
+    await k.clock.step(100);
+    await first;
+    assert(k.nodeStatus.registrationCompleted);
+    // Someone deletes the Node: the next sync finds it gone and registers it again at once.
+    await client.coreV1.nodes().delete(testKubeletHostname);
+    client.clearActions();
+    const second = k.nodeStatus.syncNodeStatus();
+    await k.clock.step(100);
+    await second;
+    assertEquals(
+      client.actions.map((a) => `${a.verb}${a.subresource ? "/" + a.subresource : ""}`),
+      // The new Node carries the full status: the GET that follows finds nothing to patch.
+      ["get", "create", "get"],
+    );
+    const node = await client.coreV1.nodes().get(testKubeletHostname);
+    assertEquals(node.status?.conditions?.at(-1)?.status, "True");
+  } finally {
+    restore();
+  }
+});
+
+Deno.test("TestNodeStatusHasChanged", async (t) => {
+  const now = "2026-11-23T05:00:00Z";
+  const later = "2026-11-23T05:01:00Z";
+  const cond = (type: string, status: "True" | "False", hb: string, tr: string): NodeCondition => ({
+    type,
+    status,
+    lastHeartbeatTime: hb,
+    lastTransitionTime: tr,
+  });
+  const ready = cond("Ready", "True", now, now);
+  const readyHB = cond("Ready", "True", later, now);
+  const readyTR = cond("Ready", "True", later, later);
+  const notReady = cond("Ready", "False", now, now);
+  const mem = cond("MemoryPressure", "False", now, now);
+  const cases: [string, Parameters<typeof nodeStatusHasChanged>, boolean][] = [
+    ["Node status does not change with nil status.", [undefined, undefined], false],
+    ["Node status does not change with default status.", [{}, {}], false],
+    ["Node status changes with nil and default status.", [undefined, {}], true],
+    ["Node status changes with nil and status.", [undefined, { conditions: [ready, mem] }], true],
+    [
+      "Node status does not change with empty conditions.",
+      [{ conditions: [] }, { conditions: [] }],
+      false,
+    ],
+    [
+      "Node status does not change",
+      [{ conditions: [ready, mem] }, { conditions: [ready, mem] }],
+      false,
+    ],
+    ["Node status does not change even if heartbeat time changes.", [{ conditions: [ready, mem] }, {
+      conditions: [readyHB, mem],
+    }], false],
+    ["Node status does not change even if the orders of conditions are different.", [{
+      conditions: [ready, mem],
+    }, { conditions: [mem, readyHB] }], false],
+    ["Node status changes if condition status differs.", [{ conditions: [ready, mem] }, {
+      conditions: [notReady, mem],
+    }], true],
+    ["Node status changes if transition time changes.", [{ conditions: [ready, mem] }, {
+      conditions: [readyTR, mem],
+    }], true],
+    ["Node status changes with different number of conditions.", [{ conditions: [ready] }, {
+      conditions: [ready, mem],
+    }], true],
+    ["Node status changes with different phase.", [{ phase: "Pending", conditions: [ready] }, {
+      phase: "Running",
+      conditions: [ready],
+    }], true],
+    ["Empty and absent lists are the same.", [{ addresses: [] }, {}], false],
+  ];
+  for (const [desc, args, want] of cases) {
+    await t.step(desc, () => assertEquals(nodeStatusHasChanged(...args), want));
+  }
+});
