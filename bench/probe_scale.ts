@@ -19,11 +19,15 @@
  *   --render FILE     print the table of a saved --json report
  *   --profile DIR     write a V8 CPU profile (+ markdown summary) of each scenario process to DIR
  *   --v8-flags F      extra V8 flags for the scenario processes (e.g. --max-semi-space-size=64)
+ *   --probe-workers L probe pool threads, as the agent's --probe-workers (default: one per core;
+ *                     0 = probes on the main thread); a list such as 0,2 runs each scenario with
+ *                     each, interleaved, and names the rows kind/tN
  * @module
  */
 import process from "node:process";
 import type { FloorResult, TargetPorts } from "./floor.ts";
 import { loadAverage } from "./proc_stats.ts";
+import { defaultProbeWorkers } from "../src/probe/pool/pool.ts";
 import { runScenario, type ScenarioOptions, type ScenarioResult } from "./scenario.ts";
 
 const benchDir = new URL(".", import.meta.url).pathname;
@@ -44,6 +48,8 @@ interface Flags {
   profileDir?: string;
   /** Extra V8 flags for the scenario processes (e.g. --max-semi-space-size=64). */
   v8Flags?: string;
+  /** Probe pool sizes to run each scenario with. */
+  probeWorkers: number[];
 }
 
 function parseFlags(args: string[]): Flags {
@@ -72,6 +78,7 @@ function parseFlags(args: string[]): Flags {
     json: has("json"),
     profileDir: get("profile"),
     v8Flags: get("v8-flags"),
+    probeWorkers: list(get("probe-workers"), String(defaultProbeWorkers())).map(Number),
   };
 }
 
@@ -347,18 +354,27 @@ async function main(args: string[]): Promise<void> {
       durationS: flags.durationS,
       warmupS: flags.warmupS,
     };
-    const runs: { kind: string; workers: number; periodSeconds: number }[] = [];
+    const runs: { kind: string; workers: number; periodSeconds: number; probeWorkers: number }[] =
+      [];
     for (const kind of flags.kinds) {
       for (const workers of flags.workers) {
-        runs.push({ kind, workers, periodSeconds: flags.periodSeconds });
+        for (const probeWorkers of flags.probeWorkers) {
+          runs.push({ kind, workers, periodSeconds: flags.periodSeconds, probeWorkers });
+        }
       }
     }
     // Kubelet's default period is 10 s: the largest mix again at that period.
     if (flags.period10 && flags.kinds.includes("mix") && flags.periodSeconds !== 10) {
-      runs.push({ kind: "mix", workers: Math.max(...flags.workers), periodSeconds: 10 });
+      runs.push({
+        kind: "mix",
+        workers: Math.max(...flags.workers),
+        periodSeconds: 10,
+        probeWorkers: flags.probeWorkers[0],
+      });
     }
-    for (const { kind, workers, periodSeconds } of runs) {
-      const name = periodSeconds === flags.periodSeconds ? kind : `${kind}@${periodSeconds}s`;
+    for (const { kind, workers, periodSeconds, probeWorkers } of runs) {
+      const base = periodSeconds === flags.periodSeconds ? kind : `${kind}@${periodSeconds}s`;
+      const name = flags.probeWorkers.length > 1 ? `${base}/t${probeWorkers}` : base;
       log(`running ${name} × ${workers} ...`);
       const cpu0 = await targets.cpuSeconds();
       let result: Row;
@@ -373,6 +389,7 @@ async function main(args: string[]): Promise<void> {
             kind: kind as ScenarioOptions["kind"],
             workers,
             targets: ports,
+            probeWorkers,
           },
           flags.profileDir,
           flags.v8Flags,

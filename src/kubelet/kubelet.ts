@@ -15,6 +15,7 @@
  * back-off periods, calculateEffectiveGracePeriod) the prober needs.
  * @module
  */
+import type { ProbePool } from "../probe/pool/pool.ts";
 import { join } from "node:path";
 import type { Node, Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
 import { isNotFound } from "../client/errors.ts";
@@ -140,6 +141,8 @@ export interface KubeletOptions {
   metrics?: ProberMetrics;
   /** Probe start-up jitter source (default `Math.random`). */
   random?: () => number;
+  /** Threads for the HTTP, TCP and gRPC probe handlers (default: none, the main thread). */
+  probePool?: ProbePool;
   /**
    * API-server mode: pods bound to this node are watched here, their statuses and the mirror pods
    * of static pods are written here. Without it the agent runs static pods only.
@@ -288,6 +291,7 @@ export class Kubelet {
       clock: this.clock,
       metrics: this.metrics,
       random: options.random,
+      probePool: options.probePool,
     });
     this.backoff = new Backoff(this.clock, {
       initialMs: options.backOff?.initialMs ?? defaultBackOffInitialMs,

@@ -15,6 +15,7 @@ import type { EventRecorder } from "../../kubelet/events/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { defaultFlags, type KubeletFlags } from "./flags.ts";
+import { ProbePool } from "../../probe/pool/pool.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { newRemoteImageService, type RemoteImageService } from "../../cri_client/remote_image.ts";
 import { newNodeAgent, type NodeAgent } from "./apiserver_mode.ts";
@@ -94,6 +95,9 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     embedded.killLeftoverProcesses();
     runtime = embedded;
   }
+  // Handlers on pool threads time themselves on the wall clock, so a test clock keeps them here.
+  const workers = options.probeWorkers ?? (options.clock ? 0 : flags.probeWorkers);
+  const probePool = workers > 0 ? new ProbePool(workers) : undefined;
   const kubelet = new Kubelet({
     runtime,
     clock,
@@ -105,6 +109,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
     recorders: options.recorders,
+    probePool,
     // API-server mode: pods bound to this node, their statuses, mirror pods, admission.
     kubeClient: api?.kubeClient,
     getNode: () => node?.nodeStatus.lastNode,
@@ -122,6 +127,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
       try {
         await kubelet.stop({ leavePodsRunning: !stopPodsOnExit });
       } finally {
+        probePool?.close();
         // The node keeps its heartbeat until its pods are down.
         await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
         clients?.close();

@@ -85,6 +85,8 @@ export interface KubeletFlags {
   containerLogMaxSizeBytes: number;
   /** Log files kept per container, the current one included (`--container-log-max-files`). */
   containerLogMaxFiles: number;
+  /** Threads running HTTP, TCP and gRPC probes (probelet's own; 0 = on the main thread). */
+  probeWorkers: number;
   /** `--help` was given. */
   help: boolean;
   /** `--version` was given. */
@@ -346,6 +348,15 @@ const flagDefs: FlagDef[] = [
     defaultText: "100",
   },
   {
+    name: "probe-workers",
+    kind: "int",
+    nonNegative: true,
+    key: "probeWorkers",
+    usage: "probelet's own: threads that run HTTP, TCP and gRPC probes; 0 runs them on the " +
+      "main thread. Default: one per core.",
+    defaultText: "number of cores",
+  },
+  {
     name: "max-pods",
     kind: "int",
     nonNegative: true,
@@ -417,6 +428,7 @@ export function defaultFlags(): KubeletFlags {
     maxPods: 110,
     containerLogMaxSizeBytes: 10 * 1024 * 1024,
     containerLogMaxFiles: 5,
+    probeWorkers: Math.max(1, navigator.hardwareConcurrency || 1),
     help: false,
     version: false,
   };

@@ -15,6 +15,7 @@ import { type GrpcProber, newGrpcProber } from "../../probe/grpc/grpc.ts";
 import { ExitError } from "../../probe/exec/errors.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import { defaultProbeBudget, type ProbeBudget } from "../../probe/budget.ts";
+import type { ProbePool } from "../../probe/pool/pool.ts";
 import { goQuote } from "../../util/go_format.ts";
 import * as log from "../../util/log.ts";
 import {
@@ -349,7 +350,9 @@ export class Prober {
  * Creates a prober with kubelet's handlers: exec (honouring ExecProbeTimeout, default on), HTTP
  * without following redirects to other hosts, TCP and gRPC. `clock` times the HTTP, TCP and
  * gRPC handlers' timeouts (default: the wall clock). HTTP, TCP and gRPC probes run inside `budget`
- * (default: this process's descriptor budget, see src/probe/budget.ts).
+ * (default: this process's descriptor budget, see src/probe/budget.ts). With `pool`, the HTTP, TCP
+ * and gRPC handlers run on its threads (on the wall clock; their pool must not follow non-local
+ * redirects, as kubelet's default).
  *
  * @example
  * ```ts
@@ -359,14 +362,19 @@ export class Prober {
 export function newProber(
   runner: CommandRunner | undefined,
   recorder: EventRecorder,
-  options: { execProbeTimeout?: boolean; clock?: Clock; budget?: ProbeBudget } = {},
+  options: {
+    execProbeTimeout?: boolean;
+    clock?: Clock;
+    budget?: ProbeBudget;
+    pool?: ProbePool;
+  } = {},
 ): Prober {
-  const clock = options.clock;
+  const { clock, pool } = options;
   return new Prober({
     exec: newExecProber({ execProbeTimeout: options.execProbeTimeout ?? true }),
-    http: newHttpProber({ followNonLocalRedirects: false, clock }),
-    tcp: newTcpProber({ clock }),
-    grpc: newGrpcProber({ clock }),
+    http: pool?.http ?? newHttpProber({ followNonLocalRedirects: false, clock }),
+    tcp: pool?.tcp ?? newTcpProber({ clock }),
+    grpc: pool?.grpc ?? newGrpcProber({ clock }),
     runner,
     recorder,
     budget: options.budget ?? defaultProbeBudget(),

@@ -133,6 +133,7 @@ export class Registry {
   }
 
   #commitCreate(info: ResourceInfo, obj: JsonObject): JsonObject {
+    goZeroValues(info, obj);
     const meta = metaOf(obj);
     meta.uid = crypto.randomUUID();
     meta.creationTimestamp = formatTime(this.clock.now());
@@ -240,6 +241,7 @@ export class Registry {
       );
     }
     meta.resourceVersion = currentMeta.resourceVersion;
+    goZeroValues(info, next);
     const typed = withTypeMeta(info, next);
     if (jsonEqual(typed, withTypeMeta(info, current))) return typed;
     return withTypeMeta(info, this.storage.commit("MODIFIED", info.resource, typed));
@@ -276,19 +278,24 @@ export class Registry {
         this.storage,
       );
     }
-    const grace = info.resource === "pods" ? podGracePeriod(current, options) : 0;
-    if (meta.deletionTimestamp !== undefined) {
-      // Already terminating: a DELETE may only shorten the pending grace period.
-      const pending = meta.deletionGracePeriodSeconds ?? 0;
-      if (grace > 0 && grace >= pending) {
+    let last = current;
+    const hasFinalizers = (meta.finalizers ?? []).length > 0;
+    if (info.resource === "pods") {
+      // Pods always delete gracefully (podStrategy.CheckGracefulDelete): the deletion mark is
+      // written first (MODIFIED), even for grace 0, and a second DELETE may only shorten it.
+      const grace = podGracePeriod(current, options);
+      if (meta.deletionTimestamp !== undefined && grace >= (meta.deletionGracePeriodSeconds ?? 0)) {
         return { body: withTypeMeta(info, current), deleted: false };
       }
-      if (grace > 0) return this.#markDeleting(info, current, grace);
-    } else if (grace > 0) {
-      return this.#markDeleting(info, current, grace);
+      last = this.#markDeleting(info, current, grace);
+      if (grace > 0 || hasFinalizers) return { body: withTypeMeta(info, last), deleted: false };
+    } else if (hasFinalizers) {
+      if (meta.deletionTimestamp !== undefined) {
+        return { body: withTypeMeta(info, current), deleted: false };
+      }
+      return { body: withTypeMeta(info, this.#markDeleting(info, current, 0)), deleted: false };
     }
-    if ((meta.finalizers ?? []).length > 0) return this.#markDeleting(info, current, 0);
-    const gone = this.storage.commit("DELETED", info.resource, withTypeMeta(info, current));
+    const gone = this.storage.commit("DELETED", info.resource, withTypeMeta(info, last));
     if (info.returnDeletedObject) return { body: withTypeMeta(info, gone), deleted: true };
     return {
       body: {
@@ -307,18 +314,19 @@ export class Registry {
     };
   }
 
-  // Graceful deletion (rest.BeforeDelete): deletionTimestamp = now + grace, the grace period
-  // recorded, generation bumped; a second DELETE may only shorten a pending grace period.
-  #markDeleting(info: ResourceInfo, current: JsonObject, grace: number): DeleteResult {
-    const meta = metaOf(current);
-    if (meta.deletionTimestamp !== undefined && grace === 0) {
-      return { body: withTypeMeta(info, current), deleted: false };
+  // The deletion mark (rest.BeforeDelete): deletionTimestamp = now + grace and the grace period;
+  // the generation moves only when the mark is first set.
+  #markDeleting(info: ResourceInfo, current: JsonObject, grace: number): JsonObject {
+    const marked = clone(current);
+    const meta = metaOf(marked);
+    if (
+      meta.deletionTimestamp === undefined && meta.generation !== undefined && meta.generation > 0
+    ) {
+      meta.generation++;
     }
     meta.deletionTimestamp = formatTime(this.clock.now() + grace * 1000);
     meta.deletionGracePeriodSeconds = grace;
-    if (meta.generation !== undefined && meta.generation > 0) meta.generation++;
-    const stored = this.storage.commit("MODIFIED", info.resource, withTypeMeta(info, current));
-    return { body: withTypeMeta(info, stored), deleted: false };
+    return this.storage.commit("MODIFIED", info.resource, withTypeMeta(info, marked));
   }
 }
 
@@ -416,6 +424,20 @@ function prepareForCreate(info: ResourceInfo, obj: JsonObject): void {
     obj.status = defaultNodeStatus(asObject(obj.status));
   } else if (info.resource === "leases" && obj.spec === undefined) {
     obj.spec = {};
+  } else if (info.resource === "events") {
+    // Fields of core/v1 Event that Go writes even when unset.
+    obj.involvedObject ??= {};
+    obj.source ??= {};
+    obj.firstTimestamp ??= null;
+    obj.lastTimestamp ??= null;
+    obj.eventTime ??= null;
+    obj.reportingComponent ??= "";
+    obj.reportingInstance ??= "";
+  } else if (info.resource === "namespaces") {
+    const meta = metaOf(obj);
+    meta.labels = { ...meta.labels, "kubernetes.io/metadata.name": meta.name ?? "" };
+    obj.spec ??= { finalizers: ["kubernetes"] };
+    obj.status = { phase: "Active" };
   }
 }
 
@@ -493,6 +515,7 @@ function defaultPod(pod: JsonObject): void {
   if (!isMirror) {
     spec.serviceAccountName ??= "default";
     spec.serviceAccount ??= spec.serviceAccountName;
+    if (spec.automountServiceAccountToken !== false) addServiceAccountTokenVolume(spec);
   }
   const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations : [];
   for (const key of ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]) {
@@ -506,6 +529,97 @@ function defaultPod(pod: JsonObject): void {
     }
   }
   spec.tolerations = tolerations;
+}
+
+// Fields of the status structs that Go's encoder writes even when unset (no omitempty, or a
+// struct value): a client reading back what it wrote sees them, so the double writes them too.
+function goZeroValues(info: ResourceInfo, obj: JsonObject): void {
+  if (info.resource !== "pods" && info.resource !== "nodes") return;
+  const status = asObject(obj.status);
+  if (obj.status === undefined) return;
+  const conditionTimes = info.resource === "pods"
+    ? ["lastProbeTime", "lastTransitionTime"]
+    : ["lastHeartbeatTime", "lastTransitionTime"];
+  for (const c of Array.isArray(status.conditions) ? status.conditions : []) {
+    const condition = asObject(c);
+    condition.status ??= "";
+    for (const field of conditionTimes) condition[field] ??= null;
+  }
+  if (info.resource === "nodes") {
+    for (const a of Array.isArray(status.addresses) ? status.addresses : []) {
+      asObject(a).address ??= "";
+    }
+    for (const i of Array.isArray(status.images) ? status.images : []) asObject(i).names ??= null;
+    return;
+  }
+  for (
+    const field of ["initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"]
+  ) {
+    const list = status[field];
+    if (!Array.isArray(list)) continue;
+    for (const item of list) {
+      const cs = asObject(item);
+      cs.name ??= "";
+      cs.state = containerStateZero(cs.state);
+      cs.lastState = containerStateZero(cs.lastState);
+      cs.ready ??= false;
+      cs.restartCount ??= 0;
+      cs.image ??= "";
+      cs.imageID ??= "";
+    }
+  }
+}
+
+function containerStateZero(value: JsonValue | undefined): JsonObject {
+  const state = asObject(value);
+  if (state.running !== undefined) asObject(state.running).startedAt ??= null;
+  if (state.terminated !== undefined) {
+    const t = asObject(state.terminated);
+    t.exitCode ??= 0;
+    t.startedAt ??= null;
+    t.finishedAt ??= null;
+  }
+  return state;
+}
+
+// The ServiceAccount admission plugin's projected token volume, mounted into every container
+// (the double assumes the service account allows automounting, as the default one does).
+function addServiceAccountTokenVolume(spec: JsonObject): void {
+  const name = `kube-api-access-${randomSuffix()}`;
+  const volumes = Array.isArray(spec.volumes) ? spec.volumes : [];
+  volumes.push({
+    name,
+    projected: {
+      sources: [
+        { serviceAccountToken: { expirationSeconds: 3607, path: "token" } },
+        { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+        {
+          downwardAPI: {
+            items: [{
+              path: "namespace",
+              fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" },
+            }],
+          },
+        },
+      ],
+      defaultMode: 420,
+    },
+  });
+  spec.volumes = volumes;
+  for (const field of ["initContainers", "containers"]) {
+    const list = spec[field];
+    if (!Array.isArray(list)) continue;
+    for (const c of list) {
+      const container = asObject(c);
+      const mounts = Array.isArray(container.volumeMounts) ? container.volumeMounts : [];
+      mounts.push({
+        name,
+        readOnly: true,
+        mountPath: "/var/run/secrets/kubernetes.io/serviceaccount",
+      });
+      container.volumeMounts = mounts;
+    }
+  }
 }
 
 // The defaulting every decode applies (create, update and the result of a patch alike).

@@ -103,17 +103,20 @@ Deno.test("watch: from N replays later changes in order; DELETED carries the las
     server.double.create("pods", pod("b"));
     server.double.delete("pods", { name: "a" });
     const events = watchReader(await watch(`resourceVersion=${from}`));
-    const got = [await events.next(), await events.next(), await events.next()];
+    const got = [];
+    for (let n = 0; n < 4; n++) got.push(await events.next());
+    // A pod delete writes its deletion mark first (MODIFIED), then removes it (DELETED).
     assertEquals(got.map((e) => `${e?.type} ${podName(e)}`), [
       "MODIFIED a",
       "ADDED b",
+      "MODIFIED a",
       "DELETED a",
     ]);
-    assertEquals(
-      ((got[2]?.object.metadata as Record<string, unknown>).labels as Record<string, string>).x,
-      "1",
-    );
-    assertEquals(rvOf(got[2]), String(server.double.storage.resourceVersion));
+    const deleted = got[3]?.object.metadata as Record<string, unknown>;
+    assertEquals((deleted.labels as Record<string, string>).x, "1");
+    assertEquals(deleted.deletionGracePeriodSeconds, 0);
+    assertEquals(rvOf(got[3]), String(server.double.storage.resourceVersion));
+    assertEquals(Number(rvOf(got[2])), Number(rvOf(got[3])) - 1);
     await events.cancel();
   });
 });
