@@ -47,6 +47,11 @@ export interface ApiTarget {
   node: Requester;
   /** The double itself (request log, hooks); undefined for the real server. */
   double?: ApiServerDouble;
+  /**
+   * Requests by a node identity that were answered 403 or 5xx since the target was opened, as
+   * `"<code> <verb> <uri> <user>"`: from the double's request log, or the real server's audit log.
+   */
+  nodeRefusals(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -63,6 +68,7 @@ function requester(identity: Identity): { request: Requester; close(): void } {
     cert: identity.cert,
     key: identity.key,
   });
+  let closed = false;
   return {
     request: async (method, path, options = {}) => {
       const headers: Record<string, string> = { Accept: "application/json" };
@@ -81,7 +87,10 @@ function requester(identity: Identity): { request: Requester; close(): void } {
       }
       return { status: res.status, body: parsed };
     },
-    close: () => client.close(),
+    close: () => {
+      if (!closed) client.close();
+      closed = true;
+    },
   };
 }
 
@@ -153,6 +162,12 @@ export async function startDoubleTarget(nodeName = "probelet-node"): Promise<Api
     admin: admin.request,
     node: node.request,
     double: server.double,
+    nodeRefusals: () =>
+      Promise.resolve(
+        server.double.requests
+          .filter((r) => r.user.startsWith("system:node:") && (r.status === 403 || r.status >= 500))
+          .map((r) => `${r.status} ${r.verb} ${r.path}${r.query ? `?${r.query}` : ""} ${r.user}`),
+      ),
     close: async () => {
       admin.close();
       node.close();
@@ -193,6 +208,8 @@ export async function realKubeApiServer(): Promise<ApiTarget | string> {
     }); start it with \`bash scripts/kube-apiserver.sh up\``;
   }
   const node = requester(await identityFrom(nodeKubeconfig));
+  const auditLog = Deno.env.get("PROBELET_KUBE_AUDIT_LOG") ?? join(state, "audit.log");
+  const auditStart = await Deno.stat(auditLog).then((s) => s.size, () => -1);
   return {
     kind: "kube-apiserver",
     url: adminId.server,
@@ -201,6 +218,23 @@ export async function realKubeApiServer(): Promise<ApiTarget | string> {
     adminKubeconfig,
     admin: admin.request,
     node: node.request,
+    nodeRefusals: async () => {
+      if (auditStart < 0) {
+        throw new Error(`no audit log at ${auditLog}: restart the server with the current script`);
+      }
+      const bytes = await Deno.readFile(auditLog);
+      const out: string[] = [];
+      for (const line of new TextDecoder().decode(bytes.subarray(auditStart)).split("\n")) {
+        if (!line.trim()) continue;
+        const e = JSON.parse(line);
+        const code = e.responseStatus?.code ?? 0;
+        const user = String(e.user?.username ?? "");
+        if (user.startsWith("system:node:") && (code === 403 || code >= 500)) {
+          out.push(`${code} ${e.verb} ${e.requestURI} ${user}`);
+        }
+      }
+      return out;
+    },
     close: () => {
       admin.close();
       node.close();

@@ -55,7 +55,8 @@ export interface GCResult {
 
 interface EvictableContainer {
   id: string;
-  createdAt: number;
+  /** CRI nanoseconds: milliseconds would tie for containers made in the same millisecond. */
+  createdAt: bigint;
 }
 
 /**
@@ -105,11 +106,11 @@ export class ContainerGC {
       const key = `${info.podUID}/${info.containerName}`;
       let unit = units.get(key);
       if (!unit) units.set(key, unit = { uid: info.podUID, containers: [] });
-      unit.containers.push({ id: c.id, createdAt });
+      unit.containers.push({ id: c.id, createdAt: c.createdAt });
     }
 
     for (const unit of units.values()) {
-      unit.containers.sort((a, b) => b.createdAt - a.createdAt);
+      unit.containers.sort((a, b) => compareDesc(a.createdAt, b.createdAt));
       let keep = policy.maxPerPodContainer < 0 ? unit.containers.length : policy.maxPerPodContainer;
       if (options.allSourcesReady && this.#pods.shouldPodContentBeRemoved(unit.uid)) keep = 0;
       for (const c of unit.containers.slice(keep)) {
@@ -128,7 +129,7 @@ export class ContainerGC {
       byPod.set(uid, [...(byPod.get(uid) ?? []), s]);
     }
     for (const [uid, list] of byPod) {
-      list.sort((a, b) => (a.createdAt === b.createdAt ? 0 : a.createdAt > b.createdAt ? -1 : 1));
+      list.sort((a, b) => compareDesc(a.createdAt, b.createdAt));
       const gone = options.allSourcesReady && this.#pods.shouldPodContentBeRemoved(uid);
       for (const [i, s] of list.entries()) {
         if (s.state === "SANDBOX_READY" || withContainers.has(s.id)) continue;
@@ -156,6 +157,10 @@ export class ContainerGC {
       return false;
     }
   }
+}
+
+function compareDesc(a: bigint, b: bigint): number {
+  return a === b ? 0 : a > b ? -1 : 1;
 }
 
 /**

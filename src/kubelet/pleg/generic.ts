@@ -127,7 +127,7 @@ export class GenericPLEG {
   readonly #thresholdMs: number;
   readonly #events: Channel<PodLifecycleEvent>;
   #records = new Map<string, PodRecord>();
-  #relistTime = 0;
+  #relistTime?: number;
   #timer?: ClockTimer;
   #running = false;
   #relisting?: Promise<void>;
@@ -170,7 +170,9 @@ export class GenericPLEG {
 
   /** Whether a relist succeeded within the threshold (kubelet's `Healthy`). */
   healthy(): { ok: boolean; message: string } {
-    if (this.#relistTime === 0) return { ok: false, message: "pleg has yet to be successful" };
+    if (this.#relistTime === undefined) {
+      return { ok: false, message: "pleg has yet to be successful" };
+    }
     const elapsed = this.#clock.since(this.#relistTime);
     if (elapsed > this.#thresholdMs) {
       return {

@@ -53,6 +53,7 @@ Deno.test({
   ignore: !haveOpenssl,
   fn: async () => {
     const dir = await Deno.makeTempDir();
+    const previous = setLogSink(() => {});
     try {
       const { cert, key } = await makeCert(dir, "/O=system:nodes/CN=system:node:node-a");
       const config = { host: "https://127.0.0.1:6443", certData: cert, keyData: key };
@@ -75,6 +76,7 @@ Deno.test({
       checkNodeIdentity({ host: "h", certData: admin.cert }, "node-b", "kc");
       checkNodeIdentity({ host: "h", bearerToken: "t" }, "node-b", "kc");
     } finally {
+      setLogSink(previous);
       await Deno.remove(dir, { recursive: true });
     }
   },
@@ -191,6 +193,19 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
       "NodeHasNoDiskPressure",
       "NodeHasSufficientPID",
     ]);
+    // ... and reach the API server through the event client, as kubelet's recorder sends them.
+    const created = client.actions.filter((a) => a.resource === "events" && a.verb === "create")
+      // deno-lint-ignore no-explicit-any
+      .map((a) => a.object as any);
+    assertEquals(created.map((e) => e.reason), [
+      "NodeHasSufficientMemory",
+      "NodeHasNoDiskPressure",
+      "NodeHasSufficientPID",
+    ]);
+    assertEquals(created[0].metadata.namespace, "default");
+    assertEquals(created[0].source, { component: "kubelet", host: "probelet-test" });
+    assertEquals(created[0].involvedObject.kind, "Node");
+    assertEquals(created[0].message, "Node probelet-test status is now: NodeHasSufficientMemory");
   } finally {
     await agent?.stop();
     setLogSink(previous);

@@ -2,7 +2,7 @@
 // double and to the kube-apiserver that scripts/kube-apiserver.sh starts, and every answer (status
 // code and body, with UIDs, timestamps, resourceVersions and managedFields masked) must match.
 // Where no real kube-apiserver runs, the test is skipped and says why.
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import {
   type ApiAnswer,
   type ApiTarget,
@@ -320,6 +320,12 @@ Deno.test({
     try {
       const want = await run(realTarget, ns);
       const got = await run(double, ns);
+      // The refused node requests read from the audit log match the double's request log.
+      await t.step("node refusals: audit log and request log agree", async () => {
+        const refused = (await realTarget.nodeRefusals()).sort();
+        assert(refused.length >= 8, refused.join("\n"));
+        assertEquals((await double.nodeRefusals()).sort(), refused);
+      });
       const list = steps(ns, realTarget.nodeName);
       for (let i = 0; i < list.length; i++) {
         await t.step(`${list[i].name}: ${list[i].method} ${list[i].path}`, () => {
