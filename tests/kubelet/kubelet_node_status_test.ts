@@ -734,3 +734,29 @@ Deno.test("TestFastStatusUpdateOnce", async () => {
     restore();
   }
 });
+
+Deno.test("TestRecordNodeSchedulableEvent", async () => {
+  const restore = quiet();
+  try {
+    const client = new FakeClientset({ kind: "Node", metadata: { name: testKubeletHostname } });
+    const k = newTestKubelet(client);
+    await k.nodeStatus.updateRuntimeUp();
+    await k.nodeStatus.updateNodeStatus();
+    const schedulingEvents = () => k.recorder.events.filter((e) => e.includes("Schedulable"));
+    assertEquals(schedulingEvents(), []);
+    // kubectl cordon, then uncordon.
+    const cordon = async (unschedulable: boolean) => {
+      const node = await client.coreV1.nodes().get(testKubeletHostname);
+      await client.coreV1.nodes().update({ ...node, spec: { unschedulable } });
+      await k.nodeStatus.updateNodeStatus();
+    };
+    await cordon(true);
+    await cordon(false);
+    assertEquals(schedulingEvents(), [
+      "Normal NodeNotSchedulable Node 127.0.0.1 status is now: NodeNotSchedulable",
+      "Normal NodeSchedulable Node 127.0.0.1 status is now: NodeSchedulable",
+    ]);
+  } finally {
+    restore();
+  }
+});
