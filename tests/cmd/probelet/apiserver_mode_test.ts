@@ -163,8 +163,12 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
       port: 0,
       random: () => 0,
     });
-    // Registration after 100 ms, then the lease; a 10 s tick renews it.
-    for (let i = 0; i < 12; i++) await clock.step(1000);
+    // Registration after 100 ms, then the lease; a 10 s tick renews it. Start-up does real I/O
+    // (files of the embedded runtime), so wait for the lease in fake-time steps before timing.
+    const leaseCreated = () => client.tracker.get("leases", "kube-node-lease", "probelet-test");
+    for (let i = 0; i < 100 && !leaseCreated(); i++) await clock.step(100);
+    assert(leaseCreated(), "lease created after registration");
+    for (let i = 0; i < 11; i++) await clock.step(1000);
     const node = client.tracker.get("nodes", "", "probelet-test") as Node;
     assert(node, "node registered");
     assertEquals(node.metadata.labels?.["probelet.io/agent"], "true");
