@@ -287,7 +287,25 @@ cmd_up() {
   echo $! >"$base/kube-apiserver.pid"
   say "started=kube-apiserver pid=$(cat "$base/kube-apiserver.pid")"
   wait_ready "$start"
+  default_service_accounts
   cmd_env
+}
+
+# No controller-manager runs, so nothing creates the namespaces' `default` ServiceAccount, without
+# which the ServiceAccount admission plugin refuses every pod.
+default_service_accounts() {
+  local pki=$base/pki ns code
+  for ns in default kube-system kube-public kube-node-lease; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" --cert "$pki/admin.crt" \
+      --key "$pki/admin.key" -X POST -H 'Content-Type: application/json' \
+      -d '{"metadata":{"name":"default"}}' \
+      "https://127.0.0.1:$api_port/api/v1/namespaces/$ns/serviceaccounts")
+    case $code in
+    201 | 409) ;;
+    *) die "creating the default ServiceAccount in $ns answered HTTP $code" ;;
+    esac
+  done
+  say "serviceaccounts=default namespaces=default,kube-system,kube-public,kube-node-lease"
 }
 
 cmd_down() {
