@@ -18,6 +18,7 @@
 #   admin.kubeconfig   CN=probelet-admin, O=system:masters (set-up and assertions only)
 #   node.kubeconfig    CN=system:node:$PROBELET_NODE_NAME, O=system:nodes (what the agent runs with)
 #   other-node.kubeconfig  CN=system:node:probelet-other, O=system:nodes (to check the node authorizer)
+# and audit.log (metadata of every request, JSON lines) so tests can check no request was refused.
 # kube-apiserver runs with --authorization-mode=Node,RBAC and --enable-admission-plugins=NodeRestriction,
 # serving on https://127.0.0.1:$PROBELET_KUBE_PORT. Processes are stopped by pid file, never by name.
 # Output is key=value lines.
@@ -267,7 +268,12 @@ cmd_up() {
     sleep 0.1
   done
   say "started=etcd pid=$(cat "$base/etcd.pid") url=http://127.0.0.1:$etcd_port ready_ms=$(($(date +%s%3N) - start))"
+  # Audit log (metadata only): tests read it to check that a node's requests were never refused.
+  printf 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n- level: Metadata\n' \
+    >"$base/audit-policy.yaml"
   "$cache/kube-apiserver" \
+    --audit-policy-file "$base/audit-policy.yaml" --audit-log-path "$base/audit.log" \
+    --audit-log-maxsize 200 --audit-log-maxbackup 1 \
     --etcd-servers "http://127.0.0.1:$etcd_port" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
     --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
@@ -281,7 +287,25 @@ cmd_up() {
   echo $! >"$base/kube-apiserver.pid"
   say "started=kube-apiserver pid=$(cat "$base/kube-apiserver.pid")"
   wait_ready "$start"
+  default_service_accounts
   cmd_env
+}
+
+# No controller-manager runs, so nothing creates the namespaces' `default` ServiceAccount, without
+# which the ServiceAccount admission plugin refuses every pod.
+default_service_accounts() {
+  local pki=$base/pki ns code
+  for ns in default kube-system kube-public kube-node-lease; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" --cert "$pki/admin.crt" \
+      --key "$pki/admin.key" -X POST -H 'Content-Type: application/json' \
+      -d '{"metadata":{"name":"default"}}' \
+      "https://127.0.0.1:$api_port/api/v1/namespaces/$ns/serviceaccounts")
+    case $code in
+    201 | 409) ;;
+    *) die "creating the default ServiceAccount in $ns answered HTTP $code" ;;
+    esac
+  done
+  say "serviceaccounts=default namespaces=default,kube-system,kube-public,kube-node-lease"
 }
 
 cmd_down() {
@@ -315,6 +339,7 @@ cmd_env() {
   echo "PROBELET_KUBE_NODE_KUBECONFIG=$base/node.kubeconfig"
   echo "PROBELET_KUBE_OTHER_NODE_KUBECONFIG=$base/other-node.kubeconfig"
   echo "PROBELET_NODE_NAME=$node_name"
+  echo "PROBELET_KUBE_AUDIT_LOG=$base/audit.log"
 }
 
 case "${1:-}" in

@@ -471,13 +471,15 @@ export class StreamWatcher<T> implements Watch<T> {
         if (chunk.done) break;
         this.#armIdle();
         buffer += chunk.value;
+        // Scan by position and cut the buffer once per chunk (no copy per line).
+        let from = 0;
         let newline: number;
-        while ((newline = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, newline).trim();
-          buffer = buffer.slice(newline + 1);
+        while (!this.#ending && (newline = buffer.indexOf("\n", from)) >= 0) {
+          const line = buffer.slice(from, newline).trim();
+          from = newline + 1;
           if (line) yield this.#decode(line);
-          if (this.#ending) break;
         }
+        buffer = buffer.slice(from);
         if (this.#ending) break;
       }
       if (!this.#ending && buffer.trim()) yield this.#decode(buffer.trim());

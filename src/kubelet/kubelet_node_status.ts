@@ -176,6 +176,8 @@ export class KubeletNodeStatus {
   #lastStatusReportTime?: number;
   /** The Node as last read or written (kubelet reads its node informer here). */
   #lastNode?: Node;
+  /** `spec.unschedulable` as last seen, for NodeSchedulable/NodeNotSchedulable events. */
+  #lastNodeUnschedulable = false;
   /** Serialises syncNodeStatus and fastNodeStatusUpdate (kubelet's syncNodeStatusMux). */
   #lock: Promise<void> = Promise.resolve();
   #stop = new AbortController();
@@ -624,8 +626,20 @@ export class KubeletNodeStatus {
         storageErrors: () => this.runtimeState.storageErrors(),
         recordEvent: recordStatus,
       }),
+      (node) => this.recordNodeSchedulableEvent(node),
     ];
     return setters;
+  }
+
+  /** Records NodeSchedulable / NodeNotSchedulable when `spec.unschedulable` changed (a cordon). */
+  recordNodeSchedulableEvent(node: Node): void {
+    const unschedulable = node.spec?.unschedulable ?? false;
+    if (this.#lastNodeUnschedulable === unschedulable) return;
+    this.recordNodeStatusEvent(
+      EventType.Normal,
+      unschedulable ? "NodeNotSchedulable" : "NodeSchedulable",
+    );
+    this.#lastNodeUnschedulable = unschedulable;
   }
 }
 

@@ -1,6 +1,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import type { Node, NodeCondition } from "../../src/api/core/v1/mod.ts";
 import { newAlreadyExists, newInternalError } from "../../src/client/errors.ts";
+import { newForConfig } from "../../src/client/kubernetes/clientset.ts";
 import type { Image } from "../../src/cri_client/api.ts";
 import type { MachineInfo } from "../../src/kubelet/cadvisor/cadvisor.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
@@ -647,5 +648,115 @@ Deno.test("TestNodeStatusHasChanged", async (t) => {
   ];
   for (const [desc, args, want] of cases) {
     await t.step(desc, () => assertEquals(nodeStatusHasChanged(...args), want));
+  }
+});
+
+Deno.test({
+  name: "TestUpdateExistingNodeStatusTimeout",
+  // The client keeps no socket open after each timed-out request is abandoned.
+  sanitizeResources: false,
+  fn: async () => {
+    const restore = quiet();
+    // A server that accepts connections and never answers.
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const conns: Deno.Conn[] = [];
+    let attempts = 0;
+    const accepting = (async () => {
+      for await (const conn of listener) {
+        attempts++;
+        conns.push(conn);
+      }
+    })().catch(() => {});
+    const heartbeatClient = newForConfig({
+      host: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
+      qps: -1,
+      timeoutMs: 200,
+    });
+    let failureCallbacks = 0;
+    try {
+      const k = newTestKubelet(new FakeClientset(), {
+        options: {
+          heartbeatClient,
+          onRepeatedHeartbeatFailure: () => failureCallbacks++,
+        },
+      });
+      // Should fail, but not hang.
+      let err: unknown;
+      try {
+        await k.nodeStatus.updateNodeStatus();
+      } catch (e) {
+        err = e;
+      }
+      assert(err instanceof Error, "updateNodeStatus must fail");
+      // A fresh connection per timed-out request, or one reused: at least one, five tries.
+      assert(attempts >= 1, `${attempts} connections`);
+      assertEquals(failureCallbacks, 4, "called after every failed try but the first");
+    } finally {
+      heartbeatClient.close();
+      listener.close();
+      for (const c of conns) c.close();
+      await accepting;
+      restore();
+    }
+  },
+});
+
+Deno.test("TestFastStatusUpdateOnce", async () => {
+  const restore = quiet();
+  try {
+    const client = new FakeClientset();
+    const k = newTestKubelet(client);
+    // The runtime is not ready at start-up: the Node registers NotReady.
+    k.runtime.conditions = [{ type: "RuntimeReady", status: false, reason: "Starting" }];
+    k.nodeStatus.start();
+    await k.clock.step(100);
+    const ready = async () =>
+      (await client.coreV1.nodes().get(testKubeletHostname)).status?.conditions?.at(-1)?.status;
+    assertEquals(await ready(), "False");
+    // It turns ready between two status ticks: the fast path patches within 100 ms.
+    await k.clock.step(1_000);
+    k.runtime.conditions = [
+      { type: "RuntimeReady", status: true },
+      { type: "NetworkReady", status: true },
+    ];
+    const before = client.actions.length;
+    await k.clock.step(100);
+    assertEquals(await ready(), "True");
+    const sinceFlip = client.actions.slice(before).map((a) => `${a.verb}/${a.subresource}`);
+    assert(sinceFlip.includes("patch/status"), sinceFlip.join(", "));
+    // Once Ready is True in the API the fast path ends: later rounds send nothing.
+    const after = client.actions.length;
+    await k.clock.step(1_000);
+    assertEquals(client.actions.slice(after).length, 0);
+    await k.nodeStatus.stop();
+    assertEquals(k.clock.pendingTimers(), 0);
+  } finally {
+    restore();
+  }
+});
+
+Deno.test("TestRecordNodeSchedulableEvent", async () => {
+  const restore = quiet();
+  try {
+    const client = new FakeClientset({ kind: "Node", metadata: { name: testKubeletHostname } });
+    const k = newTestKubelet(client);
+    await k.nodeStatus.updateRuntimeUp();
+    await k.nodeStatus.updateNodeStatus();
+    const schedulingEvents = () => k.recorder.events.filter((e) => e.includes("Schedulable"));
+    assertEquals(schedulingEvents(), []);
+    // kubectl cordon, then uncordon.
+    const cordon = async (unschedulable: boolean) => {
+      const node = await client.coreV1.nodes().get(testKubeletHostname);
+      await client.coreV1.nodes().update({ ...node, spec: { unschedulable } });
+      await k.nodeStatus.updateNodeStatus();
+    };
+    await cordon(true);
+    await cordon(false);
+    assertEquals(schedulingEvents(), [
+      "Normal NodeNotSchedulable Node 127.0.0.1 status is now: NodeNotSchedulable",
+      "Normal NodeSchedulable Node 127.0.0.1 status is now: NodeSchedulable",
+    ]);
+  } finally {
+    restore();
   }
 });

@@ -12,6 +12,7 @@
  */
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { nodeRefusals } from "../../scripts/audit_refusals.ts";
 import {
   type ApiServerDouble,
   kubeconfigYaml,
@@ -47,6 +48,11 @@ export interface ApiTarget {
   node: Requester;
   /** The double itself (request log, hooks); undefined for the real server. */
   double?: ApiServerDouble;
+  /**
+   * Requests by a node identity that were answered 403 or 5xx since the target was opened, as
+   * `"<code> <verb> <uri> <user>"`: from the double's request log, or the real server's audit log.
+   */
+  nodeRefusals(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -63,6 +69,7 @@ function requester(identity: Identity): { request: Requester; close(): void } {
     cert: identity.cert,
     key: identity.key,
   });
+  let closed = false;
   return {
     request: async (method, path, options = {}) => {
       const headers: Record<string, string> = { Accept: "application/json" };
@@ -81,7 +88,10 @@ function requester(identity: Identity): { request: Requester; close(): void } {
       }
       return { status: res.status, body: parsed };
     },
-    close: () => client.close(),
+    close: () => {
+      if (!closed) client.close();
+      closed = true;
+    },
   };
 }
 
@@ -153,6 +163,12 @@ export async function startDoubleTarget(nodeName = "probelet-node"): Promise<Api
     admin: admin.request,
     node: node.request,
     double: server.double,
+    nodeRefusals: () =>
+      Promise.resolve(
+        server.double.requests
+          .filter((r) => r.user.startsWith("system:node:") && (r.status === 403 || r.status >= 500))
+          .map((r) => `${r.status} ${r.verb} ${r.path}${r.query ? `?${r.query}` : ""} ${r.user}`),
+      ),
     close: async () => {
       admin.close();
       node.close();
@@ -193,6 +209,8 @@ export async function realKubeApiServer(): Promise<ApiTarget | string> {
     }); start it with \`bash scripts/kube-apiserver.sh up\``;
   }
   const node = requester(await identityFrom(nodeKubeconfig));
+  const auditLog = Deno.env.get("PROBELET_KUBE_AUDIT_LOG") ?? join(state, "audit.log");
+  const auditStart = await Deno.stat(auditLog).then((s) => s.size, () => -1);
   return {
     kind: "kube-apiserver",
     url: adminId.server,
@@ -201,6 +219,13 @@ export async function realKubeApiServer(): Promise<ApiTarget | string> {
     adminKubeconfig,
     admin: admin.request,
     node: node.request,
+    nodeRefusals: async () => {
+      if (auditStart < 0) {
+        throw new Error(`no audit log at ${auditLog}: restart the server with the current script`);
+      }
+      const bytes = await Deno.readFile(auditLog);
+      return nodeRefusals(new TextDecoder().decode(bytes.subarray(auditStart)));
+    },
     close: () => {
       admin.close();
       node.close();

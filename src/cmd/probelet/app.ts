@@ -11,7 +11,8 @@ import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { Kubelet, type KubeletOptions } from "../../kubelet/kubelet.ts";
 import { EmbeddedRuntimeService } from "../../kubelet/kuberuntime/embedded/mod.ts";
 import { type KubeletServer, serve } from "../../kubelet/server/server.ts";
-import type { EventRecorder } from "../../kubelet/events/mod.ts";
+import { type EventRecorder, LogRecorder } from "../../kubelet/events/mod.ts";
+import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { defaultFlags, type KubeletFlags } from "./flags.ts";
@@ -95,6 +96,18 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     embedded.killLeftoverProcesses();
     runtime = embedded;
   }
+  // Events also go to the API server, through client-go's correlator, as kubelet's
+  // makeEventRecorder sets up (source: component kubelet, host = node name).
+  let broadcaster: EventBroadcaster | undefined;
+  let recorders = options.recorders;
+  if (api) {
+    broadcaster = new EventBroadcaster({ clock });
+    broadcaster.startRecordingToSink(new EventSinkImpl(api.eventClient));
+    recorders = [
+      ...(recorders ?? [new LogRecorder()]),
+      broadcaster.newRecorder({ component: "kubelet", host: flags.nodeName }),
+    ];
+  }
   // Handlers on pool threads time themselves on the wall clock, so a test clock keeps them here.
   const workers = options.probeWorkers ?? (options.clock ? 0 : flags.probeWorkers);
   const probePool = workers > 0 ? new ProbePool(workers) : undefined;
@@ -108,7 +121,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     fileCheckFrequencyMs: flags.fileCheckFrequencyMs,
     gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
-    recorders: options.recorders,
+    recorders,
     probePool,
     // API-server mode: pods bound to this node, their statuses, mirror pods, admission.
     kubeClient: api?.kubeClient,
@@ -130,6 +143,8 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         probePool?.close();
         // The node keeps its heartbeat until its pods are down.
         await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
+        // Events still queued are dropped at exit, as kubelet's are.
+        broadcaster?.shutdown();
         clients?.close();
         imageService?.close();
         await server?.shutdown().catch(() => {});

@@ -6,7 +6,7 @@
  * RunInContainer in kubelet's pkg/kubelet/kuberuntime/kuberuntime_container.go.
  * @module
  */
-import { join } from "node:path";
+import { buildContainerLogsDirectory } from "./helpers.ts";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type {
   ContainerConfig,
@@ -118,7 +118,9 @@ export async function startContainer(
   const config = generateContainerConfig(pod, container, { restartCount, nodeName: m.nodeName });
   let containerID: string;
   try {
-    await Deno.mkdir(join(sandboxConfig.logDirectory!, container.name), { recursive: true });
+    await Deno.mkdir(buildContainerLogsDirectory(sandboxConfig.logDirectory!, container.name), {
+      recursive: true,
+    });
     containerID = await m.runtime.createContainer(sandboxID, config, { sandboxConfig });
   } catch (e) {
     // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.

@@ -3,7 +3,7 @@
  * Mirrors generatePodSandboxConfig in kubelet's pkg/kubelet/kuberuntime/kuberuntime_sandbox.go.
  * @module
  */
-import { join } from "node:path";
+import { buildPodLogsDirectory } from "./helpers.ts";
 import type { Pod } from "../../api/core/v1/mod.ts";
 import type { PodSandboxConfig } from "../../cri_client/api.ts";
 import { newPodAnnotations, newPodLabels } from "./labels.ts";
@@ -39,7 +39,7 @@ export function generatePodSandboxConfig(
   const hostNetwork = pod.spec.hostNetwork === true;
   const config: PodSandboxConfig = {
     metadata: { name, namespace, uid, attempt },
-    logDirectory: join(options.podLogsRootDir, `${namespace}_${name}_${uid}`),
+    logDirectory: buildPodLogsDirectory(options.podLogsRootDir, { namespace, name, uid }),
     labels: newPodLabels(pod, { nodeName: options.nodeName }),
     annotations: newPodAnnotations(pod),
     linux: {

@@ -53,6 +53,7 @@ Deno.test({
   ignore: !haveOpenssl,
   fn: async () => {
     const dir = await Deno.makeTempDir();
+    const previous = setLogSink(() => {});
     try {
       const { cert, key } = await makeCert(dir, "/O=system:nodes/CN=system:node:node-a");
       const config = { host: "https://127.0.0.1:6443", certData: cert, keyData: key };
@@ -75,6 +76,7 @@ Deno.test({
       checkNodeIdentity({ host: "h", certData: admin.cert }, "node-b", "kc");
       checkNodeIdentity({ host: "h", bearerToken: "t" }, "node-b", "kc");
     } finally {
+      setLogSink(previous);
       await Deno.remove(dir, { recursive: true });
     }
   },
@@ -161,8 +163,12 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
       port: 0,
       random: () => 0,
     });
-    // Registration after 100 ms, then the lease; a 10 s tick renews it.
-    for (let i = 0; i < 12; i++) await clock.step(1000);
+    // Registration after 100 ms, then the lease; a 10 s tick renews it. Start-up does real I/O
+    // (files of the embedded runtime), so wait for the lease in fake-time steps before timing.
+    const leaseCreated = () => client.tracker.get("leases", "kube-node-lease", "probelet-test");
+    for (let i = 0; i < 100 && !leaseCreated(); i++) await clock.step(100);
+    assert(leaseCreated(), "lease created after registration");
+    for (let i = 0; i < 11; i++) await clock.step(1000);
     const node = client.tracker.get("nodes", "", "probelet-test") as Node;
     assert(node, "node registered");
     assertEquals(node.metadata.labels?.["probelet.io/agent"], "true");
@@ -179,6 +185,7 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
     assertEquals(lease.spec?.holderIdentity, "probelet-test");
     assertEquals(lease.spec?.leaseDurationSeconds, 40);
     assertEquals(lease.metadata.ownerReferences?.[0]?.kind, "Node");
+    assertEquals(agent.node?.summary(), "Ready, lease renewed 1s ago");
     const leaseWrites = client.actions.filter((a) =>
       a.resource === "leases" && (a.verb === "create" || a.verb === "update")
     );
@@ -191,6 +198,19 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
       "NodeHasNoDiskPressure",
       "NodeHasSufficientPID",
     ]);
+    // ... and reach the API server through the event client, as kubelet's recorder sends them.
+    const created = client.actions.filter((a) => a.resource === "events" && a.verb === "create")
+      // deno-lint-ignore no-explicit-any
+      .map((a) => a.object as any);
+    assertEquals(created.map((e) => e.reason), [
+      "NodeHasSufficientMemory",
+      "NodeHasNoDiskPressure",
+      "NodeHasSufficientPID",
+    ]);
+    assertEquals(created[0].metadata.namespace, "default");
+    assertEquals(created[0].source, { component: "kubelet", host: "probelet-test" });
+    assertEquals(created[0].involvedObject.kind, "Node");
+    assertEquals(created[0].message, "Node probelet-test status is now: NodeHasSufficientMemory");
   } finally {
     await agent?.stop();
     setLogSink(previous);
