@@ -185,6 +185,7 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
     assertEquals(lease.spec?.holderIdentity, "probelet-test");
     assertEquals(lease.spec?.leaseDurationSeconds, 40);
     assertEquals(lease.metadata.ownerReferences?.[0]?.kind, "Node");
+    assertEquals(agent.node?.summary(), "Ready, lease renewed 1s ago");
     const leaseWrites = client.actions.filter((a) =>
       a.resource === "leases" && (a.verb === "create" || a.verb === "update")
     );

@@ -309,6 +309,65 @@ async function run(target: ApiTarget, ns: string): Promise<ApiAnswer[]> {
   return answers;
 }
 
+// A watch opened from a list's resourceVersion sees the same events for the same writes: pod
+// creates, a status patch that leaves the field selector, a no-op patch (no event), and a delete
+// (deletion mark, then DELETED).
+async function watchRun(target: ApiTarget, ns: string): Promise<unknown[]> {
+  await target.admin("POST", "/api/v1/namespaces", { body: { metadata: { name: ns } } });
+  if (target.kind === "kube-apiserver") {
+    await target.admin("POST", `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      body: { metadata: { name: "default" } },
+    });
+  }
+  const pods = `/api/v1/namespaces/${ns}/pods`;
+  const list = await target.admin("GET", pods);
+  const rv = list.body.metadata.resourceVersion;
+  const selector = encodeURIComponent("status.phase!=Failed");
+  const watch = target.admin(
+    "GET",
+    `${pods}?watch=true&resourceVersion=${rv}&fieldSelector=${selector}&timeoutSeconds=3`,
+  );
+  const container = { name: "app", image: "busybox:1.36" };
+  for (const name of ["w", "x"]) {
+    await target.admin("POST", pods, {
+      body: { metadata: { name }, spec: { nodeName: target.nodeName, containers: [container] } },
+    });
+  }
+  const merge = "application/merge-patch+json";
+  await target.admin("PATCH", `${pods}/x/status`, {
+    body: { status: { phase: "Failed" } },
+    contentType: merge,
+  });
+  await target.admin("PATCH", `${pods}/w/status`, {
+    body: { status: { phase: "Pending" } },
+    contentType: merge,
+  });
+  await target.admin("DELETE", `${pods}/w`, { body: { gracePeriodSeconds: 0 } });
+  const body = String((await watch).body);
+  return body.split("\n").filter((l) => l.trim() !== "").map((l) => normalize(JSON.parse(l)));
+}
+
+Deno.test({
+  name: "conformance: a watch sees the same events from the double as from kube-apiserver",
+  ignore: skip !== "",
+  fn: async () => {
+    const realTarget = real as ApiTarget;
+    const double = await startDoubleTarget(realTarget.nodeName);
+    const ns = `conformance-watch-${crypto.randomUUID().slice(0, 8)}`;
+    try {
+      const want = await watchRun(realTarget, ns);
+      const got = await watchRun(double, ns);
+      assertEquals(
+        want.map((e) => (e as { type: string }).type),
+        ["ADDED", "ADDED", "DELETED", "MODIFIED", "DELETED"],
+      );
+      assertEquals(got, want);
+    } finally {
+      await double.close();
+    }
+  },
+});
+
 Deno.test({
   name:
     "conformance: the double answers a kubelet's request sequence as kube-apiserver v1.36.3 does",
