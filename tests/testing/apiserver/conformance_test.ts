@@ -206,6 +206,22 @@ function steps(ns: string, nodeName: string): Step[] {
       },
     },
     {
+      name: "status patch dropping qosClass keeps it",
+      as: "node",
+      method: "PATCH",
+      path: `${pods}/web/status`,
+      contentType: smp,
+      body: { status: { qosClass: null, reason: "Testing" } },
+    },
+    {
+      name: "qosClass is immutable",
+      as: "node",
+      method: "PATCH",
+      path: `${pods}/web/status`,
+      contentType: "application/merge-patch+json",
+      body: { status: { qosClass: "Guaranteed" } },
+    },
+    {
       name: "status patch may not relabel",
       as: "node",
       method: "PATCH",
