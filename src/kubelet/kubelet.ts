@@ -460,7 +460,13 @@ export class Kubelet {
         break;
       case "RECONCILE":
         log.V(4).info("SyncLoop RECONCILE", { source: u.source, pods });
-        for (const pod of u.pods) this.podManager.updatePod(pod);
+        for (const pod of u.pods) {
+          this.podManager.updatePod(pod);
+          // A readiness gate set by a controller changes Ready: sync the pod now.
+          if ((pod.spec.readinessGates ?? []).length > 0) {
+            this.syncPodByUID(pod.metadata.uid ?? "");
+          }
+        }
         break;
       case "DELETE":
         // A graceful deletion is an update carrying a deletion timestamp.

@@ -125,7 +125,7 @@ export interface KubeletNodeStatusOptions {
   setNodeStatusFuncs?: Setter[];
   /** Inputs of the default setters. */
   setters?: DefaultSetterInputs;
-  /** Source of the loop jitter (default `Math.random`). */
+  /** Source of the loop jitter and of the report delay after a change (default `Math.random`). */
   random?: () => number;
 }
 
@@ -174,6 +174,12 @@ export class KubeletNodeStatus {
   #registeredOnce = false;
   /** Clock time of the last successful status patch; undefined before the first. */
   #lastStatusReportTime?: number;
+  /**
+   * A one-time random shift (±half the report frequency) of the next periodic report after a
+   * real change or a restart, so nodes that changed together do not report together again
+   * (kubelet's delayAfterNodeStatusChange); 0 after a periodic report.
+   */
+  #delayAfterNodeStatusChangeMs = 0;
   /** The Node as last read or written (kubelet reads its node informer here). */
   #lastNode?: Node;
   /** `spec.unschedulable` as last seen, for NodeSchedulable/NodeNotSchedulable events. */
@@ -433,10 +439,26 @@ export class KubeletNodeStatus {
     );
     this.#lastNode = originalNode;
     const { node, changed } = await this.updateNode(originalNode);
-    const shouldPatchNodeStatus = changed || this.#lastStatusReportTime === undefined ||
-      this.#clock.since(this.#lastStatusReportTime) >= this.#options.nodeStatusReportFrequencyMs;
-    if (!shouldPatchNodeStatus) return;
+    if (!changed && !this.isUpdateStatusPeriodExpired()) return;
+    // A change (or the first report of this run) draws a new shift of the next periodic report;
+    // a periodic report keeps the plain cadence.
+    this.#delayAfterNodeStatusChangeMs = changed || this.#lastStatusReportTime === undefined
+      ? this.calculateDelay()
+      : 0;
     await this.patchNodeStatus(originalNode, node);
+  }
+
+  /** Whether the report frequency (shifted by the delay after a change) has passed. */
+  isUpdateStatusPeriodExpired(): boolean {
+    if (this.#lastStatusReportTime === undefined) return true;
+    return this.#clock.since(this.#lastStatusReportTime) >=
+      this.#options.nodeStatusReportFrequencyMs + this.#delayAfterNodeStatusChangeMs;
+  }
+
+  /** A uniform draw in ±half the report frequency (kubelet's calculateDelay). */
+  calculateDelay(): number {
+    const random = this.#options.random ?? Math.random;
+    return this.#options.nodeStatusReportFrequencyMs * (-0.5 + random());
   }
 
   /**

@@ -78,6 +78,8 @@ function newTestKubelet(
     recorder,
     runtimeStatus: () =>
       runtime.err ? Promise.reject(runtime.err) : Promise.resolve(runtime.conditions),
+    // No shift of the periodic report after a change, unless a test asks for one.
+    random: () => 0.5,
     setters: {
       nodeIPs: [],
       nodeAddress: { validateNodeIP: () => {} },
@@ -561,7 +563,9 @@ Deno.test("TestNodeStatusLoopPatchesOnChangeOrReportFrequency", async () => {
     assert(log[0] === "0.1s create", log.join("\n"));
     // A GET every 10 s; a PATCH only when something changed (the first sync) or 5 min passed.
     assert(gets.length >= 59, `${gets.length} GETs`);
-    assertEquals(patches, ["0.1s patch/status", "300.1s patch/status", "600.1s patch/status"]);
+    // random() = 0: the first report draws a shift of -150 s (half the 5 min, as after any
+    // change or restart), so the next goes out 150 s later; later ones every 5 min.
+    assertEquals(patches, ["0.1s patch/status", "150.1s patch/status", "450.1s patch/status"]);
     assertEquals(k.clock.pendingTimers(), 0, "nothing left registered after stop");
   } finally {
     restore();
@@ -756,6 +760,45 @@ Deno.test("TestRecordNodeSchedulableEvent", async () => {
       "Normal NodeNotSchedulable Node 127.0.0.1 status is now: NodeNotSchedulable",
       "Normal NodeSchedulable Node 127.0.0.1 status is now: NodeSchedulable",
     ]);
+  } finally {
+    restore();
+  }
+});
+
+Deno.test("TestIsUpdateStatusPeriodExpired", async (t) => {
+  const restore = quiet();
+  try {
+    // Report frequency 5 min; the delay after a change is 5 min × (r - 0.5).
+    const cases: { desc: string; r: number; sinceMs: number; want: boolean }[] = [
+      { desc: "no delay, 4 min", r: 0.5, sinceMs: 240_000, want: false },
+      { desc: "no delay, 5 min", r: 0.5, sinceMs: 300_000, want: true },
+      { desc: "+1 min delay, 5 min", r: 0.7, sinceMs: 300_000, want: false },
+      { desc: "+1 min delay, 6 min", r: 0.7, sinceMs: 360_000, want: true },
+      { desc: "-2 min delay, 3 min", r: 0.1, sinceMs: 180_000, want: true },
+      { desc: "-2 min delay, 2 min", r: 0.1, sinceMs: 119_000, want: false },
+    ];
+    for (const tc of cases) {
+      await t.step(tc.desc, async () => {
+        const client = new FakeClientset({ kind: "Node", metadata: { name: testKubeletHostname } });
+        const k = newTestKubelet(client, { options: { random: () => tc.r } });
+        await k.nodeStatus.updateRuntimeUp();
+        // The first report of a run draws the delay, as a change does.
+        await k.nodeStatus.updateNodeStatus();
+        await k.clock.step(tc.sinceMs);
+        assertEquals(k.nodeStatus.isUpdateStatusPeriodExpired(), tc.want);
+      });
+    }
+    await t.step("never reported", () => {
+      const k = newTestKubelet(new FakeClientset());
+      assertEquals(k.nodeStatus.isUpdateStatusPeriodExpired(), true);
+    });
+    await t.step("calculateDelay stays within half the report frequency", () => {
+      for (const r of [0, 0.25, 0.999]) {
+        const k = newTestKubelet(new FakeClientset(), { options: { random: () => r } });
+        const d = k.nodeStatus.calculateDelay();
+        assert(Math.abs(d) <= 150_000, String(d));
+      }
+    });
   } finally {
     restore();
   }
