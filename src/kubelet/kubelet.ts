@@ -26,6 +26,7 @@ import { Backoff } from "../util/flowcontrol/backoff.ts";
 import * as log from "../util/log.ts";
 import type { CommandRunner } from "./container/command_runner.ts";
 import { containerIDString } from "./container/container_id.ts";
+import { getPodReference } from "./container/ref.ts";
 import { type EventRecorder, LogRecorder } from "./events/mod.ts";
 import {
   canonicalJSON,
@@ -460,7 +461,13 @@ export class Kubelet {
         break;
       case "RECONCILE":
         log.V(4).info("SyncLoop RECONCILE", { source: u.source, pods });
-        for (const pod of u.pods) this.podManager.updatePod(pod);
+        for (const pod of u.pods) {
+          this.podManager.updatePod(pod);
+          // A readiness gate set by a controller changes Ready: sync the pod now.
+          if ((pod.spec.readinessGates ?? []).length > 0) {
+            this.syncPodByUID(pod.metadata.uid ?? "");
+          }
+        }
         break;
       case "DELETE":
         // A graceful deletion is an update carrying a deletion timestamp.
@@ -608,7 +615,7 @@ export class Kubelet {
   #rejectPod(pod: Pod, reason: string, message: string): void {
     log.info("Pod was rejected", { pod: podKey(pod), reason, message });
     this.#rejected.add(pod.metadata.uid ?? "");
-    this.events.event(podRef(pod), { type: "Warning", reason, message });
+    this.events.event(getPodReference(pod), { type: "Warning", reason, message });
     this.statusManager.setPodStatus(pod, {
       phase: "Failed",
       reason,
@@ -1232,17 +1239,6 @@ export class Kubelet {
     this.#podConfig.close();
     await Promise.all([...this.#consumers, this.#podUpdatesLoop]);
   }
-}
-
-// An event's reference to a whole pod.
-function podRef(pod: Pod) {
-  return {
-    kind: "Pod",
-    apiVersion: "v1",
-    name: pod.metadata.name,
-    namespace: pod.metadata.namespace,
-    uid: pod.metadata.uid,
-  };
 }
 
 // Kubelet's GeneratePodInitializedCondition: all regular init containers succeeded.

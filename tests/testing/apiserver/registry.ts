@@ -499,6 +499,19 @@ function prepareForStatusUpdate(
   else delete out.spec;
   if (info.resource === "nodes") out.status = defaultNodeStatus(asObject(out.status));
   if (info.resource === "pods") {
+    // qosClass is the server's: an empty one keeps the old value, another value is refused.
+    const status = asObject(out.status);
+    const oldQos = asObject(current.status).qosClass;
+    if (status.qosClass === undefined || status.qosClass === null || status.qosClass === "") {
+      setOrDelete(status, "qosClass", oldQos);
+    } else if (oldQos !== undefined && status.qosClass !== oldQos) {
+      throw invalid(info.kind, info.group, metaOf(current).name ?? "", [{
+        reason: "FieldValueInvalid",
+        message: `Invalid value: ${JSON.stringify(status.qosClass)}: field is immutable`,
+        field: "status.qosClass",
+      }]);
+    }
+    out.status = status;
     // ...nor the owner references (old kubelets corrupted them).
     setOrDelete(metaOf(out), "ownerReferences", clone(metaOf(current).ownerReferences));
   }
