@@ -320,7 +320,7 @@ Deno.test("TestStopDoesNotWaitForAHangingAPIServer", async () => {
     // Both are now waiting on requests the double holds for an hour of fake time.
     await waitUntil(() => env.sent.some((s) => s.method === "POST"));
     // A watchdog on the wall clock turns a hang into a failure (it never paces the test).
-    let watchdog: number | undefined;
+    let watchdog: ReturnType<typeof setTimeout> | undefined;
     try {
       await Promise.race([
         Promise.all([ns.stop(), controller.stop()]),
