@@ -114,6 +114,7 @@ export function rateLimiterFor(config: RestConfig, clock: Clock): RateLimiter {
  * ```
  */
 export class RESTClient {
+  /** Where and how it connects. */
   readonly config: RestConfig;
   readonly #clock: Clock;
   readonly #fetch: typeof fetch;
