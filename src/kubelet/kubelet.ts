@@ -101,6 +101,8 @@ const workerBackOffPeriodJitterFactor = 0.5;
 export const containerGCPeriodMs = 60_000;
 /** kubelet keeps at least this many dead instances of a container when one dies (`minDeadContainerInPod`). */
 const minDeadContainerInPod = 1;
+/** How long admission and mirror pods wait for the Node from the API server. */
+const nodeGetTimeoutMs = 10_000;
 /** kubelet's CrashLoopBackOff cap (`MaxContainerBackOff`). */
 export const defaultBackOffMaxMs = 300_000;
 
@@ -644,12 +646,17 @@ export class Kubelet {
     const client = this.#options.kubeClient;
     if (!client) return undefined;
     if (!fresh && this.#node && this.clock.since(this.#nodeFetchedAt) < 10_000) return this.#node;
+    // Admission waits for this read: an API server that does not answer must not stall the pods.
+    const abort = new AbortController();
+    const timer = this.clock.afterFunc(nodeGetTimeoutMs, () => abort.abort());
     try {
-      this.#node = await client.coreV1.nodes().get(this.nodeName);
+      this.#node = await client.coreV1.nodes().get(this.nodeName, { signal: abort.signal });
       this.#nodeFetchedAt = this.clock.now();
     } catch (e) {
       if (isNotFound(e)) this.#node = undefined;
       else log.error(e, "Failed to get node", { node: this.nodeName });
+    } finally {
+      timer.stop();
     }
     return this.#node ?? known;
   }
