@@ -296,3 +296,54 @@ Deno.test("TestNodeLeaseOnTheWire", async () => {
     restore();
   }
 });
+
+Deno.test("TestStopDoesNotWaitForAHangingAPIServer", async () => {
+  // The API server accepts the request and never answers: stopping must not hang on it.
+  const restore = quiet();
+  const env = await setUp();
+  env.double.injectFault({ latencyMs: 3_600_000 });
+  const ns = newNodeStatus(env, {
+    conditions: [{ type: "RuntimeReady", status: true }, { type: "NetworkReady", status: true }],
+  });
+  const controller = newController({
+    clock: env.clock,
+    client: env.client,
+    holderIdentity: nodeName,
+    leaseDurationSeconds: 40,
+    renewIntervalMs: 10_000,
+    leaseNamespace: NamespaceNodeLease,
+  });
+  try {
+    ns.start();
+    controller.run();
+    await env.clock.step(100);
+    // Both are now waiting on requests the double holds for an hour of fake time.
+    await waitUntil(() => env.sent.some((s) => s.method === "POST"));
+    // A watchdog on the wall clock turns a hang into a failure (it never paces the test).
+    let watchdog: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        Promise.all([ns.stop(), controller.stop()]),
+        new Promise((_, reject) => {
+          watchdog = setTimeout(() => reject(new Error("stop() waited for the request")), 5_000);
+        }),
+      ]);
+    } finally {
+      clearTimeout(watchdog);
+    }
+    assert(!ns.registrationCompleted);
+  } finally {
+    env.double.clearFaults();
+    // Let the double finish the requests it was holding, so its server can shut down.
+    await env.clock.step(3_600_000);
+    await env.drain();
+    await env.server.close();
+    env.client.close();
+    restore();
+  }
+});
+
+async function waitUntil(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 2));
+  assert(check(), "condition not reached");
+}
