@@ -15,6 +15,7 @@
  * ticker's one slot was still full, or the ticker skipped a grid point) is a missed period.
  * @module
  */
+import { ProbePool } from "../src/probe/pool/pool.ts";
 import type { Container, Pod, PodStatus, Probe } from "../src/api/core/v1/mod.ts";
 import { RealClock } from "../src/util/clock.ts";
 import { type CommandRunner, parseContainerID } from "../src/kubelet/container/mod.ts";
@@ -59,6 +60,8 @@ export interface ScenarioOptions {
   containerID?: string;
   /** Several containers to spread the exec probes over (pod i uses `containerIDs[i % length]`). */
   containerIDs?: string[];
+  /** Threads of the probe pool (the agent's --probe-workers); 0 or absent: the main thread. */
+  probeWorkers?: number;
 }
 
 /** The figures of one scenario. */
@@ -66,6 +69,8 @@ export interface ScenarioResult {
   name: string;
   kind: ScenarioKind;
   workers: number;
+  /** Probe pool threads (0 = probes on the main thread). */
+  probeWorkers: number;
   periodSeconds: number;
   durationS: number;
   /** Probes completed in the window (any verdict), per second. */
@@ -275,6 +280,10 @@ function instrumentedStatusManager(inner: StatusManager, tracker: TickTracker): 
     setContainerStartup: (uid, id, started) => inner.setContainerStartup(uid, id, started),
     deletePodStatus: (uid) => inner.deletePodStatus(uid),
     subscribe: (listener) => inner.subscribe(listener),
+    terminatePod: (pod) => inner.terminatePod(pod),
+    removeOrphanedStatuses: (uids) => inner.removeOrphanedStatuses(uids),
+    start: () => inner.start(),
+    stop: () => inner.stop(),
   };
 }
 
@@ -336,7 +345,10 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   for (const m of [livenessManager, readinessManager, startupManager]) {
     drain(m, () => updates++);
   }
+  // The agent's path: HTTP, TCP and gRPC handlers on the pool's threads.
+  const probePool = o.probeWorkers ? new ProbePool(o.probeWorkers) : undefined;
   const manager = newManager({
+    probePool,
     statusManager: instrumentedStatusManager(statusManager, tracker),
     livenessManager,
     readinessManager,
@@ -444,6 +456,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const wall = (performance.now() - wall0) / 1000;
   clearInterval(sampler);
   manager.cleanupPods(undefined);
+  probePool?.close();
 
   const lateness = tracker.samples.subarray(0, tracker.count).sort();
   const durs = durations.subarray(0, durationCount).sort();
@@ -455,6 +468,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     name: o.name,
     kind: o.kind,
     workers: o.workers,
+    probeWorkers: probePool?.size ?? 0,
     periodSeconds: o.periodSeconds,
     durationS: o.durationS,
     probesPerSecond: completed / wall,

@@ -18,6 +18,20 @@ export interface VersionResponse {
   runtimeApiVersion: string;
 }
 
+/** A condition of the runtime: `RuntimeReady` or `NetworkReady` (CRI RuntimeCondition). */
+export interface RuntimeCondition {
+  type: string;
+  status: boolean;
+  reason: string;
+  message: string;
+}
+
+/** The runtime's health, CRI `StatusResponse` (`info` only with `verbose`). */
+export interface StatusResponse {
+  status: { conditions: RuntimeCondition[] };
+  info: Record<string, string>;
+}
+
 /** Identifies a sandbox: the pod's name, UID and namespace, plus the creation attempt. */
 export interface PodSandboxMetadata {
   name: string;

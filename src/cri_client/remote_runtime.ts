@@ -15,6 +15,7 @@ import type {
   PodSandboxFilter,
   PodSandboxStatus,
   PodSandboxStatusResponse,
+  StatusResponse,
   VersionResponse,
 } from "./api.ts";
 import {
@@ -122,6 +123,17 @@ export class RemoteRuntimeService implements RuntimeService {
       throw new Error(`not all fields are set in VersionResponse (missing ${missing.join(", ")})`);
     }
     return v;
+  }
+
+  async status(options: CallOptions & { verbose?: boolean } = {}): Promise<StatusResponse> {
+    const raw = await this.#call("Status", { verbose: options.verbose ?? false }, options);
+    const conditions = (raw?.status?.conditions ?? []).map((c: Record<string, unknown>) => ({
+      type: String(c.type ?? ""),
+      status: c.status === true,
+      reason: String(c.reason ?? ""),
+      message: String(c.message ?? ""),
+    }));
+    return { status: { conditions }, info: infoFromProto(raw?.info) };
   }
 
   async runPodSandbox(

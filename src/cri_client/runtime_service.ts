@@ -19,6 +19,7 @@ import type {
   PodSandboxConfig,
   PodSandboxFilter,
   PodSandboxStatusResponse,
+  StatusResponse,
   VersionResponse,
 } from "./api.ts";
 
@@ -53,6 +54,12 @@ export interface CallOptions {
 export interface RuntimeService {
   /** The runtime's name and versions; `apiVersion` is the kubelet's runtime API version. */
   version(apiVersion?: string, options?: CallOptions): Promise<VersionResponse>;
+
+  /**
+   * The runtime's conditions (CRI `Status`), behind the node's Ready condition. Optional: a
+   * runtime without it (the embedded one) is taken as ready.
+   */
+  status?(options?: CallOptions & { verbose?: boolean }): Promise<StatusResponse>;
 
   /** Creates and starts a sandbox; resolves with its ID once it is ready. */
   runPodSandbox(

@@ -1,33 +1,66 @@
 /**
- * The node agent: static pods from a manifest folder are run on a CRI runtime and kept healthy with
- * probes. One pod worker per pod serialises its syncs; a periodic resync and every probe result
- * change trigger a sync; liveness and startup failures kill and restart containers with
- * CrashLoopBackOff pacing; removed manifests tear their pods down.
+ * The node agent: static pods from a manifest folder (and, with an API client, the pods bound to
+ * this node) are run on a CRI runtime and kept healthy with probes. The sources are merged into
+ * ADD / UPDATE / DELETE / REMOVE / RECONCILE operations; API pods pass admission first; mirror pods
+ * stand for static pods in the API and are never run; statuses are synced to the API server.
+ * One pod worker per pod serialises its syncs; PLEG events (a container started, died or went
+ * away), probe result changes and each pod's periodic resync trigger a sync of that pod; liveness
+ * and startup failures kill and restart containers with CrashLoopBackOff pacing; removed or
+ * deleted pods are killed with their effective grace period. A restarted agent adopts the pods it
+ * finds on the runtime (by their labels) instead of recreating them, and stopping the agent can
+ * leave pods running.
  * Mirrors the parts of kubelet's pkg/kubelet/kubelet.go (syncLoopIteration, SyncPod,
- * SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Removals) and pod_workers.go the prober
- * needs.
+ * SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Updates/Removes, canAdmitPod,
+ * rejectPod, HandlePodCleanups, cleanUpContainersInPod) and pod_workers.go (work queue, resync and
+ * back-off periods, calculateEffectiveGracePeriod) the prober needs.
  * @module
  */
+import type { ProbePool } from "../probe/pool/pool.ts";
 import { join } from "node:path";
-import type { Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
+import type { Node, Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
+import { isNotFound } from "../client/errors.ts";
+import type { Clientset } from "../client/kubernetes/clientset.ts";
 import type { RuntimeService } from "../cri_client/runtime_service.ts";
 import { type Clock, type ClockTimer, RealClock } from "../util/clock.ts";
 import { Backoff } from "../util/flowcontrol/backoff.ts";
 import * as log from "../util/log.ts";
 import type { CommandRunner } from "./container/command_runner.ts";
 import { containerIDString } from "./container/container_id.ts";
+import { getPodReference } from "./container/ref.ts";
 import { type EventRecorder, LogRecorder } from "./events/mod.ts";
 import {
   canonicalJSON,
   type ManifestError,
   PodConfigWatcher,
-  type PodUpdate,
+  type PodUpdate as FileUpdate,
 } from "./config/mod.ts";
+import { newSourceApiserver, type SourceApiserver } from "./config/apiserver.ts";
+import { PodConfig } from "./config/config.ts";
+import { type PodAdmitResult, PredicateAdmitHandler } from "./lifecycle/predicate.ts";
+import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
+import { getPodHash } from "./pod/pod_manager.ts";
+import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
+import { getPodQOS } from "./qos/qos.ts";
+import {
+  ApiserverSource,
+  FileSource,
+  getPodFullName,
+  isStaticPod,
+  podConditionByKubelet,
+  type PodUpdate,
+} from "./types/pod_update.ts";
 import { EventStore } from "./kubelet_events.ts";
 import { generateAPIPodStatus, rfc3339, type StartFailure } from "./kubelet_pods.ts";
 import { isRestartableInitContainer, podKey } from "./kuberuntime/kuberuntime_manager.ts";
 import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
+import {
+  ContainerGC,
+  defaultGCPolicy,
+  type GCPolicy,
+  getContainersToDeleteInPod,
+} from "./kuberuntime/kuberuntime_gc.ts";
+import { GenericPLEG, type PodLifecycleEvent } from "./pleg/generic.ts";
 import {
   newManager as newProberManager,
   newProberMetrics,
@@ -45,6 +78,7 @@ import {
   ContainersReady,
   generateContainersReadyCondition,
   generatePodReadyCondition,
+  isPodPhaseTerminal,
   newManager as newStatusManager,
   PodReady,
   type StatusManager,
@@ -54,6 +88,21 @@ import {
 export const defaultBackOffInitialMs = 10_000;
 /** kubelet's housekeeping period: how often runtime pods nobody wants are looked for. */
 export const housekeepingPeriodMs = 2_000;
+/** kubelet's default `--sync-frequency`: each pod is resynced this often without any event. */
+export const defaultSyncFrequencyMs = 60_000;
+/** kubelet's sync ticker: how often pods whose resync is due are looked for. */
+export const syncTickerPeriodMs = 1_000;
+/** kubelet's pod worker back-off after a failed sync (`backOffPeriod`). */
+export const backOffPeriodMs = 10_000;
+/** kubelet's jitter factors of the pod worker's resync and back-off periods. */
+const workerResyncIntervalJitterFactor = 0.5;
+const workerBackOffPeriodJitterFactor = 0.5;
+/** kubelet's container GC period (`ContainerGCPeriod`). */
+export const containerGCPeriodMs = 60_000;
+/** kubelet keeps at least this many dead instances of a container when one dies (`minDeadContainerInPod`). */
+const minDeadContainerInPod = 1;
+/** How long admission and mirror pods wait for the Node from the API server. */
+const nodeGetTimeoutMs = 10_000;
 /** kubelet's CrashLoopBackOff cap (`MaxContainerBackOff`). */
 export const defaultBackOffMaxMs = 300_000;
 
@@ -77,8 +126,12 @@ export interface KubeletOptions {
   podManifestPath?: string;
   /** The agent's state folder (pod logs go to `<rootDir>/pods`). */
   rootDir: string;
-  /** Period of the resync of every pod (default 1 s). */
+  /** Period of each pod's resync when no event asks for one (default 1 min, as kubelet). */
   syncFrequencyMs?: number;
+  /** PLEG relist period (default 1 s). */
+  plegRelistPeriodMs?: number;
+  /** Dead containers kept (default: kubelet's, one per container, no minimum age). */
+  gcPolicy?: GCPolicy;
   /** Re-list period of the manifest folder (default 20 s; file notifications come sooner). */
   fileCheckFrequencyMs?: number;
   /** CrashLoopBackOff initial delay and cap (defaults 10 s and 5 min). */
@@ -91,6 +144,19 @@ export interface KubeletOptions {
   metrics?: ProberMetrics;
   /** Probe start-up jitter source (default `Math.random`). */
   random?: () => number;
+  /** Threads for the HTTP, TCP and gRPC probe handlers (default: none, the main thread). */
+  probePool?: ProbePool;
+  /**
+   * API-server mode: pods bound to this node are watched here, their statuses and the mirror pods
+   * of static pods are written here. Without it the agent runs static pods only.
+   */
+  kubeClient?: Clientset;
+  /** The registered Node as last seen (default: read with `kubeClient`). */
+  getNode?: () => Node | undefined;
+  /** The Node this kubelet registers (labels, taints): admission's view until the API has one. */
+  initialNode?: () => Node | Promise<Node>;
+  /** `--max-pods`: admission refuses more (default 110). */
+  maxPods?: number;
 }
 
 /** One pod's worker state (kubelet's podSyncStatus, reduced). */
@@ -115,6 +181,12 @@ interface PodWorker {
   startFailures: Map<string, StartFailure>;
   /** Times this pod was synced. */
   syncs: number;
+  /** The grace period (s) its termination uses; 0 before termination (it only decreases). */
+  gracePeriod: number;
+  /** When the work queue hands this pod out for its next periodic sync (clock ms). */
+  nextSyncAt: number;
+  /** Containers the PLEG saw die; their older dead instances are removed at the next sync. */
+  died: Set<string>;
 }
 
 /** A pod and its latest API status, as served at `/pods`. */
@@ -153,6 +225,10 @@ export class Kubelet {
   #workers = new Map<string, PodWorker>();
   #watcher?: PodConfigWatcher;
   #syncTimer?: ClockTimer;
+  #pleg?: GenericPLEG;
+  #containerGC?: ContainerGC;
+  #lastContainerGC = -Infinity;
+  #containerGCRun?: Promise<void>;
   #stopped = false;
   #started = false;
   #stop!: () => void;
@@ -160,6 +236,25 @@ export class Kubelet {
   #consumers: Promise<void>[] = [];
   #loggedManifestErrors = new Set<string>();
   #manifestErrors: ManifestError[] = [];
+  /** Merges the pod sources (files, the API server) into ADD/UPDATE/... operations. */
+  #podConfig: PodConfig;
+  #fileSource?: (u: PodUpdate) => void;
+  #apiSource?: SourceApiserver;
+  /** Sources that delivered an update to the sync loop (kubelet's sourcesReady). */
+  #seenSources = new Set<string>();
+  #podUpdatesLoop?: Promise<void>;
+  #podUpdatesHandled = 0;
+  #podUpdateWaiters: { target: number; resolve: () => void }[] = [];
+  /** Admission (API-server mode only). */
+  #admitHandler?: PredicateAdmitHandler;
+  #admitNode?: Node;
+  /** Pods refused by admission: never run. */
+  #rejected = new Set<string>();
+  #mirrorClient?: MirrorClient;
+  /** Full name → hash of mirror pods created and not yet seen through the watch. */
+  #mirrorCreated = new Map<string, string>();
+  #node?: Node;
+  #nodeFetchedAt = -Infinity;
   /** The latest desired set of pods by UID (what the last update asked for). */
   #desired = new Map<string, Pod>();
   /** When runtime pods were last listed for cleanup; the cleanup in progress. */
@@ -173,7 +268,16 @@ export class Kubelet {
     this.nodeName = options.nodeName;
     this.hostIP = options.hostIP ?? "127.0.0.1";
     this.runtime = options.runtime;
-    this.statusManager = newStatusManager({ podManager: this.podManager, clock: this.clock });
+    this.statusManager = newStatusManager({
+      podManager: this.podManager,
+      clock: this.clock,
+      kubeClient: options.kubeClient,
+      // A terminal phase is held back while a teardown may still have containers running.
+      podDeletionSafety: {
+        shouldDelayTransitioningPodToTerminal: (pod) =>
+          this.#workers.get(pod.metadata.uid ?? "")?.terminating === true,
+      },
+    });
     this.events = new EventStore({
       clock: this.clock,
       limit: options.maxEvents ?? 1000,
@@ -190,12 +294,14 @@ export class Kubelet {
       clock: this.clock,
       metrics: this.metrics,
       random: options.random,
+      probePool: options.probePool,
     });
     this.backoff = new Backoff(this.clock, {
       initialMs: options.backOff?.initialMs ?? defaultBackOffInitialMs,
       maxMs: options.backOff?.maxMs ?? defaultBackOffMaxMs,
     });
     this.#stopSignal = new Promise((resolve) => this.#stop = resolve);
+    this.#podConfig = new PodConfig({ recorder: this.events, clock: this.clock });
   }
 
   /**
@@ -216,35 +322,82 @@ export class Kubelet {
       backoff: this.backoff,
       podLogsRootDir: join(this.#options.rootDir, "pods"),
       runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
+      nodeName: this.nodeName,
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,
       runtime: runtimeName,
       podManifestPath: this.#options.podManifestPath ?? "",
     });
+    this.#pleg = new GenericPLEG({
+      runtime: this.#runtimeManager,
+      clock: this.clock,
+      relistPeriodMs: this.#options.plegRelistPeriodMs,
+    });
+    this.#containerGC = new ContainerGC({
+      runtime: this.runtime,
+      clock: this.clock,
+      nodeName: this.nodeName,
+      podStateProvider: {
+        shouldPodContentBeRemoved: (uid) => !this.#workers.has(uid) && !this.#desired.has(uid),
+      },
+    });
     this.#consumers = [
       this.#consume(this.livenessManager, "liveness"),
       this.#consume(this.readinessManager, "readiness"),
       this.#consume(this.startupManager, "startup"),
+      this.#consumePLEG(this.#pleg),
     ];
-    this.#scheduleResync();
+    this.#podUpdatesLoop = this.#consumePodUpdates();
+    const kubeClient = this.#options.kubeClient;
+    if (kubeClient) {
+      this.#admitHandler = new PredicateAdmitHandler({
+        getNode: () => this.#admitNode,
+        // Containers of the embedded runtime are host processes: only pods that ask for this
+        // node by tolerating its taint key run here.
+        requireAgentToleration: runtimeName === "embedded",
+      });
+      this.#mirrorClient = new BasicMirrorClient(kubeClient, {
+        nodeName: this.nodeName,
+        nodeGetter: () => this.#apiNode(),
+      });
+      this.statusManager.start();
+    }
+    this.#pleg.start();
+    this.#scheduleSyncTick();
     if (this.#options.podManifestPath) {
+      this.#fileSource ??= this.#podConfig.channel(FileSource);
       this.#watcher = new PodConfigWatcher(this.#options.podManifestPath, {
         nodeName: this.nodeName,
         clock: this.clock,
         intervalMs: this.#options.fileCheckFrequencyMs,
-        onChange: (u) => this.#handlePodUpdate(u),
+        onChange: (u) => this.#handleFileUpdate(u),
         onError: (e) => log.error(e, "Failed to apply static pod update"),
       });
       await this.#watcher.start();
+    }
+    if (kubeClient) {
+      this.#apiSource = newSourceApiserver(kubeClient, {
+        nodeName: this.nodeName,
+        clock: this.clock,
+        nodeHasSynced: async () => (await this.#apiNode()) !== undefined,
+        updates: this.#podConfig.channel(ApiserverSource),
+      });
     }
     // Pods left on the runtime by a previous run are removed once the desired set is known.
     await this.#cleanupOrphanedPods();
   }
 
-  /** Replaces the desired set of pods (what a manifest update does). */
+  /** Replaces the desired set of static pods (what a manifest update does). */
   setPods(pods: Pod[]): void {
-    this.#handlePodUpdate({ op: "SET", source: "file", pods, errors: [] });
+    void this.#handleFileUpdate({ op: "SET", source: "file", pods, errors: [] });
+  }
+
+  /** Resolves once every pod update queued so far has gone through the sync loop. */
+  podUpdatesHandled(): Promise<void> {
+    const target = this.#podConfig.updatesSent;
+    if (this.#podUpdatesHandled >= target || this.#stopped) return Promise.resolve();
+    return new Promise((resolve) => this.#podUpdateWaiters.push({ target, resolve }));
   }
 
   /** Problems found in the manifests by the last listing. */
@@ -252,8 +405,9 @@ export class Kubelet {
     return [...this.#manifestErrors];
   }
 
-  #handlePodUpdate(update: PodUpdate): void {
-    if (this.#stopped) return;
+  // The manifest folder's whole set: its errors are logged once, its pods go to the merge.
+  #handleFileUpdate(update: FileUpdate): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
     this.#manifestErrors = update.errors;
     const current = new Set(update.errors.map((e) => e.message));
     for (const e of update.errors) {
@@ -264,36 +418,297 @@ export class Kubelet {
       });
     }
     this.#loggedManifestErrors = current;
+    this.#fileSource ??= this.#podConfig.channel(FileSource);
+    this.#fileSource({ op: "SET", source: FileSource, pods: update.pods });
+    return this.podUpdatesHandled();
+  }
 
-    const desired = new Map(update.pods.map((p) => [p.metadata.uid ?? "", p]));
-    this.#desired = desired;
-    for (const [uid, worker] of this.#workers) {
-      if (worker.terminating) continue;
-      const pod = desired.get(uid);
-      if (!pod) {
-        log.info("SyncLoop REMOVE", { source: "file", pods: [podKey(worker.pod)] });
-        void this.#terminatePod(worker);
-      } else if (canonicalJSON(pod) !== worker.podJSON) {
-        // Only a manifest with an explicit metadata.uid keeps its UID when edited (others get a
-        // new one). Recreate the pod, as a changed static pod is: tear down, then start the new
-        // spec once the teardown ends (#terminatePod restarts desired UIDs).
-        log.info("SyncLoop UPDATE: pod changed under the same UID, recreating it", {
-          source: "file",
-          pods: [podKey(pod)],
-          podUID: uid,
-        });
-        void this.#terminatePod(worker);
+  // kubelet's syncLoopIteration, the configCh case: one merged update at a time, in order.
+  async #consumePodUpdates(): Promise<void> {
+    const updates = this.#podConfig.updates();
+    for (;;) {
+      const next = await Promise.race([updates.receive(), this.#stopSignal.then(() => undefined)]);
+      if (!next || next.done || this.#stopped) break;
+      const u = next.value;
+      try {
+        await this.#syncLoopIteration(u);
+      } catch (e) {
+        log.error(e, "Failed to handle pod update", { op: u.op, source: u.source });
       }
+      this.#podUpdatesHandled++;
+      this.#podUpdateWaiters = this.#podUpdateWaiters.filter((w) => {
+        if (w.target > this.#podUpdatesHandled) return true;
+        w.resolve();
+        return false;
+      });
     }
-    for (const [uid, pod] of desired) {
-      // A pod still being torn down is started again once its teardown ends (#terminatePod).
+    for (const w of this.#podUpdateWaiters.splice(0)) w.resolve();
+  }
+
+  async #syncLoopIteration(u: PodUpdate): Promise<void> {
+    this.#seenSources.add(u.source);
+    const pods = u.pods.map(podKey);
+    switch (u.op) {
+      case "ADD":
+        if (pods.length > 0) log.info("SyncLoop ADD", { source: u.source, pods });
+        await this.#handlePodAdditions(u.pods);
+        break;
+      case "UPDATE":
+        log.info("SyncLoop UPDATE", { source: u.source, pods });
+        this.#handlePodUpdates(u.pods);
+        break;
+      case "REMOVE":
+        log.info("SyncLoop REMOVE", { source: u.source, pods });
+        this.#handlePodRemoves(u.pods);
+        break;
+      case "RECONCILE":
+        log.V(4).info("SyncLoop RECONCILE", { source: u.source, pods });
+        for (const pod of u.pods) {
+          this.podManager.updatePod(pod);
+          // A readiness gate set by a controller changes Ready: sync the pod now.
+          if ((pod.spec.readinessGates ?? []).length > 0) {
+            this.syncPodByUID(pod.metadata.uid ?? "");
+          }
+        }
+        break;
+      case "DELETE":
+        // A graceful deletion is an update carrying a deletion timestamp.
+        log.info("SyncLoop DELETE", { source: u.source, pods });
+        this.#handlePodUpdates(u.pods);
+        break;
+      default:
+        log.error(
+          new Error(`unsupported pod update ${u.op}`),
+          "Kubelet does not support this update",
+        );
+    }
+  }
+
+  // kubelet's sourcesReady: a source exists, every source has sent a whole set and the sync loop
+  // has seen it. Until then any pod on the runtime may still be wanted (adopted).
+  #sourcesReady(): boolean {
+    return this.#seenSources.size > 0 && this.#podConfig.seenAllSources(this.#seenSources);
+  }
+
+  // kubelet's HandlePodAdditions: oldest first; mirror pods are never run (their static pod is
+  // synced instead); admission decides the rest.
+  async #handlePodAdditions(pods: Pod[]): Promise<void> {
+    const sorted = [...pods].sort((a, b) =>
+      (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "")
+    );
+    for (const pod of sorted) {
+      if (this.#stopped) return;
+      this.podManager.addPod(pod);
+      const found = this.podManager.getPodAndMirrorPod(pod);
+      if (found.wasMirror) {
+        if (!found.pod) {
+          log.info("Unable to find pod for mirror pod, skipping", {
+            mirrorPod: podKey(pod),
+            mirrorPodUID: pod.metadata.uid,
+          });
+          continue;
+        }
+        this.syncPodByUID(found.pod.metadata.uid ?? "");
+        continue;
+      }
+      const uid = pod.metadata.uid ?? "";
+      // An API pod that already finished (seen again after a restart) never runs again.
+      if (!isStaticPod(pod) && isPodPhaseTerminal(pod.status?.phase)) {
+        if (pod.metadata.deletionTimestamp) this.statusManager.terminatePod(pod);
+        continue;
+      }
+      if (pod.metadata.deletionTimestamp !== undefined) {
+        // Deleted while the agent was away: kill whatever of it runs, then finish the deletion.
+        log.info("Pod is already being deleted, killing it", { pod: podKey(pod), podUID: uid });
+        this.#desired.delete(uid);
+        if (!this.#workers.has(uid)) void this.#terminatePod(this.#addPod(pod, { start: false }));
+        continue;
+      }
+      if (this.#admitHandler) {
+        const result = await this.#canAdmitPod(pod);
+        if (!result.admit) {
+          this.#rejectPod(pod, result.reason ?? "", result.message ?? "");
+          continue;
+        }
+      }
+      this.#desired.set(uid, pod);
+      // A pod still being torn down is started again once its teardown ends (#forgetPod).
       if (this.#workers.has(uid)) continue;
-      log.info("SyncLoop ADD", { source: "file", pods: [podKey(pod)] });
       this.#addPod(pod);
     }
   }
 
-  #addPod(pod: Pod): void {
+  // kubelet's HandlePodUpdates (UPDATE and DELETE).
+  #handlePodUpdates(pods: Pod[]): void {
+    for (const pod of pods) {
+      this.podManager.updatePod(pod);
+      const found = this.podManager.getPodAndMirrorPod(pod);
+      if (found.wasMirror) {
+        if (found.pod) this.syncPodByUID(found.pod.metadata.uid ?? "");
+        continue;
+      }
+      const uid = pod.metadata.uid ?? "";
+      const worker = this.#workers.get(uid);
+      if (pod.metadata.deletionTimestamp !== undefined) {
+        this.#desired.delete(uid);
+        if (!worker) {
+          // Never ran (rejected) or already torn down: the deletion can complete.
+          if (!isStaticPod(pod)) this.statusManager.terminatePod(pod);
+          continue;
+        }
+        worker.pod = pod;
+        void this.#terminatePod(worker);
+        continue;
+      }
+      if (!worker || this.#rejected.has(uid)) continue;
+      this.#desired.set(uid, pod);
+      if (worker.terminating) continue;
+      if (isStaticPod(pod)) {
+        // Only a manifest with an explicit metadata.uid keeps its UID when edited (others get a
+        // new one). Recreate the pod, as a changed static pod is: tear down, then start the new
+        // spec once the teardown ends (#forgetPod restarts desired UIDs).
+        log.info("Static pod changed under the same UID, recreating it", {
+          pod: podKey(pod),
+          podUID: uid,
+        });
+        void this.#terminatePod(worker);
+        continue;
+      }
+      // An API pod is synced with its new spec: changed containers are restarted, others kept.
+      worker.pod = pod;
+      worker.podJSON = canonicalJSON(pod);
+      this.#dispatch(worker);
+    }
+  }
+
+  // kubelet's HandlePodRemoves: the pod is gone from its source (a removed manifest, a pod
+  // deleted at once): kill it with its own grace period.
+  #handlePodRemoves(pods: Pod[]): void {
+    for (const pod of pods) {
+      this.podManager.removePod(pod);
+      const found = this.podManager.getPodAndMirrorPod(pod);
+      if (found.wasMirror) {
+        this.#mirrorCreated.delete(getPodFullName(pod));
+        if (found.pod) this.syncPodByUID(found.pod.metadata.uid ?? "");
+        continue;
+      }
+      const uid = pod.metadata.uid ?? "";
+      this.#desired.delete(uid);
+      this.#rejected.delete(uid);
+      const worker = this.#workers.get(uid);
+      if (worker && !worker.terminating) void this.#terminatePod(worker);
+    }
+  }
+
+  // kubelet's canAdmitPod with the predicate handler; a node-affinity refusal is retried with a
+  // freshly read Node, as generalFilter does.
+  async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
+    const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
+    this.#admitNode = await this.#nodeForAdmission(false);
+    let result = this.#admitHandler!.admit({ pod, otherPods });
+    if (!result.admit && result.reason === "NodeAffinity") {
+      this.#admitNode = await this.#nodeForAdmission(true);
+      result = this.#admitHandler!.admit({ pod, otherPods });
+    }
+    return result;
+  }
+
+  // kubelet's rejectPod: a Warning event and a Failed status saying why; the pod never runs.
+  #rejectPod(pod: Pod, reason: string, message: string): void {
+    log.info("Pod was rejected", { pod: podKey(pod), reason, message });
+    this.#rejected.add(pod.metadata.uid ?? "");
+    this.events.event(getPodReference(pod), { type: "Warning", reason, message });
+    this.statusManager.setPodStatus(pod, {
+      phase: "Failed",
+      reason,
+      message: `Pod was rejected: ${message}`,
+    });
+  }
+
+  // kubelet's getNodeAnyWay: the registered Node, else the one this kubelet would register.
+  async #nodeForAdmission(fresh: boolean): Promise<Node> {
+    const node = await this.#apiNode(fresh);
+    if (node) return node;
+    if (this.#options.initialNode) return await this.#options.initialNode();
+    return {
+      metadata: {
+        name: this.nodeName,
+        labels: { "kubernetes.io/hostname": this.nodeName, "kubernetes.io/os": Deno.build.os },
+      },
+      status: { allocatable: { pods: String(this.#options.maxPods ?? 110) } },
+    };
+  }
+
+  // The Node as the API server has it: node status's copy, else read (at most every 10 s).
+  async #apiNode(fresh = false): Promise<Node | undefined> {
+    const known = this.#options.getNode?.();
+    if (known && !fresh) return known;
+    const client = this.#options.kubeClient;
+    if (!client) return undefined;
+    if (!fresh && this.#node && this.clock.since(this.#nodeFetchedAt) < 10_000) return this.#node;
+    // Admission waits for this read: an API server that does not answer must not stall the pods.
+    const abort = new AbortController();
+    const timer = this.clock.afterFunc(nodeGetTimeoutMs, () => abort.abort());
+    try {
+      this.#node = await client.coreV1.nodes().get(this.nodeName, { signal: abort.signal });
+      this.#nodeFetchedAt = this.clock.now();
+    } catch (e) {
+      if (isNotFound(e)) this.#node = undefined;
+      else log.error(e, "Failed to get node", { node: this.nodeName });
+    } finally {
+      timer.stop();
+    }
+    return this.#node ?? known;
+  }
+
+  // SyncPod's mirror pod part: a missing, outdated or deleted mirror is replaced.
+  async #syncMirrorPod(pod: Pod): Promise<void> {
+    const mirrorClient = this.#mirrorClient!;
+    const fullName = getPodFullName(pod);
+    const mirror = this.podManager.getMirrorPodByPod(pod);
+    let deleted = false;
+    if (
+      mirror &&
+      (mirror.metadata.deletionTimestamp !== undefined ||
+        !this.podManager.isMirrorPodOf(mirror, pod))
+    ) {
+      log.info("Trying to delete pod", { pod: podKey(pod), podUID: mirror.metadata.uid });
+      deleted = await mirrorClient.deleteMirrorPod(fullName, mirror.metadata.uid);
+      if (deleted) log.info("Deleted mirror pod because it is outdated", { pod: podKey(mirror) });
+    }
+    if (mirror && !deleted) return;
+    const hash = getPodHash(pod);
+    // Created already; the watch has not brought it back yet.
+    if (!deleted && this.#mirrorCreated.get(fullName) === hash) return;
+    const node = await this.#apiNode();
+    if (!node) {
+      log.V(4).info(
+        "No need to create a mirror pod, since failed to get node info from the cluster",
+        {
+          node: this.nodeName,
+        },
+      );
+      return;
+    }
+    if (node.metadata.deletionTimestamp !== undefined) {
+      log.V(4).info(
+        "No need to create a mirror pod, since node has been removed from the cluster",
+        {
+          node: this.nodeName,
+        },
+      );
+      return;
+    }
+    log.V(4).info("Creating a mirror pod for static pod", { pod: podKey(pod) });
+    try {
+      await mirrorClient.createMirrorPod(pod);
+      this.#mirrorCreated.set(fullName, hash);
+    } catch (e) {
+      log.error(e, "Failed creating a mirror pod", { pod: podKey(pod) });
+    }
+  }
+
+  #addPod(pod: Pod, options: { start?: boolean } = {}): PodWorker {
     // A replaced manifest yields a new UID with the same name: start after the old pod is gone.
     const predecessors = [...this.#workers.values()].filter((w) =>
       w.terminating && podKey(w.pod) === podKey(pod)
@@ -306,9 +721,13 @@ export class Kubelet {
       startTime: rfc3339(this.clock.now()),
       startFailures: new Map(),
       syncs: 0,
+      gracePeriod: 0,
+      nextSyncAt: this.clock.now(),
+      died: new Set(),
     };
     this.#workers.set(pod.metadata.uid ?? "", worker);
     this.podManager.addPod(pod);
+    if (options.start === false) return worker;
     if (predecessors.length > 0) {
       worker.running = Promise.all(predecessors).then(() => {
         worker.running = undefined;
@@ -317,6 +736,7 @@ export class Kubelet {
     } else {
       this.#dispatch(worker);
     }
+    return worker;
   }
 
   /** Requests a sync of the pod with this UID (no-op for unknown or terminating pods). */
@@ -343,14 +763,25 @@ export class Kubelet {
     })();
   }
 
-  /** Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions. */
+  /**
+   * Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions; then
+   * the pod worker's requeue (its resync period, the end of a restart back-off, or the back-off
+   * period after an error).
+   */
   async #syncPod(worker: PodWorker): Promise<void> {
     const pod = worker.pod;
     const runtimeManager = this.#runtimeManager!;
+    let retryAt: number | undefined;
+    let failed = false;
     try {
       let runtimeStatus = await runtimeManager.getPodStatus(pod);
+      if (worker.syncs === 0) this.#adoptStartTime(worker, runtimeStatus);
+      if (worker.died.size > 0) {
+        runtimeStatus = await this.#cleanUpContainersInPod(worker, runtimeStatus);
+      }
       this.#setAPIStatus(worker, runtimeStatus);
       if (worker.terminating || this.#stopped) return;
+      if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
       this.probeManager.addPod(pod);
       const result = await runtimeManager.syncPod(pod, runtimeStatus);
       for (const [name, failure] of result.startResults) {
@@ -358,14 +789,89 @@ export class Kubelet {
         else worker.startFailures.delete(name);
       }
       worker.syncs++;
+      retryAt = result.retryAt;
       if (result.changed || result.startResults.size > 0) {
         // What PLEG would report right after the change: regenerate the status now.
         runtimeStatus = await runtimeManager.getPodStatus(pod);
         this.#setAPIStatus(worker, runtimeStatus);
       }
     } catch (e) {
+      failed = true;
       log.error(e, "Error syncing pod, skipping", { pod: podKey(pod), podUID: pod.metadata.uid });
     }
+    // Kubelet's completeWork. A container in back-off is retried when its back-off ends (kubelet
+    // retries every 10-15 s and starts it at the first retry past the end).
+    const now = this.clock.now();
+    if (failed) {
+      worker.nextSyncAt = now + this.#jitter(backOffPeriodMs, workerBackOffPeriodJitterFactor);
+    } else {
+      const resync = this.#options.syncFrequencyMs ?? defaultSyncFrequencyMs;
+      worker.nextSyncAt = now + this.#jitter(resync, workerResyncIntervalJitterFactor);
+      if (retryAt !== undefined) worker.nextSyncAt = Math.min(worker.nextSyncAt, retryAt);
+    }
+  }
+
+  // wait.Jitter: d plus up to factor*d at random.
+  #jitter(ms: number, factor: number): number {
+    return ms + Math.floor((this.#options.random ?? Math.random)() * factor * ms);
+  }
+
+  // A pod found already running on the runtime (a restarted agent adopting it) keeps its start
+  // time: its oldest sandbox's creation, not the moment this agent first saw it.
+  #adoptStartTime(
+    worker: PodWorker,
+    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+  ): void {
+    let oldest = Infinity;
+    for (const s of runtimeStatus.sandboxStatuses) {
+      const ms = Number(s.createdAt / 1_000_000n);
+      if (ms > 0 && ms < oldest) oldest = ms;
+    }
+    if (oldest < Date.parse(worker.startTime)) {
+      worker.startTime = rfc3339(oldest);
+      log.V(2).info("Adopting pod found on the runtime", {
+        pod: podKey(worker.pod),
+        podUID: worker.pod.metadata.uid,
+        containers: runtimeStatus.containerStatuses.filter((c) => c.state === "running").length,
+      });
+    }
+  }
+
+  /**
+   * Kubelet's cleanUpContainersInPod after ContainerDied events: of each container that died, the
+   * dead instances beyond the newest `max(maximum-dead-containers-per-container, 1)` are removed
+   * through CRI RemoveContainer. Returns the pod status without them.
+   */
+  async #cleanUpContainersInPod(
+    worker: PodWorker,
+    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+  ): Promise<Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>> {
+    const policy = this.#options.gcPolicy ?? defaultGCPolicy;
+    const keep = policy.maxPerPodContainer < 0
+      ? -1
+      : Math.max(policy.maxPerPodContainer, minDeadContainerInPod);
+    const removed = new Set<string>();
+    for (const id of worker.died) {
+      for (const victim of getContainersToDeleteInPod(id, runtimeStatus, keep)) {
+        if (removed.has(victim)) continue;
+        try {
+          await this.runtime.removeContainer(victim);
+          removed.add(victim);
+          log.V(4).info("Removed dead container", { pod: podKey(worker.pod), containerID: victim });
+        } catch (e) {
+          log.error(e, "Failed to remove container", {
+            pod: podKey(worker.pod),
+            containerID: victim,
+          });
+        }
+      }
+    }
+    worker.died.clear();
+    if (removed.size === 0) return runtimeStatus;
+    return {
+      ...runtimeStatus,
+      containerStatuses: runtimeStatus.containerStatuses.filter((c) => !removed.has(c.id.id)),
+    };
   }
 
   // generateAPIPodStatus + probeManager.UpdatePodStatus + conditions, then statusManager.SetPodStatus.
@@ -383,10 +889,16 @@ export class Kubelet {
       startTime: oldStatus?.startTime ?? worker.startTime,
     });
     this.probeManager.updatePodStatus(pod, status);
+    status.hostIPs = [{ ip: this.hostIP }];
+    status.qosClass = getPodQOS(pod);
     const all = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
-    const conditions: PodCondition[] = [];
+    // Conditions others own (readiness gates) come from the API's copy of the pod.
+    const conditions: PodCondition[] = (this.podManager.getPodByUID(uid)?.status?.conditions ?? [])
+      .filter((c) => !podConditionByKubelet(c.type));
     conditions.push(podInitializedCondition(pod, status));
-    conditions.push(generatePodReadyCondition(pod, oldStatus ?? {}, [], all, status.phase));
+    conditions.push(
+      generatePodReadyCondition(pod, oldStatus ?? {}, [...conditions], all, status.phase),
+    );
     conditions.push(generateContainersReadyCondition(pod, oldStatus ?? {}, all, status.phase));
     conditions.push({ type: "PodScheduled", status: "True" });
     status.conditions = conditions;
@@ -401,6 +913,32 @@ export class Kubelet {
       if (!next || next.done || this.#stopped) return;
       this.#handleUpdate(next.value, type);
     }
+  }
+
+  // syncLoopIteration's PLEG case: sync the pod a container of which changed.
+  async #consumePLEG(pleg: GenericPLEG) {
+    const events = pleg.watch();
+    for (;;) {
+      const next = await Promise.race([events.receive(), this.#stopSignal.then(() => undefined)]);
+      if (!next || next.done || this.#stopped) return;
+      this.#handlePLEGEvent(next.value);
+    }
+  }
+
+  #handlePLEGEvent(e: PodLifecycleEvent): void {
+    // isSyncPodWorthy: everything but ContainerRemoved.
+    if (e.type === "ContainerRemoved") return;
+    const worker = this.#workers.get(e.id);
+    if (!worker) {
+      log.V(4).info("SyncLoop (PLEG): pod does not exist, ignore irrelevant event", { event: e });
+      return;
+    }
+    log.V(2).info("SyncLoop (PLEG): event for pod", {
+      pod: podKey(worker.pod),
+      event: e,
+    });
+    if (e.type === "ContainerDied") worker.died.add(e.data);
+    this.#dispatch(worker);
   }
 
   #handleUpdate(u: Update, type: "liveness" | "readiness" | "startup"): void {
@@ -441,20 +979,23 @@ export class Kubelet {
     this.syncPodByUID(u.podUID);
   }
 
-  #scheduleResync(): void {
+  // syncLoop's sync ticker: every second, pods whose work queue entry is due are synced.
+  #scheduleSyncTick(): void {
     if (this.#stopped) return;
-    this.#syncTimer = this.clock.afterFunc(this.#options.syncFrequencyMs ?? 1000, () => {
+    this.#syncTimer = this.clock.afterFunc(syncTickerPeriodMs, () => {
       this.#housekeeping();
+      const now = this.clock.now();
       for (const worker of this.#workers.values()) {
         // A terminating pod whose last teardown attempt failed is retried.
         if (worker.terminating) void this.#attemptTeardown(worker);
-        else this.#dispatch(worker);
+        else if (worker.nextSyncAt <= now) this.#dispatch(worker);
       }
-      this.#scheduleResync();
+      this.#scheduleSyncTick();
     });
   }
 
-  // Kubelet's HandlePodCleanups, reduced: stop probe workers of unknown pods, forget old back-offs.
+  // Kubelet's HandlePodCleanups, reduced: stop probe workers of unknown pods, forget old back-offs;
+  // once every source is ready, drop statuses of unknown pods and delete orphaned mirror pods.
   #housekeeping(): void {
     // Terminating pods keep their readiness workers until they are removed, as in kubelet.
     const desired = new Set([...this.#workers.keys()]);
@@ -462,7 +1003,48 @@ export class Kubelet {
     this.backoff.gc();
     if (this.clock.now() - this.#lastOrphanCleanup >= housekeepingPeriodMs) {
       void this.#cleanupOrphanedPods();
+      if (this.#options.kubeClient && this.#sourcesReady()) {
+        const { pods, mirrorPods } = this.podManager.getPodsAndMirrorPods();
+        const known = new Set([...pods, ...mirrorPods].map((p) => p.metadata.uid ?? ""));
+        for (const uid of this.#workers.keys()) known.add(uid);
+        this.statusManager.removeOrphanedStatuses(known);
+        void this.#cleanupOrphanedMirrorPods();
+      }
     }
+  }
+
+  // Mirror pods whose static pod is gone are deleted (unless that pod is still terminating).
+  async #cleanupOrphanedMirrorPods(): Promise<void> {
+    for (const fullName of this.podManager.getOrphanedMirrorPodNames()) {
+      const terminating = [...this.#workers.values()].some((w) =>
+        w.terminating && getPodFullName(w.pod) === fullName
+      );
+      if (terminating) continue;
+      log.info("Deleting orphaned mirror pod", { podFullName: fullName });
+      await this.#mirrorClient?.deleteMirrorPod(fullName).catch((e) =>
+        log.error(e, "Failed deleting an orphaned mirror pod", { podFullName: fullName })
+      );
+    }
+    if (this.clock.now() - this.#lastContainerGC >= containerGCPeriodMs) {
+      void this.garbageCollect();
+    }
+  }
+
+  /**
+   * One container garbage collection (kubelet's `StartGarbageCollection` loop runs it every
+   * minute): dead instances beyond the policy's count and dead sandboxes are removed.
+   */
+  garbageCollect(): Promise<void> {
+    if (this.#containerGCRun) return this.#containerGCRun;
+    const gc = this.#containerGC;
+    if (!gc) return Promise.resolve();
+    this.#lastContainerGC = this.clock.now();
+    this.#containerGCRun = gc.garbageCollect(this.#options.gcPolicy ?? defaultGCPolicy, {
+      allSourcesReady: this.#sourcesReady(),
+    }).then(() => {}, (e) => log.error(e, "Container garbage collection failed")).finally(() =>
+      this.#containerGCRun = undefined
+    );
+    return this.#containerGCRun;
   }
 
   /**
@@ -471,6 +1053,8 @@ export class Kubelet {
    */
   #cleanupOrphanedPods(): Promise<void> {
     if (this.#orphanCleanup) return this.#orphanCleanup;
+    // Nothing is an orphan before every source has said what it wants.
+    if (!this.#sourcesReady()) return Promise.resolve();
     this.#lastOrphanCleanup = this.clock.now();
     const runtimeManager = this.#runtimeManager;
     if (!runtimeManager) return Promise.resolve();
@@ -527,11 +1111,19 @@ export class Kubelet {
     const pod = worker.pod;
     const runtimeManager = this.#runtimeManager;
     this.probeManager.stopLivenessAndStartup(pod);
+    // kubelet's calculateEffectiveGracePeriod: a deletion's grace period wins when shorter.
+    const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, pod);
+    worker.gracePeriod = gracePeriod;
     try {
       if (runtimeManager) {
         let runtimeStatus = await runtimeManager.getPodStatus(pod);
-        await runtimeManager.killPod(pod, runtimeStatus);
+        log.V(2).info("Killing pod", { pod: podKey(pod), podUID: pod.metadata.uid, gracePeriod });
+        await runtimeManager.killPod(pod, runtimeStatus, {
+          gracePeriodOverrideSeconds: gracePeriod,
+        });
         runtimeStatus = await runtimeManager.getPodStatus(pod);
+        // The final status names how each container ended (SyncTerminatingPod).
+        if (!this.#stopped && this.#options.kubeClient) this.#setAPIStatus(worker, runtimeStatus);
         this.probeManager.removePod(pod);
         await runtimeManager.removePod(pod, runtimeStatus);
       }
@@ -555,8 +1147,17 @@ export class Kubelet {
     const pod = worker.pod;
     this.probeManager.removePod(pod);
     const uid = pod.metadata.uid ?? "";
-    this.statusManager.deletePodStatus(uid);
-    this.podManager.removePod(pod);
+    const known = this.podManager.getPodByUID(uid);
+    if (
+      !this.#stopped && known?.metadata.deletionTimestamp !== undefined && !isStaticPod(known)
+    ) {
+      // Gracefully deleted: the final status (terminal phase) goes to the API server, then the
+      // status manager deletes the pod; the pod manager forgets it when the source drops it.
+      this.statusManager.terminatePod(known);
+    } else {
+      this.statusManager.deletePodStatus(uid);
+      this.podManager.removePod(pod);
+    }
     if (this.#workers.get(uid) === worker) this.#workers.delete(uid);
     worker.markTerminated?.();
     // Re-added (same UID) while it was going down: kubelet's HandlePodCleanups restarts it.
@@ -602,29 +1203,48 @@ export class Kubelet {
   }
 
   /**
-   * Stops everything: the manifest watch, the resync, then tears down every pod (containers are
-   * stopped, sandboxes removed) and stops every probe worker.
+   * Stops the agent: the manifest watch, the PLEG, the sync loop and every probe worker. By
+   * default every pod is torn down first (containers stopped, sandboxes removed). With
+   * `leavePodsRunning`, as kubelet does, pods are left running on the runtime for the next start to
+   * adopt: syncs in progress finish, nothing is stopped or removed.
    */
-  async stop(): Promise<void> {
+  async stop(options: { leavePodsRunning?: boolean } = {}): Promise<void> {
     if (this.#stopped) return;
-    log.info("Shutting down probelet node agent", { pods: this.#workers.size });
+    log.info("Shutting down probelet node agent", {
+      pods: this.#workers.size,
+      leavePodsRunning: options.leavePodsRunning === true,
+    });
+    // Nothing reaches the API server from here on: pods stopped with the agent are not deleted
+    // or failed there.
+    await this.#apiSource?.stop();
+    await this.statusManager.stop();
     await this.#watcher?.stop();
     this.#syncTimer?.stop();
-    // Tear down while syncs can still finish, then refuse new ones.
+    await this.#pleg?.stop();
     const workers = [...this.#workers.values()];
-    for (const w of workers) void this.#terminatePod(w);
-    this.#stopped = true;
-    // Pods whose teardown failed before (or fails now) get one more attempt; a failure once
-    // stopped is logged and given up on, so this ends.
-    let pending = workers;
-    while (pending.length > 0) {
-      const done = await Promise.all(pending.map((w) => this.#attemptTeardown(w)));
-      pending = pending.filter((_, i) => !done[i]);
+    if (options.leavePodsRunning) {
+      this.#stopped = true;
+      // A sync in progress finishes (a half-created container would be left unstarted otherwise).
+      await Promise.all(workers.map((w) => w.running?.catch(() => {})));
+      await Promise.all(workers.map((w) => w.teardown));
+    } else {
+      // Tear down while syncs can still finish, then refuse new ones.
+      for (const w of workers) void this.#terminatePod(w);
+      this.#stopped = true;
+      // Pods whose teardown failed before (or fails now) get one more attempt; a failure once
+      // stopped is logged and given up on, so this ends.
+      let pending = workers;
+      while (pending.length > 0) {
+        const done = await Promise.all(pending.map((w) => this.#attemptTeardown(w)));
+        pending = pending.filter((_, i) => !done[i]);
+      }
     }
     await this.#orphanCleanup;
+    await this.#containerGCRun;
     this.probeManager.cleanupPods(new Set());
     this.#stop();
-    await Promise.all(this.#consumers);
+    this.#podConfig.close();
+    await Promise.all([...this.#consumers, this.#podUpdatesLoop]);
   }
 }
 

@@ -78,6 +78,8 @@ export async function startAgent(
       port: options.port ?? -1,
       address: "127.0.0.1",
       syncFrequencyMs: 1000,
+      // The tests own their runtime objects: stop them on close on containerd too.
+      stopPodsOnExit: true,
       // Only file notifications should be needed; the re-list is a fallback.
       fileCheckFrequencyMs: 5000,
       recorders: [recorder],

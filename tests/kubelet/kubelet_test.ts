@@ -1,8 +1,8 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import type { Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
-import { Kubelet } from "../../src/kubelet/kubelet.ts";
-import { probeletManagedLabel } from "../../src/kubelet/kuberuntime/labels.ts";
+import { Kubelet, type KubeletOptions } from "../../src/kubelet/kubelet.ts";
+import { probeletNodeLabel } from "../../src/kubelet/kuberuntime/labels.ts";
 import { ExitError } from "../../src/probe/exec/errors.ts";
 import { FakeClock, settle } from "../../src/util/clock.ts";
 import * as log from "../../src/util/log.ts";
@@ -49,7 +49,10 @@ async function until(what: string, cond: () => boolean): Promise<void> {
   }
 }
 
-async function setup(prepare?: (runtime: FakeRuntime) => Promise<void>) {
+async function setup(
+  prepare?: (runtime: FakeRuntime) => Promise<void>,
+  overrides: Partial<KubeletOptions> = {},
+) {
   const clock = new FakeClock(1_700_000_000_000);
   clockForUntil = clock;
   const runtime = new FakeRuntime(clock);
@@ -65,6 +68,7 @@ async function setup(prepare?: (runtime: FakeRuntime) => Promise<void>) {
     recorders: [recorder],
     random: () => 0,
     syncFrequencyMs: 1000,
+    ...overrides,
   });
   await kubelet.start();
   const status = () => kubelet.getPod("web")?.status;
@@ -256,13 +260,15 @@ Deno.test("TestFailedTeardownIsRetried", async () => {
 });
 
 Deno.test("TestHousekeepingRemovesOrphanedPods", async () => {
-  // What a previous run of the agent left behind, and a sandbox some other client made.
-  const leftover = async (runtime: FakeRuntime, name: string, uid: string, managed: boolean) => {
+  // What a previous run of the agent left behind, a sandbox some other client made, and a pod of
+  // another agent (node-b) sharing the runtime.
+  // node: the agent's own node, another agent's node, or undefined (not made by probelet).
+  const leftover = async (runtime: FakeRuntime, name: string, uid: string, node?: string) => {
     const labels: Record<string, string> = {
       "io.kubernetes.pod.name": name,
       "io.kubernetes.pod.namespace": "default",
       "io.kubernetes.pod.uid": uid,
-      ...(managed ? { [probeletManagedLabel]: "true" } : {}),
+      ...(node ? { [probeletNodeLabel]: node } : {}),
     };
     const id = await runtime.runPodSandbox({
       metadata: { name, namespace: "default", uid, attempt: 0 },
@@ -272,27 +278,210 @@ Deno.test("TestHousekeepingRemovesOrphanedPods", async () => {
       metadata: { name: "app", attempt: 0 },
       image: { image: "busybox" },
       labels,
+      annotations: { "io.kubernetes.pod.terminationGracePeriod": "7" },
     });
     await runtime.startContainer(c);
   };
   const s = await setup(async (runtime) => {
-    await leftover(runtime, "old", "uid-old", true);
-    await leftover(runtime, "foreign", "uid-foreign", false);
+    await leftover(runtime, "old", "uid-old", "node");
+    await leftover(runtime, "foreign", "uid-foreign");
+    await leftover(runtime, "neighbour", "uid-neighbour", "node-b");
   });
   try {
     const uidsOnRuntime = () =>
       [...s.runtime.sandboxes.values()].map((x) => x.config.metadata.uid).sort();
-    // Cleaned up at start-up.
-    assertEquals(uidsOnRuntime(), ["uid-foreign"]);
-    assertEquals(s.runtime.containers.size, 1);
+    // Nothing is removed before the pod source has reported (the pods may be adopted)...
+    assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-neighbour", "uid-old"]);
+    // ...and once it reported, without them, they are cleaned up.
+    s.kubelet.setPods([]);
+    await s.clock.step(2000);
+    await until("orphan removed", () => !uidsOnRuntime().includes("uid-old"));
+    assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-neighbour"]);
+    // Stopped with the grace period its annotation recorded, not the 2 s minimum.
+    assertEquals(s.runtime.stopTimeouts, [7000]);
+    assertEquals(s.runtime.containers.size, 2);
     // And at a later housekeeping pass, while the desired pod is left alone.
     s.kubelet.setPods([probedPod()]);
     await until("running", () => s.app()?.state?.running !== undefined);
-    await leftover(s.runtime, "old2", "uid-old-2", true);
+    await leftover(s.runtime, "old2", "uid-old-2", "node");
     await s.clock.step(2000);
     await until("orphan removed", () => !uidsOnRuntime().includes("uid-old-2"));
-    assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-web"]);
+    assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-neighbour", "uid-web"]);
     assertEquals(s.app()?.restartCount, 0);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestReadinessProbeRunsOnItsPeriod", async () => {
+  // kubelet's default resync (1 min): only PLEG events, probe results and the period drive syncs.
+  const s = await setup(undefined, { syncFrequencyMs: undefined });
+  try {
+    const pod = probedPod();
+    const app = pod.spec.containers[0];
+    delete app.livenessProbe;
+    app.readinessProbe = { exec: { command: ["ready"] }, periodSeconds: 10, failureThreshold: 1 };
+    let readinessRuns = 0;
+    s.runtime.exec = (_id, cmd) => {
+      if (cmd[0] !== "ready") {
+        return Promise.resolve({ stdout: new Uint8Array(), stderr: new Uint8Array() });
+      }
+      readinessRuns++;
+      return Promise.reject(new ExitError(1));
+    };
+    s.kubelet.setPods([pod]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    await until("not ready", () => readinessRuns >= 1);
+    const first = readinessRuns;
+    for (let i = 0; i < 60; i++) await s.clock.step(1000);
+    await settle();
+    // 60 s at a 10 s period: six runs (a sync per second used to add a manual run each time).
+    const runs = readinessRuns - first;
+    assert(runs >= 6 && runs <= 7, `readiness probe ran ${runs} times in 60 s`);
+    assertEquals(s.app()?.ready, false);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestRestartedAgentAdoptsRunningPods", async (t) => {
+  const clock = new FakeClock(1_700_000_000_000);
+  clockForUntil = clock;
+  const runtime = new FakeRuntime(clock);
+  const rootDir = await Deno.makeTempDir({ prefix: "probelet-kubelet-test-" });
+  const previous = log.setLogSink(() => {});
+  const agent = (recorder: FakeRecorder) =>
+    new Kubelet({
+      runtime,
+      clock,
+      nodeName: "node",
+      rootDir,
+      recorders: [recorder],
+      random: () => 0,
+    });
+  const first = new FakeRecorder();
+  const a = agent(first);
+  const second = new FakeRecorder();
+  const b = agent(second);
+  try {
+    await a.start();
+    a.setPods([probedPod()]);
+    const appOf = (k: Kubelet) => k.getPod("web")?.status?.containerStatuses?.[0];
+    await until("ready", () => appOf(a)?.ready === true);
+    const before = appOf(a)!;
+    const startTime = a.getPod("web")?.status?.startTime;
+
+    await t.step("stopping with leavePodsRunning stops nothing on the runtime", async () => {
+      const calls = runtime.calls.length;
+      await a.stop({ leavePodsRunning: true });
+      assertEquals(
+        runtime.calls.slice(calls).filter((c) => /^(stop|remove)/.test(c)),
+        [],
+      );
+      assertEquals(runtime.containersNamed("app").map((c) => c.state), ["CONTAINER_RUNNING"]);
+    });
+
+    await clock.step(30_000);
+
+    await t.step("a new agent adopts the pod: same ID, restarts, times; no events", async () => {
+      await b.start();
+      b.setPods([probedPod()]);
+      await until("status", () => appOf(b)?.state?.running !== undefined);
+      const after = appOf(b)!;
+      assertEquals(after.containerID, before.containerID);
+      assertEquals(after.restartCount, before.restartCount);
+      assertEquals(after.state?.running?.startedAt, before.state?.running?.startedAt);
+      assertEquals(b.getPod("web")?.status?.startTime, startTime);
+      await until("ready again", () => appOf(b)?.ready === true);
+      assertEquals(appOf(b)?.containerID, before.containerID);
+      assertEquals(second.events.filter((e) => /Killing|Created|Started/.test(e)), []);
+      assertEquals(runtime.containersNamed("app").length, 1);
+    });
+
+    await t.step("a pod no longer desired is stopped and removed", async () => {
+      b.setPods([]);
+      await clock.step(2000);
+      await until("removed", () => runtime.containers.size === 0 && runtime.sandboxes.size === 0);
+    });
+  } finally {
+    await a.stop();
+    await b.stop();
+    log.setLogSink(previous);
+    await Deno.remove(rootDir, { recursive: true });
+  }
+});
+
+Deno.test("TestCrashLoopLeavesOneDeadInstance", async () => {
+  const s = await setup(undefined, { backOff: { initialMs: 1000, maxMs: 2000 } });
+  try {
+    // The container exits with 1 right after each start.
+    const start = s.runtime.startContainer.bind(s.runtime);
+    s.runtime.startContainer = async (id: string) => {
+      await start(id);
+      s.runtime.exit(id, 1);
+    };
+    const pod = probedPod();
+    delete pod.spec.containers[0].livenessProbe;
+    delete pod.spec.containers[0].readinessProbe;
+    s.kubelet.setPods([pod]);
+    await until("first exit", () => s.app()?.state?.terminated !== undefined);
+    const dead = () =>
+      s.runtime.containersNamed("app").filter((c) => c.state === "CONTAINER_EXITED").length;
+    let most = 0;
+    for (let i = 0; i < 40; i++) {
+      await s.clock.step(1000);
+      await settle();
+      most = Math.max(most, dead());
+    }
+    assert((s.app()?.restartCount ?? 0) >= 10, `restartCount ${s.app()?.restartCount}`);
+    // Removed on ContainerDied: at most the newest dead one plus one that just died.
+    assert(most <= 2, `${most} dead instances at once`);
+    // Once the last death has been seen, one dead instance is left.
+    s.runtime.startContainer = start;
+    for (let i = 0; i < 4; i++) await s.clock.step(1000);
+    await until("running again", () => s.app()?.state?.running !== undefined);
+    await s.clock.step(1000);
+    await until("one dead instance", () => dead() <= 1);
+    assertEquals(dead(), 1);
+    assertEquals(
+      s.app()?.lastState?.terminated?.exitCode ?? s.app()?.state?.terminated?.exitCode,
+      1,
+    );
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestContainerGC", async () => {
+  const s = await setup();
+  try {
+    s.kubelet.setPods([probedPod()]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    const sandbox = [...s.runtime.sandboxes.keys()][0];
+    // Dead instances the agent never saw die (left by an older run): the minute GC removes all
+    // but the newest; another node's dead containers are left alone.
+    const labels = (node: string) => ({
+      "io.kubernetes.pod.name": "web",
+      "io.kubernetes.pod.namespace": "default",
+      "io.kubernetes.pod.uid": "uid-web",
+      "io.kubernetes.container.name": "app",
+      "io.probelet.node": node,
+    });
+    const deadOnes: string[] = [];
+    for (const node of ["node", "node", "node", "node-b"]) {
+      const id = await s.runtime.createContainer(sandbox, {
+        metadata: { name: "app", attempt: 0 },
+        image: { image: "busybox" },
+        labels: labels(node),
+      });
+      await s.runtime.startContainer(id);
+      s.runtime.exit(id, 1);
+      deadOnes.push(id);
+    }
+    await s.kubelet.garbageCollect();
+    const left = [...s.runtime.containers.keys()];
+    assertEquals(deadOnes.filter((id) => left.includes(id)), [deadOnes[2], deadOnes[3]]);
+    assertEquals(s.app()?.state?.running !== undefined, true);
   } finally {
     await s.cleanup();
   }

@@ -3,7 +3,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { FakeClientset } from "./fake_clientset.ts";
+import { FakeClientset, FakeWatcher, type KubeObject } from "./fake_clientset.ts";
 import {
   isAlreadyExists,
   isConflict,
@@ -52,9 +52,10 @@ Deno.test("FakeClientset: tracker verbs and recorded actions", async (t) => {
       "application/strategic-merge-patch+json",
       '{"status":{"conditions":[{"type":"Initialized","status":"True"}]}}',
     );
+    // Without $setElementOrder, Go puts elements new to the list before the server's ones.
     assert.deepStrictEqual((await pods.get("a")).status?.conditions?.map((c) => c.type), [
-      "Ready",
       "Initialized",
+      "Ready",
     ]);
   });
 
@@ -115,4 +116,25 @@ Deno.test("FakeClientset: a watch sees later writes in its namespace and stops c
   assert.deepStrictEqual(seen, ["ADDED y", "DELETED y"]);
   assert.deepStrictEqual(client.tracker.watchCount("pods"), 0);
   assert.deepStrictEqual(client.actions[0].listOptions, { resourceVersion: "0" });
+});
+
+Deno.test("FakeClientset: a watch reactor supplies the watch; generateName gets a name", async () => {
+  const client = new FakeClientset();
+  const scripted = new FakeWatcher<KubeObject>();
+  client.prependWatchReactor("pods", () => scripted);
+  const w = await client.coreV1.pods("default").watch({ fieldSelector: "spec.nodeName=n1" });
+  scripted.add(pod("p"));
+  scripted.fail(new Error("connection reset"));
+  const seen: string[] = [];
+  await assert.rejects(async () => {
+    for await (const e of w) seen.push(`${e.type} ${e.object.metadata.name}`);
+  }, /connection reset/);
+  assert.deepStrictEqual(seen, ["ADDED p"]);
+  assert.deepStrictEqual(client.actions[0].listOptions, { fieldSelector: "spec.nodeName=n1" });
+
+  const created = await client.coreV1.pods("default").create({
+    metadata: { generateName: "web-" },
+    spec: { containers: [] },
+  });
+  assert.match(created.metadata.name!, /^web-.+/);
 });

@@ -8,6 +8,7 @@
 import type { Event, EventList, Node, NodeList, Pod, PodList } from "../../api/core/v1/mod.ts";
 import type { Lease, LeaseList } from "../../api/coordination/v1/mod.ts";
 import type * as metav1 from "../../api/meta/v1/mod.ts";
+import { RESTClient, type RESTClientOptions, type RestConfig, type RestRequest } from "../rest.ts";
 
 /** The patch formats the API server accepts for the resources probelet writes. */
 export type PatchType =
@@ -117,7 +118,9 @@ export interface CoordinationV1Interface {
  * ```
  */
 export interface Clientset {
+  /** The core/v1 group. */
   coreV1: CoreV1Interface;
+  /** The coordination.k8s.io/v1 group. */
   coordinationV1: CoordinationV1Interface;
 }
 
@@ -173,3 +176,205 @@ export const resources = {
 
 /** `pods`, `nodes`, `events` or `leases`. */
 export type ResourceName = keyof typeof resources;
+
+/** Options of `newForConfig`. */
+export interface NewForConfigOptions extends RESTClientOptions {
+  /** Idle timeout of watches (see `WatchRequestOptions`); default 0 (off). */
+  watchIdleTimeoutMs?: number;
+}
+
+/**
+ * A clientset over HTTP for `config` (client-go's `kubernetes.NewForConfig`).
+ *
+ * @example
+ * ```ts
+ * const config = await loadRestConfig({ kubeconfig: "/etc/probelet/kubeconfig" });
+ * const clientset = newForConfig({ ...config, qps: 50, burst: 100 });
+ * await clientset.coreV1.nodes().get("node-1");
+ * ```
+ */
+export function newForConfig(config: RestConfig, opts: NewForConfigOptions = {}): HTTPClientset {
+  return new HTTPClientset(new RESTClient(config, opts), opts);
+}
+
+/** The HTTP clientset; `close()` releases its connections. */
+export class HTTPClientset implements Clientset {
+  /** The REST client all resources share (and its limiter). */
+  readonly rest: RESTClient;
+  /** The core/v1 group. */
+  readonly coreV1: CoreV1Interface;
+  /** The coordination.k8s.io/v1 group. */
+  readonly coordinationV1: CoordinationV1Interface;
+
+  /** Typed clients over `rest`. */
+  constructor(rest: RESTClient, opts: { watchIdleTimeoutMs?: number } = {}) {
+    this.rest = rest;
+    const client = (name: ResourceName, ns: string) =>
+      new ResourceClient(rest, resources[name], ns, opts.watchIdleTimeoutMs ?? 0);
+    this.coreV1 = {
+      pods: (ns = "") => client("pods", ns) as unknown as PodInterface,
+      nodes: () => client("nodes", "") as unknown as NodeInterface,
+      events: (ns = "") => client("events", ns) as unknown as EventInterface,
+    };
+    this.coordinationV1 = {
+      leases: (ns) => client("leases", ns) as unknown as LeaseInterface,
+    };
+  }
+
+  /** Releases the TLS client. */
+  close(): void {
+    this.rest.close();
+  }
+}
+
+interface NamedObject {
+  metadata?: { name?: string };
+}
+
+/** The verbs of one resource over the REST client (client-go's generated typed client). */
+class ResourceClient<T extends NamedObject, L> {
+  readonly #rest: RESTClient;
+  readonly #info: ResourceInfo;
+  readonly #namespace: string;
+  readonly #idleTimeoutMs: number;
+
+  constructor(rest: RESTClient, info: ResourceInfo, namespace: string, idleTimeoutMs: number) {
+    this.#rest = rest;
+    this.#info = info;
+    this.#namespace = info.namespaced ? namespace : "";
+    this.#idleTimeoutMs = idleTimeoutMs;
+  }
+
+  #path(name?: string, subresource?: string): string {
+    const { group, version, resource } = this.#info;
+    let path = group ? `/apis/${group}/${version}` : `/api/${version}`;
+    if (this.#namespace) path += `/namespaces/${encodeURIComponent(this.#namespace)}`;
+    path += `/${resource}`;
+    if (name !== undefined) {
+      if (name === "") throw new Error(`resource name may not be empty (${resource})`);
+      path += `/${encodeURIComponent(name)}`;
+    }
+    if (subresource) path += `/${subresource}`;
+    return path;
+  }
+
+  #nameOf(obj: T): string {
+    return obj.metadata?.name ?? "";
+  }
+
+  // kind/apiVersion first, as Go's encoder writes TypeMeta.
+  #withTypeMeta(obj: T): unknown {
+    const { group, version, kind } = this.#info;
+    return { kind, apiVersion: group ? `${group}/${version}` : version, ...obj };
+  }
+
+  get(name: string, opts: GetOptions = {}): Promise<T> {
+    return this.#rest.json<T>({
+      method: "GET",
+      path: this.#path(name),
+      query: { resourceVersion: opts.resourceVersion },
+      signal: opts.signal,
+    });
+  }
+
+  list(opts: ListOptions = {}): Promise<L> {
+    return this.#rest.json<L>({
+      method: "GET",
+      path: this.#path(),
+      query: listQuery(opts),
+      signal: opts.signal,
+    });
+  }
+
+  watch(opts: ListOptions = {}): Promise<Watch<T>> {
+    return this.#rest.watch<T>(
+      { method: "GET", path: this.#path(), query: listQuery(opts), signal: opts.signal },
+      { idleTimeoutMs: this.#idleTimeoutMs },
+    );
+  }
+
+  create(obj: T, opts: CreateOptions = {}): Promise<T> {
+    return this.#rest.json<T>({
+      method: "POST",
+      path: this.#path(),
+      query: writeQuery(opts),
+      body: this.#withTypeMeta(obj),
+      signal: opts.signal,
+    });
+  }
+
+  update(obj: T, opts: UpdateOptions = {}): Promise<T> {
+    return this.#put(obj, "", opts);
+  }
+
+  updateStatus(obj: T, opts: UpdateOptions = {}): Promise<T> {
+    return this.#put(obj, "status", opts);
+  }
+
+  #put(obj: T, subresource: string, opts: UpdateOptions): Promise<T> {
+    return this.#rest.json<T>({
+      method: "PUT",
+      path: this.#path(this.#nameOf(obj), subresource),
+      query: writeQuery(opts),
+      body: this.#withTypeMeta(obj),
+      signal: opts.signal,
+    });
+  }
+
+  patch(name: string, patchType: PatchType, data: string, opts: PatchOptions = {}): Promise<T> {
+    return this.#patch(name, "", patchType, data, opts);
+  }
+
+  patchStatus(name: string, patchType: PatchType, data: string, opts: PatchOptions = {}) {
+    return this.#patch(name, "status", patchType, data, opts);
+  }
+
+  #patch(
+    name: string,
+    subresource: string,
+    patchType: PatchType,
+    data: string,
+    opts: PatchOptions,
+  ): Promise<T> {
+    return this.#rest.json<T>({
+      method: "PATCH",
+      path: this.#path(name, subresource),
+      query: { ...writeQuery(opts), force: opts.force },
+      body: data,
+      contentType: patchType,
+      signal: opts.signal,
+    });
+  }
+
+  async delete(name: string, opts: DeleteOptions = {}): Promise<void> {
+    const { signal, ...body } = opts;
+    await this.#rest.json<unknown>({
+      method: "DELETE",
+      path: this.#path(name),
+      body,
+      signal,
+    });
+  }
+}
+
+function listQuery(opts: ListOptions): RestRequest["query"] {
+  return {
+    labelSelector: opts.labelSelector,
+    fieldSelector: opts.fieldSelector,
+    resourceVersion: opts.resourceVersion,
+    resourceVersionMatch: opts.resourceVersionMatch,
+    timeoutSeconds: opts.timeoutSeconds,
+    limit: opts.limit,
+    continue: opts.continue,
+    allowWatchBookmarks: opts.allowWatchBookmarks,
+    sendInitialEvents: opts.sendInitialEvents,
+  };
+}
+
+function writeQuery(opts: CreateOptions | UpdateOptions | PatchOptions): RestRequest["query"] {
+  return {
+    dryRun: opts.dryRun?.length ? opts.dryRun.join(",") : undefined,
+    fieldManager: opts.fieldManager,
+    fieldValidation: opts.fieldValidation,
+  };
+}

@@ -11,10 +11,16 @@ import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { Kubelet, type KubeletOptions } from "../../kubelet/kubelet.ts";
 import { EmbeddedRuntimeService } from "../../kubelet/kuberuntime/embedded/mod.ts";
 import { type KubeletServer, serve } from "../../kubelet/server/server.ts";
-import type { EventRecorder } from "../../kubelet/events/mod.ts";
+import { type EventRecorder, LogRecorder } from "../../kubelet/events/mod.ts";
+import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { defaultFlags, type KubeletFlags } from "./flags.ts";
+import { ProbePool } from "../../probe/pool/pool.ts";
+import type { Clientset } from "../../client/kubernetes/clientset.ts";
+import { newRemoteImageService, type RemoteImageService } from "../../cri_client/remote_image.ts";
+import { newNodeAgent, type NodeAgent } from "./apiserver_mode.ts";
+import { buildKubeClients, type KubeClients } from "./kube_clients.ts";
 
 /** Options of {@linkcode runKubelet}: the flags plus test hooks. */
 export interface RunKubeletOptions extends Partial<KubeletFlags> {
@@ -23,6 +29,13 @@ export interface RunKubeletOptions extends Partial<KubeletFlags> {
   backOff?: KubeletOptions["backOff"];
   /** Event recorders besides the in-memory list (default: the structured log). */
   recorders?: EventRecorder[];
+  /**
+   * API-server mode with these clients instead of ones built from `kubeconfig` (tests hand in a
+   * fake or the double's clients).
+   */
+  clients?: { kubeClient: Clientset; heartbeatClient: Clientset; eventClient: Clientset };
+  /** Jitter source of the node status and lease loops (tests). */
+  random?: () => number;
 }
 
 /** A running agent. */
@@ -33,7 +46,14 @@ export interface RunningKubelet {
   server?: KubeletServer;
   /** `http://address:port` of the server, if any. */
   url?: string;
-  /** Tears every pod down, stops the server and the runtime; idempotent. */
+  /** API-server mode: the node's status reporting and lease. */
+  node?: NodeAgent;
+  /**
+   * Whether {@linkcode stop} stops the pods (`--stop-pods-on-exit`; default true on the embedded
+   * runtime, false on a CRI runtime, where pods keep running for the next start to adopt).
+   */
+  stopPodsOnExit: boolean;
+  /** Stops the agent (and its pods if `stopPodsOnExit`), the server and the runtime; idempotent. */
   stop(): Promise<void>;
 }
 
@@ -51,24 +71,48 @@ export interface RunningKubelet {
 export async function runKubelet(options: RunKubeletOptions = {}): Promise<RunningKubelet> {
   const flags: KubeletFlags = { ...defaultFlags(), ...stripUndefined(options) };
   const clock = options.clock ?? new RealClock();
+  // API-server mode: clients first, so a wrong kubeconfig or identity fails before anything runs.
+  let clients: KubeClients | undefined;
+  const api = options.clients ??
+    (flags.kubeconfig ? (clients = await buildKubeClients(flags, { clock })) : undefined);
   let runtime: RuntimeService;
   let embedded: EmbeddedRuntimeService | undefined;
   if (flags.containerRuntimeEndpoint) {
     runtime = await newRemoteRuntimeService(flags.containerRuntimeEndpoint, {
       requestTimeoutMs: flags.runtimeRequestTimeoutMs,
+    }).catch((e) => {
+      clients?.close();
+      throw e;
     });
   } else {
-    // Adopts the containers a previous run left running; rotates logs as kubelet's flags say.
+    // Adopts the containers a previous run left running; rotates logs as kubelet's flags say;
+    // --stop-pods-on-exit=false leaves the containers running at exit for the next start.
     embedded = new EmbeddedRuntimeService({
       rootDir: join(flags.rootDir, "embedded"),
       clock,
       containerLogMaxSizeBytes: flags.containerLogMaxSizeBytes,
       containerLogMaxFiles: flags.containerLogMaxFiles,
+      stopContainersOnShutdown: flags.stopPodsOnExit ?? true,
     });
     // What cannot be adopted (execs of a killed agent, unreadable records) would hold ports.
     embedded.killLeftoverProcesses();
     runtime = embedded;
   }
+  // Events also go to the API server, through client-go's correlator, as kubelet's
+  // makeEventRecorder sets up (source: component kubelet, host = node name).
+  let broadcaster: EventBroadcaster | undefined;
+  let recorders = options.recorders;
+  if (api) {
+    broadcaster = new EventBroadcaster({ clock });
+    broadcaster.startRecordingToSink(new EventSinkImpl(api.eventClient));
+    recorders = [
+      ...(recorders ?? [new LogRecorder()]),
+      broadcaster.newRecorder({ component: "kubelet", host: flags.nodeName }),
+    ];
+  }
+  // Handlers on pool threads time themselves on the wall clock, so a test clock keeps them here.
+  const workers = options.probeWorkers ?? (options.clock ? 0 : flags.probeWorkers);
+  const probePool = workers > 0 ? new ProbePool(workers) : undefined;
   const kubelet = new Kubelet({
     runtime,
     clock,
@@ -77,16 +121,34 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     podManifestPath: flags.podManifestPath || undefined,
     syncFrequencyMs: flags.syncFrequencyMs,
     fileCheckFrequencyMs: flags.fileCheckFrequencyMs,
+    gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
-    recorders: options.recorders,
+    recorders,
+    probePool,
+    // API-server mode: pods bound to this node, their statuses, mirror pods, admission.
+    kubeClient: api?.kubeClient,
+    getNode: () => node?.nodeStatus.lastNode,
+    initialNode: api ? () => node!.nodeStatus.initialNode() : undefined,
+    maxPods: flags.maxPods,
+    hostIP: flags.nodeIP.split(",")[0] || undefined,
   });
+  const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let server: KubeletServer | undefined;
+  let node: NodeAgent | undefined;
+  let imageService: RemoteImageService | undefined;
   let stopped: Promise<void> | undefined;
   const stop = () =>
     stopped ??= (async () => {
       try {
-        await kubelet.stop();
+        await kubelet.stop({ leavePodsRunning: !stopPodsOnExit });
       } finally {
+        probePool?.close();
+        // The node keeps its heartbeat until its pods are down.
+        await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
+        // Events still queued are dropped at exit, as kubelet's are.
+        broadcaster?.shutdown();
+        clients?.close();
+        imageService?.close();
         await server?.shutdown().catch(() => {});
         if (embedded) await embedded.shutdown();
         else runtime.close();
@@ -95,6 +157,24 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
   try {
     if (flags.port >= 0) {
       server = await serve(kubelet, { hostname: flags.address, port: flags.port });
+    }
+    if (api) {
+      const images = embedded ??
+        (imageService = await newRemoteImageService(flags.containerRuntimeEndpoint, {
+          requestTimeoutMs: flags.runtimeRequestTimeoutMs,
+        }));
+      node = await newNodeAgent({
+        flags,
+        clock,
+        kubeClient: api.kubeClient,
+        heartbeatClient: api.heartbeatClient,
+        runtime,
+        listImages: () => images.listImages(),
+        recorder: kubelet.events,
+        kubeletPort: () => server?.port ?? flags.port,
+        random: options.random,
+      });
+      node.start();
     }
     await kubelet.start();
   } catch (e) {
@@ -107,6 +187,8 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     runtime,
     server,
     url: server ? `http://${host}:${server.port}` : undefined,
+    node,
+    stopPodsOnExit,
     stop,
   };
 }

@@ -38,8 +38,19 @@ export interface KubeletFlags {
   port: number;
   /** Timeout of every runtime call except long-running ones, in milliseconds. */
   runtimeRequestTimeoutMs: number;
-  /** Period of the pod resync, in milliseconds. */
+  /** Period of each pod's resync when no event asks for one, in milliseconds (kubelet: 1 min). */
   syncFrequencyMs: number;
+  /** Dead instances kept per container (`--maximum-dead-containers-per-container`); < 0: all. */
+  maxPerPodContainer: number;
+  /** Minimum age of a dead container before GC removes it, in ms (`--minimum-container-ttl-duration`). */
+  minimumGCAgeMs: number;
+  /**
+   * Stop every pod when the agent stops (`--stop-pods-on-exit`). Undefined: true on the embedded
+   * runtime (a laptop user's host processes), false on a CRI runtime (kubelet leaves pods running).
+   */
+  stopPodsOnExit?: boolean;
+  /** Log format: `text` (klog's header and key=value pairs) or `json` (kubelet's JSON logging). */
+  loggingFormat: "text" | "json";
   /** How often the manifest folder is checked for changes, in milliseconds. */
   fileCheckFrequencyMs: number;
   /** Live view on the terminal: `auto` (when stdout is a TTY), `always` or `never`. */
@@ -74,6 +85,8 @@ export interface KubeletFlags {
   containerLogMaxSizeBytes: number;
   /** Log files kept per container, the current one included (`--container-log-max-files`). */
   containerLogMaxFiles: number;
+  /** Threads running HTTP, TCP and gRPC probes (probelet's own; 0 = on the main thread). */
+  probeWorkers: number;
   /** `--help` was given. */
   help: boolean;
   /** `--version` was given. */
@@ -179,8 +192,41 @@ const flagDefs: FlagDef[] = [
     kind: "duration",
     positive: true,
     key: "syncFrequencyMs",
-    usage: "Period of the pod resync (kubelet's default is 1m; the agent syncs every second).",
-    defaultText: "1s",
+    usage:
+      "Period of each pod's resync when no container event (PLEG) or probe result asks for one.",
+    defaultText: "1m0s",
+  },
+  {
+    name: "maximum-dead-containers-per-container",
+    kind: "int",
+    key: "maxPerPodContainer",
+    usage: "Dead instances kept per container; older ones are removed (below 0: keep all).",
+    defaultText: "1",
+  },
+  {
+    name: "minimum-container-ttl-duration",
+    kind: "duration",
+    key: "minimumGCAgeMs",
+    usage: "Minimum age of a dead container before the garbage collector may remove it.",
+    defaultText: "0s",
+  },
+  {
+    name: "stop-pods-on-exit",
+    kind: "bool",
+    key: "stopPodsOnExit",
+    usage: "Stop every pod when the agent stops (Ctrl-C, SIGTERM). Default: true on the embedded " +
+      "runtime (pods are your host processes), false with --container-runtime-endpoint (kubelet's " +
+      "behaviour: pods keep running and the next start adopts them). --stop-pods-on-exit=false " +
+      "gives kubelet's behaviour on the embedded runtime too.",
+    defaultText: "",
+  },
+  {
+    name: "logging-format",
+    kind: "enum",
+    key: "loggingFormat",
+    usage: "Log format: text (klog's header on every line) or json (kubelet's JSON logging).",
+    defaultText: "text",
+    values: ["text", "json"],
   },
   {
     name: "file-check-frequency",
@@ -204,7 +250,11 @@ const flagDefs: FlagDef[] = [
     key: "kubeconfig",
     usage: "Path to a kubeconfig file, specifying how to connect to the API server. " +
       "Providing --kubeconfig enables API server mode (the agent registers as a Node); " +
-      "omitting it keeps the standalone mode (static pods only).",
+      "omitting it keeps the standalone mode (static pods only). On the embedded runtime " +
+      "(no --container-runtime-endpoint) containers are host processes, so only pods that " +
+      "tolerate the taint key probelet.io/agent explicitly are admitted; others are rejected " +
+      '(Failed, "Pod was rejected") and never run (a key-less operator: Exists toleration does ' +
+      "not count).",
     defaultText: "",
   },
   {
@@ -302,6 +352,15 @@ const flagDefs: FlagDef[] = [
     defaultText: "100",
   },
   {
+    name: "probe-workers",
+    kind: "int",
+    nonNegative: true,
+    key: "probeWorkers",
+    usage: "probelet's own: threads that run HTTP, TCP and gRPC probes; 0 runs them on the " +
+      "main thread. Default: one per core.",
+    defaultText: "number of cores",
+  },
+  {
     name: "max-pods",
     kind: "int",
     nonNegative: true,
@@ -351,7 +410,11 @@ export function defaultFlags(): KubeletFlags {
     address: "127.0.0.1",
     port: 10255,
     runtimeRequestTimeoutMs: 120_000,
-    syncFrequencyMs: 1000,
+    syncFrequencyMs: 60_000,
+    maxPerPodContainer: 1,
+    minimumGCAgeMs: 0,
+    stopPodsOnExit: undefined,
+    loggingFormat: "text",
     fileCheckFrequencyMs: 20_000,
     liveView: "auto",
     kubeconfig: "",
@@ -369,6 +432,7 @@ export function defaultFlags(): KubeletFlags {
     maxPods: 110,
     containerLogMaxSizeBytes: 10 * 1024 * 1024,
     containerLogMaxFiles: 5,
+    probeWorkers: Math.max(1, navigator.hardwareConcurrency || 1),
     help: false,
     version: false,
   };

@@ -43,6 +43,7 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   log.setVerbosity(flags.verbosity);
+  log.setLogFormat(flags.loggingFormat);
   const tty = flags.liveView === "always" ||
     (flags.liveView === "auto" && Deno.stdout.isTerminal());
   await Deno.mkdir(flags.rootDir, { recursive: true });
@@ -97,7 +98,12 @@ export async function main(args: string[]): Promise<number> {
       `node ${flags.nodeName}  runtime ${runtimeText}  manifests ${flags.podManifestPath || "-"}`,
       `${agent.url ? `http ${agent.url}/pods /events /metrics/probes /healthz  ` : ""}log ${
         tty ? logFile : "stderr"
-      }  Ctrl-C to stop`,
+      }  ${
+        agent.stopPodsOnExit
+          ? "Ctrl-C stops the agent and its pods"
+          : "Ctrl-C stops the agent; pods keep running for the next start to adopt"
+      }`,
+      ...(agent.node ? [`api server (${flags.kubeconfig}): node ${agent.node.summary()}`] : []),
       ...agent.kubelet.manifestErrors().map((e) => `manifest error: ${e.message}`),
     ],
   });
@@ -106,7 +112,11 @@ export async function main(args: string[]): Promise<number> {
   const sig = await signalled;
   view.stop();
   log.info("Received signal, shutting down", { signal: sig });
-  if (tty) console.error(`probelet: ${sig}: stopping pods...`);
+  if (tty) {
+    console.error(
+      `probelet: ${sig}: ${agent.stopPodsOnExit ? "stopping pods..." : "leaving pods running..."}`,
+    );
+  }
   let code = 0;
   try {
     await agent.stop();

@@ -6,10 +6,15 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { parseAllDocuments } from "yaml";
+import { Composer, LineCounter, Parser } from "yaml";
 import type { Pod } from "../../api/core/v1/mod.ts";
 import { setDefaultsPod } from "./defaults.ts";
-import { dropNullFields, type FieldError, validatePod } from "./validation.ts";
+import {
+  dropNullFields,
+  type FieldError,
+  validatePod,
+  validateStaticPodIdentity,
+} from "./validation.ts";
 
 /** The annotation holding a static pod's content hash (kubelet's `ConfigHashAnnotationKey`). */
 export const configHashAnnotationKey = "kubernetes.io/config.hash";
@@ -17,6 +22,13 @@ export const configHashAnnotationKey = "kubernetes.io/config.hash";
 export const configSourceAnnotationKey = "kubernetes.io/config.source";
 /** The source name of pods read from manifest files (kubelet's `FileSource`). */
 export const fileSource = "file";
+
+/**
+ * Most documents one manifest file may hold. kubelet runs at most 110 pods on a node (its default
+ * `--max-pods`), so a file with more cannot be run anyway; the limit stops a file of countless
+ * tiny documents from being parsed at all past that point.
+ */
+export const maxDocumentsPerFile = 110;
 
 /** The outcome of one YAML/JSON document: a valid, defaulted pod, or the reasons it is not one. */
 export interface DecodedDocument {
@@ -44,42 +56,63 @@ export interface DecodedDocument {
  */
 export function decodePodDocuments(
   text: string,
-  options: { source: string; nodeName: string },
+  options: { source: string; nodeName: string; maxDocuments?: number },
 ): DecodedDocument[] {
+  const maxDocuments = options.maxDocuments ?? maxDocumentsPerFile;
   const decoded: DecodedDocument[] = [];
-  const docs = parseAllDocuments(text, {
+  const lineCounter = new LineCounter();
+  const parser = new Parser(lineCounter.addNewLine);
+  const composer = new Composer({
     version: "1.1",
     // YAML 1.1 turns unquoted dates into timestamps; the API only has strings there (Go's YAML
     // decoder keeps them as text when the target is a string), so keep the text.
     customTags: (tags) =>
       tags.filter((t) => typeof t === "string" || t.tag !== "tag:yaml.org,2002:timestamp"),
   });
-  docs.forEach((doc, i) => {
-    const document = i + 1;
+  // Documents are composed one at a time, so a file past the limit is not parsed any further.
+  let document = 0;
+  for (const doc of composer.compose(parser.parse(text))) {
+    document++;
+    if (document > maxDocuments) {
+      const detail = `more than ${maxDocuments} documents in one file; the file is ignored`;
+      return [{ document, errors: [{ field: "", detail }] }];
+    }
     if (doc.errors.length > 0) {
       // Later syntax errors are mostly echoes of the first one: report that one only.
-      decoded.push({ document, errors: [{ field: "", detail: firstLine(doc.errors[0].message) }] });
-      return;
+      const error = doc.errors[0];
+      let detail = firstLine(error.message);
+      if (error.pos[0] >= 0) {
+        const { line, col } = lineCounter.linePos(error.pos[0]);
+        detail += ` at line ${line}, column ${col}`;
+      }
+      decoded.push({ document, errors: [{ field: "", detail: clip(detail) }] });
+      continue;
     }
     let raw: unknown;
     try {
       raw = doc.toJS();
     } catch (e) {
-      decoded.push({ document, errors: [{ field: "", detail: firstLine(String(e)) }] });
-      return;
+      decoded.push({ document, errors: [{ field: "", detail: clip(firstLine(String(e))) }] });
+      continue;
     }
-    if (raw === null || raw === undefined) return; // empty document, e.g. after a trailing `---`
+    if (raw === null || raw === undefined) continue; // empty document, e.g. after a trailing `---`
     const value = dropNullFields(raw);
     const errors = validatePod(value);
     if (errors.length > 0) {
       decoded.push({ document, errors });
-      return;
+      continue;
     }
     const pod = structuredClone(value) as Pod;
     setDefaultsPod(pod);
     applyStaticPodDefaults(pod, { source: options.source, nodeName: options.nodeName, raw: value });
+    // The node suffix and the generated uid are only known now; they end up in file names.
+    const identityErrors = validateStaticPodIdentity(pod);
+    if (identityErrors.length > 0) {
+      decoded.push({ document, errors: identityErrors });
+      continue;
+    }
     decoded.push({ document, pod, errors: [] });
-  });
+  }
   return decoded;
 }
 
@@ -177,4 +210,9 @@ function sortKeys(value: unknown): unknown {
 
 function firstLine(message: string): string {
   return message.split("\n", 1)[0].replace(/:$/, "");
+}
+
+// A parser message may quote the document (an alias name, a tag): never more than a short line.
+function clip(detail: string): string {
+  return detail.length <= 160 ? detail : `${detail.slice(0, 157)}...`;
 }

@@ -12,6 +12,7 @@ import type { Pod } from "../../api/core/v1/mod.ts";
 import { Channel } from "../../util/channel.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { getPodReference } from "../container/ref.ts";
 import type { EventRecorder } from "../events/mod.ts";
 import {
   AllSource,
@@ -60,12 +61,19 @@ export class PodConfig {
   #storage: PodStorage;
   #updates: Channel<PodUpdate>;
   #sources = new Set<string>();
+  #sent = 0;
 
   /** Creates an empty merge; register sources with {@linkcode channel}. */
   constructor(options: PodConfigOptions) {
     // Like Go's channel of 50; a full channel queues further updates in order (never drops).
     this.#updates = new Channel<PodUpdate>(50);
-    this.#storage = new PodStorage(this.#updates, {
+    const send = (update: PodUpdate) => {
+      this.#sent++;
+      this.#updates.send(update).catch(() => {
+        // Closed: the kubelet has stopped listening.
+      });
+    };
+    this.#storage = new PodStorage(send, {
       mode: options.mode ?? "Incremental",
       recorder: options.recorder,
       clock: options.clock ?? new RealClock(),
@@ -91,6 +99,11 @@ export class PodConfig {
     return sources.every((s) => seenSources.has(s)) && this.#storage.seenSources(sources);
   }
 
+  /** How many updates were queued so far (lets a consumer tell when it has caught up). */
+  get updatesSent(): number {
+    return this.#sent;
+  }
+
   /** The merged stream of updates (one consumer). */
   updates(): Channel<PodUpdate> {
     return this.#updates;
@@ -114,26 +127,20 @@ export class PodConfig {
 class PodStorage {
   #pods = new Map<string, Map<string, Pod>>();
   #mode: PodConfigNotificationMode;
-  #updates: Channel<PodUpdate>;
+  #send: (update: PodUpdate) => void;
   #sourcesSeen = new Set<string>();
   #recorder: EventRecorder;
   #clock: Clock;
 
+  // `send` delivers in order, also when the channel is full (queued senders keep their order).
   constructor(
-    updates: Channel<PodUpdate>,
+    send: (update: PodUpdate) => void,
     options: { mode: PodConfigNotificationMode; recorder: EventRecorder; clock: Clock },
   ) {
-    this.#updates = updates;
+    this.#send = send;
     this.#mode = options.mode;
     this.#recorder = options.recorder;
     this.#clock = options.clock;
-  }
-
-  // Delivers in order even when the channel is full (queued senders keep their order).
-  #send(update: PodUpdate): void {
-    this.#updates.send(update).catch(() => {
-      // Closed: the kubelet has stopped listening.
-    });
   }
 
   merge(source: string, change: PodUpdate): void {
@@ -281,7 +288,7 @@ class PodStorage {
           pod: log.kObj(pod),
           source,
         });
-        this.#recorder.event(podRef(pod), {
+        this.#recorder.event(getPodReference(pod), {
           type: "Warning",
           reason: FailedValidation,
           message: `Error validating pod ${
@@ -410,14 +417,4 @@ function newTimestamp(clock: Clock): string {
 // format.Pod: `<name>_<namespace>(<uid>)`.
 function formatPod(pod: Pod): string {
   return `${getPodFullName(pod)}(${pod.metadata?.uid ?? ""})`;
-}
-
-function podRef(pod: Pod) {
-  return {
-    kind: "Pod",
-    apiVersion: "v1",
-    name: pod.metadata?.name,
-    namespace: pod.metadata?.namespace,
-    uid: pod.metadata?.uid,
-  };
 }

@@ -5,14 +5,24 @@
  * periodic re-list), emitting whole sets like kubelet's `SET` pod updates.
  * @module
  */
-import { basename, dirname, extname, join, resolve } from "node:path";
+import { basename, dirname, extname, join } from "node:path";
 import type { Pod } from "../../api/core/v1/mod.ts";
 import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
+import * as log from "../../util/log.ts";
 import { decodePodDocuments } from "./common.ts";
+import { inlineDecoder, type ManifestDecoder, WorkerDecoder } from "./decoder.ts";
+import { type DirectoryWatch, watchDirectory } from "./file_linux.ts";
 import type { FieldError } from "./validation.ts";
 
 /** File name extensions read from a manifest folder. */
 export const manifestExtensions: readonly string[] = [".yaml", ".yml", ".json"];
+
+/**
+ * Largest manifest file read, in bytes: 3 MiB, the most the API server accepts in one request
+ * body (its `MaxRequestBodyBytes`), so no pod the API could hold is refused. A larger file is
+ * refused from its size alone, without reading or parsing it.
+ */
+export const maxManifestBytes = 3 * 1024 * 1024;
 
 /** kubelet's default `fileCheckFrequency`: how often the manifest path is re-listed. */
 export const defaultFileCheckIntervalMs = 20_000;
@@ -66,12 +76,27 @@ export interface PodManifests {
    * absence): `pods` is empty because nothing is known, not because no pods are wanted.
    */
   unreadable?: boolean;
+  /**
+   * Files that exist but could not be read or parsed this time (permission denied, a symlink
+   * loop, the parser failing): nothing is known about their pods, so a watch keeps the pods it
+   * had from them.
+   */
+  unreadableFiles: string[];
+  /** The valid pods of each file that was read. */
+  podsByFile: Map<string, Pod[]>;
 }
 
 /** Options of {@link loadPodManifests}. */
 export interface LoadOptions {
   /** The node the static pods belong to (default: this host's name, lowercased). */
   nodeName?: string;
+  /**
+   * Where the text is parsed (default: in place; a {@link PodConfigWatcher} defaults to a worker
+   * of its own, closed by `stop`).
+   */
+  decoder?: ManifestDecoder;
+  /** Largest file read, in bytes (default {@link maxManifestBytes}). */
+  maxBytes?: number;
 }
 
 /**
@@ -104,8 +129,16 @@ export async function loadPodManifests(
   options: LoadOptions = {},
 ): Promise<PodManifests> {
   const nodeName = options.nodeName ?? defaultNodeName();
+  const decoder = options.decoder ?? inlineDecoder;
+  const maxBytes = options.maxBytes ?? maxManifestBytes;
   const root = trimTrailingSeparators(path);
-  const result: PodManifests = { pods: [], errors: [], files: [] };
+  const result: PodManifests = {
+    pods: [],
+    errors: [],
+    files: [],
+    unreadableFiles: [],
+    podsByFile: new Map(),
+  };
 
   let info: Deno.FileInfo;
   try {
@@ -122,7 +155,10 @@ export async function loadPodManifests(
     result.files.push(root);
   } else if (info.isDirectory) {
     try {
-      result.files.push(...await listManifestFiles(root));
+      const listing = await listManifestFiles(root);
+      result.files.push(...listing.files);
+      result.errors.push(...listing.errors);
+      result.unreadableFiles.push(...listing.unreadable);
     } catch (e) {
       result.errors.push(new ManifestError(root, { detail: errorText(e) }));
       result.unreadable = !(e instanceof Deno.errors.NotFound);
@@ -136,15 +172,25 @@ export async function loadPodManifests(
   const seen = new Map<string, string>(); // namespace/name → where it was defined
   const seenUID = new Map<string, string>(); // metadata.uid → where it was defined
   for (const file of result.files) {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(file);
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) continue; // removed since the listing
-      result.errors.push(new ManifestError(file, { detail: errorText(e) }));
+    const read = await readManifestFile(file, maxBytes);
+    if (read.missing) continue; // removed since the listing
+    if (read.error) {
+      result.errors.push(read.error);
+      if (read.unreadable) result.unreadableFiles.push(file);
       continue;
     }
-    for (const doc of decodePodDocuments(text, { source: file, nodeName })) {
+    let documents;
+    try {
+      documents = await decoder.decode(read.bytes!, { source: file, nodeName });
+    } catch (e) {
+      // The parser itself failed (not the content): nothing is known about this file's pods.
+      result.errors.push(new ManifestError(file, { detail: errorText(e) }));
+      result.unreadableFiles.push(file);
+      continue;
+    }
+    const filePods: Pod[] = [];
+    result.podsByFile.set(file, filePods);
+    for (const doc of documents) {
       for (const e of doc.errors) result.errors.push(manifestError(file, doc.document, e));
       if (!doc.pod) continue;
       // Two manifests defining the same pod would fight over it (kubelet keeps whichever it read
@@ -177,6 +223,7 @@ export async function loadPodManifests(
       seen.set(key, `${file}: document ${doc.document}`);
       seenUID.set(uid, `${file}: document ${doc.document}`);
       result.pods.push(doc.pod);
+      filePods.push(doc.pod);
     }
   }
   return result;
@@ -262,8 +309,12 @@ export class PodConfigWatcher {
   #started = false;
   #relistTimer: ClockTimer | undefined;
   #debounceTimer: ClockTimer | undefined;
-  #fsWatcher: Deno.FsWatcher | undefined;
+  #fsWatcher: Deno.FsWatcher | DirectoryWatch | undefined;
   #fsLoop: Promise<void> | undefined;
+  #decoder: ManifestDecoder;
+  #ownDecoder: boolean;
+  /** The pods each file gave in the last set (kept while that file cannot be read). */
+  #lastByFile = new Map<string, Pod[]>();
 
   /** Creates a watcher; nothing happens until {@link start}. */
   constructor(path: string, options: WatchOptions) {
@@ -273,6 +324,10 @@ export class PodConfigWatcher {
     this.#intervalMs = options.intervalMs ?? defaultFileCheckIntervalMs;
     this.#debounceMs = options.debounceMs ?? 100;
     this.#nodeName = options.nodeName ?? defaultNodeName();
+    // Parsing happens in a worker unless the caller brings a decoder: a large manifest must not
+    // hold up the probes running on this thread.
+    this.#ownDecoder = options.decoder === undefined;
+    this.#decoder = options.decoder ?? new WorkerDecoder();
   }
 
   /** The last set delivered to `onChange`. */
@@ -312,9 +367,11 @@ export class PodConfigWatcher {
     this.#stopped = true;
     this.#relistTimer?.stop();
     this.#debounceTimer?.stop();
-    this.#closeFsWatcher();
+    const closing = this.#closeFsWatcher();
     await this.idle();
+    await closing;
     await this.#fsLoop;
+    if (this.#ownDecoder) this.#decoder.close();
   }
 
   async #relistLoop(): Promise<void> {
@@ -330,16 +387,34 @@ export class PodConfigWatcher {
   }
 
   async #relist(): Promise<void> {
-    const listed = await loadPodManifests(this.path, { nodeName: this.#nodeName });
+    const listed = await loadPodManifests(this.path, {
+      nodeName: this.#nodeName,
+      decoder: this.#decoder,
+      maxBytes: this.#options.maxBytes,
+    });
     if (this.#stopped) return;
-    const update: PodUpdate = {
-      op: "SET",
-      source: "file",
-      // Like Go's listConfig: only a missing path means "no pods"; a path that cannot be read
-      // keeps the current pods (the error is reported with them).
-      pods: listed.unreadable ? (this.#last?.pods ?? []) : listed.pods,
-      errors: listed.errors,
-    };
+    // Like Go's listConfig: only a missing path means "no pods"; a path that cannot be read
+    // keeps the current pods (the error is reported with them). The same holds for one file.
+    let pods = listed.pods;
+    const byFile = listed.podsByFile;
+    if (listed.unreadable) {
+      pods = this.#last?.pods ?? [];
+    } else if (listed.unreadableFiles.length > 0) {
+      pods = [...pods];
+      const uids = new Set(pods.map((p) => p.metadata.uid));
+      for (const file of listed.unreadableFiles) {
+        const kept = (this.#lastByFile.get(file) ?? []).filter((p) => !uids.has(p.metadata.uid));
+        if (kept.length === 0) continue;
+        log.info("Keeping the pods of a manifest file that cannot be read", {
+          path: file,
+          pods: kept.map((p) => `${p.metadata.namespace}/${p.metadata.name}`),
+        });
+        pods.push(...kept);
+        byFile.set(file, kept);
+      }
+    }
+    if (!listed.unreadable) this.#lastByFile = byFile;
+    const update: PodUpdate = { op: "SET", source: "file", pods, errors: listed.errors };
     const key = JSON.stringify([update.pods, update.errors.map((e) => e.message)]);
     if (key === this.#lastKey) return;
     this.#lastKey = key;
@@ -359,19 +434,40 @@ export class PodConfigWatcher {
     try {
       isDir = Deno.statSync(this.path).isDirectory;
       watched = isDir ? this.path : dirname(this.path);
+    } catch {
+      return;
+    }
+    const target = basename(this.path);
+    const relevant = (name: string) => isDir ? !name.startsWith(".") : name === target;
+    const changed = () => {
+      this.#debounceTimer?.stop();
+      this.#debounceTimer = this.#clock.afterFunc(this.#debounceMs, () => void this.resync());
+    };
+    try {
+      // inotify where possible: Deno.watchFs opens created files, and a FIFO blocks it forever.
+      const watch = watchDirectory(watched, {
+        onChange: (names) => {
+          if (names.length === 0 || names.some(relevant)) changed();
+        },
+        // The watched folder went away; the periodic re-list restarts the watch when it is back.
+        onGone: () => {
+          if (this.#fsWatcher === watch) this.#fsWatcher = undefined;
+        },
+      });
+      if (watch) {
+        this.#fsWatcher = watch;
+        return;
+      }
       this.#fsWatcher = Deno.watchFs(watched, { recursive: false });
     } catch {
       return;
     }
     const watcher = this.#fsWatcher;
-    const target = resolve(this.path);
-    const relevant = (p: string) => isDir ? !basename(p).startsWith(".") : resolve(p) === target;
     this.#fsLoop = (async () => {
       try {
         for await (const event of watcher) {
-          if (event.kind === "access" || !event.paths.some(relevant)) continue;
-          this.#debounceTimer?.stop();
-          this.#debounceTimer = this.#clock.afterFunc(this.#debounceMs, () => void this.resync());
+          if (event.kind === "access" || !event.paths.some((p) => relevant(basename(p)))) continue;
+          changed();
         }
       } catch {
         // The watched folder went away; the periodic re-list restarts the watch when it is back.
@@ -381,11 +477,11 @@ export class PodConfigWatcher {
     })();
   }
 
-  #closeFsWatcher(): void {
+  async #closeFsWatcher(): Promise<void> {
     const watcher = this.#fsWatcher;
     this.#fsWatcher = undefined;
     try {
-      watcher?.close();
+      await watcher?.close();
     } catch {
       // already closed
     }
@@ -413,7 +509,16 @@ export async function watchManifests(
   return watcher;
 }
 
-async function listManifestFiles(dir: string): Promise<string[]> {
+interface Listing {
+  /** Regular files to read (symlinks followed). */
+  files: string[];
+  /** Entries that are not readable manifests, each logged by kubelet too. */
+  errors: ManifestError[];
+  /** Entries that exist but cannot be examined: their pods are kept. */
+  unreadable: string[];
+}
+
+async function listManifestFiles(dir: string): Promise<Listing> {
   const names: string[] = [];
   for await (const entry of Deno.readDir(dir)) {
     if (entry.name.startsWith(".")) continue;
@@ -421,17 +526,111 @@ async function listManifestFiles(dir: string): Promise<string[]> {
     names.push(entry.name);
   }
   names.sort();
-  const files: string[] = [];
+  const listing: Listing = { files: [], errors: [], unreadable: [] };
   for (const name of names) {
     const file = join(dir, name);
+    let info: Deno.FileInfo;
     try {
-      // Follows symlinks; folders are not recursed into, as kubelet does not.
-      if ((await Deno.stat(file)).isFile) files.push(file);
-    } catch {
-      // Removed since the listing, or a dangling symlink.
+      // Follows symlinks; only the type is looked at, the file is not opened.
+      info = await Deno.stat(file);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        // A symlink loop, a permission problem: the file may still hold pods.
+        listing.errors.push(new ManifestError(file, { detail: `cannot stat: ${errorText(e)}` }));
+        listing.unreadable.push(file);
+      } else if (await isSymlink(file)) {
+        // The target is gone, which is what removing the file means.
+        const target = await Deno.readLink(file).catch(() => "?");
+        listing.errors.push(
+          new ManifestError(file, { detail: `dangling symlink: target ${target} does not exist` }),
+        );
+      } // else removed since the listing
+      continue;
+    }
+    if (info.isFile) listing.files.push(file);
+    else if (info.isDirectory) {
+      listing.errors.push(
+        new ManifestError(file, {
+          detail: "is a directory; manifest folders are not recursed into",
+        }),
+      );
+    } else {
+      // A FIFO, socket or device: never opened (reading a FIFO blocks until a writer comes).
+      listing.errors.push(
+        new ManifestError(file, { detail: `not a regular file (${fileType(info)}); not read` }),
+      );
     }
   }
-  return files;
+  return listing;
+}
+
+async function isSymlink(path: string): Promise<boolean> {
+  try {
+    return (await Deno.lstat(path)).isSymlink;
+  } catch {
+    return false;
+  }
+}
+
+function fileType(info: Deno.FileInfo): string {
+  if (info.isFifo) return "named pipe";
+  if (info.isSocket) return "socket";
+  if (info.isCharDevice) return "character device";
+  if (info.isBlockDevice) return "block device";
+  return "unknown type";
+}
+
+/** One manifest file's bytes, or why they are not there. */
+interface ReadResult {
+  bytes?: Uint8Array<ArrayBuffer>;
+  /** The file vanished since it was listed. */
+  missing?: boolean;
+  error?: ManifestError;
+  /** The file exists but could not be read: its pods are kept. */
+  unreadable?: boolean;
+}
+
+/**
+ * Reads at most `maxBytes` of a regular file. The size is checked before anything is read, and
+ * again while reading (the file may grow in between); a file over the limit is refused whole.
+ */
+async function readManifestFile(file: string, maxBytes: number): Promise<ReadResult> {
+  const tooLarge = (size: string) =>
+    new ManifestError(file, {
+      detail: `file is ${size} bytes, more than the ${maxBytes}-byte limit of a manifest; ` +
+        `not parsed`,
+    });
+  let handle: Deno.FsFile | undefined;
+  try {
+    const info = await Deno.stat(file);
+    if (!info.isFile) {
+      return { error: new ManifestError(file, { detail: `not a regular file; not read` }) };
+    }
+    if (info.size > maxBytes) return { error: tooLarge(String(info.size)) };
+    handle = await Deno.open(file, { read: true });
+    const chunks: Uint8Array[] = [];
+    let length = 0;
+    while (length <= maxBytes) {
+      const chunk = new Uint8Array(Math.min(64 * 1024, maxBytes + 1 - length));
+      const n = await handle.read(chunk);
+      if (n === null) break;
+      chunks.push(chunk.subarray(0, n));
+      length += n;
+    }
+    if (length > maxBytes) return { error: tooLarge(`more than ${maxBytes}`) };
+    const bytes = new Uint8Array(length);
+    let offset = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset);
+      offset += chunk.length;
+    }
+    return { bytes };
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { missing: true };
+    return { error: new ManifestError(file, { detail: errorText(e) }), unreadable: true };
+  } finally {
+    handle?.close();
+  }
 }
 
 function manifestError(file: string, document: number, e: FieldError): ManifestError {

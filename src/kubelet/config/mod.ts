@@ -12,6 +12,7 @@
  * @module
  */
 export * from "./file.ts";
+export { inlineDecoder, type ManifestDecoder, WorkerDecoder } from "./decoder.ts";
 export {
   applyStaticPodDefaults,
   canonicalJSON,
@@ -21,6 +22,7 @@ export {
   decodePodDocuments,
   fileSource,
   generatePodName,
+  maxDocumentsPerFile,
   staticPodUID,
 } from "./common.ts";
 export {
@@ -30,4 +32,12 @@ export {
   setDefaultsPod,
   setDefaultsProbe,
 } from "./defaults.ts";
-export { type FieldError, formatFieldError, validatePod } from "./validation.ts";
+export {
+  type FieldError,
+  formatFieldError,
+  maxFileNameBytes,
+  maxInt32,
+  shortQuote,
+  validatePod,
+  validateStaticPodIdentity,
+} from "./validation.ts";

@@ -6,7 +6,8 @@
  * Mirrors the relevant parts of kubernetes' pkg/apis/core/validation/validation.go.
  * @module
  */
-import type { Container } from "../../api/core/v1/mod.ts";
+import type { Container, Pod } from "../../api/core/v1/mod.ts";
+import { podLogsDirectoryName } from "../kuberuntime/helpers.ts";
 import { resolveContainerPort } from "../../probe/util.ts";
 import { goQuote } from "../../util/go_format.ts";
 
@@ -51,6 +52,15 @@ const dns1123LabelMaxLength = 63;
 const dns1123SubdomainPattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const dns1123SubdomainMaxLength = 253;
 const ianaServiceNamePattern = /^[-a-z0-9]+$/;
+// The API server does not check a client-given uid (it assigns its own on create); a static pod's
+// uid is used as a file name, so it must be one safe path segment. Every UUID passes.
+const uidPattern = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/** Longest `metadata.uid` accepted (a UUID has 36 characters). */
+export const uidMaxLength = 128;
+/** Largest value of an int32 API field (Go's JSON decoder refuses anything beyond). */
+export const maxInt32 = 2147483647;
+/** Longest file name Linux file systems accept, in bytes (`NAME_MAX`). */
+export const maxFileNameBytes = 255;
 const httpHeaderNamePattern = /^[-A-Za-z0-9]+$/;
 
 /**
@@ -84,6 +94,33 @@ export function validatePod(doc: unknown): FieldError[] {
   }
   validateObjectMeta(v, doc.metadata);
   validatePodSpec(v, doc.spec);
+  return v.errors;
+}
+
+/**
+ * Checks what only exists once a static pod has its identity (the node-suffixed name, the uid,
+ * the namespace default): the name is still a valid DNS-1123 subdomain, and the pod's log folder
+ * name (`<namespace>_<name>_<uid>`) fits in one file name ({@link maxFileNameBytes} bytes).
+ *
+ * @example
+ * ```ts
+ * validateStaticPodIdentity({ metadata: { name: "web-node", namespace: "default", uid: "1" }, spec: { containers: [] } });
+ * // []
+ * ```
+ */
+export function validateStaticPodIdentity(pod: Pod): FieldError[] {
+  const v = new Validator();
+  const { name = "", namespace = "", uid = "" } = pod.metadata;
+  checkDns1123Subdomain(v, "metadata.name", name);
+  const folder = podLogsDirectoryName(namespace, name, uid);
+  const bytes = new TextEncoder().encode(folder).length;
+  if (v.errors.length === 0 && bytes > maxFileNameBytes) {
+    v.add(
+      "metadata.name",
+      `name and namespace too long: the pod's log folder name ${shortQuote(folder)} would be ` +
+        `${bytes} bytes, more than the ${maxFileNameBytes}-byte file name limit`,
+    );
+  }
   return v.errors;
 }
 
@@ -159,9 +196,17 @@ class Validator {
     for (const [k, item] of Object.entries(value)) this.string(`${field}[${goQuote(k)}]`, item);
   }
 
-  nonNegativeInteger(field: string, value: unknown): void {
+  nonNegativeInteger(field: string, value: unknown, options: { int32?: boolean } = {}): void {
     if (value === undefined || !this.integer(field, value)) return;
     if (value < 0) this.add(field, "must be greater than or equal to 0");
+    else if (options.int32) this.int32(field, value);
+  }
+
+  /** Go's decoder refuses a number that does not fit the field's int32. */
+  int32(field: string, value: number): boolean {
+    if (value >= -maxInt32 - 1 && value <= maxInt32) return true;
+    this.add(field, `${value}: must be a 32-bit integer (at most ${maxInt32})`);
+    return false;
   }
 }
 
@@ -179,7 +224,9 @@ function validateObjectMeta(v: Validator, meta: unknown): void {
   if (meta.namespace !== undefined && v.string("metadata.namespace", meta.namespace)) {
     if (meta.namespace !== "") checkDns1123Label(v, "metadata.namespace", meta.namespace);
   }
-  if (meta.uid !== undefined) v.string("metadata.uid", meta.uid);
+  if (meta.uid !== undefined && v.string("metadata.uid", meta.uid) && meta.uid !== "") {
+    checkUID(v, "metadata.uid", meta.uid);
+  }
   if (meta.labels !== undefined) v.stringMap("metadata.labels", meta.labels);
   if (meta.annotations !== undefined) v.stringMap("metadata.annotations", meta.annotations);
 }
@@ -370,7 +417,7 @@ function validateProbe(
       "failureThreshold",
     ]
   ) {
-    v.nonNegativeInteger(`${field}.${name}`, probe[name]);
+    v.nonNegativeInteger(`${field}.${name}`, probe[name], { int32: true });
   }
   // The API requires 1 for liveness and startup probes after defaulting, so 0 (= default) passes.
   const success = probe.successThreshold;
@@ -502,14 +549,27 @@ function checkPortName(v: Validator, field: string, name: string): void {
   if (name.startsWith("-") || name.endsWith("-")) {
     problems.push("must not begin or end with a hyphen");
   }
-  if (problems.length) v.add(field, `${goQuote(name)}: ${problems.join(", ")}`);
+  if (problems.length) v.add(field, `${shortQuote(name)}: ${problems.join(", ")}`);
+}
+
+function checkUID(v: Validator, field: string, uid: string): void {
+  if (uid.length > uidMaxLength || !uidPattern.test(uid) || uid.includes("..")) {
+    v.add(
+      field,
+      `${shortQuote(uid)} is not a valid uid: it must consist of alphanumeric characters, '-', ` +
+        `'_' or '.', start and end with an alphanumeric character, contain no "..", and be at ` +
+        `most ${uidMaxLength} characters (e.g. a UUID)`,
+    );
+  }
 }
 
 function checkDns1123Label(v: Validator, field: string, value: string): void {
   if (value.length > dns1123LabelMaxLength || !dns1123LabelPattern.test(value)) {
     v.add(
       field,
-      `${goQuote(value)} is not a valid name: a lowercase RFC 1123 label must consist of lower ` +
+      `${
+        shortQuote(value)
+      } is not a valid name: a lowercase RFC 1123 label must consist of lower ` +
         `case alphanumeric characters or '-', start and end with an alphanumeric character, and ` +
         `be at most ${dns1123LabelMaxLength} characters (e.g. "my-name" or "123-abc")`,
     );
@@ -520,7 +580,7 @@ function checkDns1123Subdomain(v: Validator, field: string, value: string): void
   if (value.length > dns1123SubdomainMaxLength || !dns1123SubdomainPattern.test(value)) {
     v.add(
       field,
-      `${goQuote(value)} is not a valid name: a lowercase RFC 1123 subdomain must consist of ` +
+      `${shortQuote(value)} is not a valid name: a lowercase RFC 1123 subdomain must consist of ` +
         `lower case alphanumeric characters, '-' or '.', start and end with an alphanumeric ` +
         `character, and be at most ${dns1123SubdomainMaxLength} characters (e.g. "example.com")`,
     );
@@ -528,9 +588,23 @@ function checkDns1123Subdomain(v: Validator, field: string, value: string): void
 }
 
 function unsupported(value: string, supported: string[]): string {
-  return `Unsupported value: ${goQuote(value)}: supported values: ${
+  return `Unsupported value: ${shortQuote(value)}: supported values: ${
     supported.map(goQuote).join(", ")
   }`;
+}
+
+/** Longest prefix of a value quoted in an error: a manifest may be a secret file's symlink. */
+export const maxQuotedLength = 40;
+
+/**
+ * Quotes at most the first {@link maxQuotedLength} characters of `s`, and says how long the rest
+ * is, so that an error never carries a whole file (`"abc..." (1234 more characters)`).
+ */
+export function shortQuote(s: string): string {
+  const chars = [...s];
+  if (chars.length <= maxQuotedLength) return goQuote(s);
+  const rest = chars.length - maxQuotedLength;
+  return `${goQuote(chars.slice(0, maxQuotedLength).join(""))}... (${rest} more characters)`;
 }
 
 /** True for a plain mapping (not a list, a date, bytes or null). */
@@ -547,7 +621,7 @@ function describe(value: unknown): string {
   if (isMapping(value)) return "a mapping";
   switch (typeof value) {
     case "string":
-      return `string ${goQuote(value)}`;
+      return `string ${shortQuote(value)}`;
     case "number":
       return Number.isInteger(value) ? `integer ${value}` : `number ${value}`;
     case "boolean":

@@ -71,13 +71,13 @@ export class FakeRecorder implements EventRecorder {
 }
 
 /**
- * Writes each event as one structured log line (`msg="Event occurred"`), as client-go's event
+ * Writes each event as one structured log line (`"Event occurred"`), as client-go's event
  * broadcaster does when it logs events.
  *
  * @example
  * ```ts
  * new LogRecorder().event(ref, { type: "Normal", reason: "Killing", message: "..." });
- * // level=info msg="Event occurred" object=default/web fieldPath=spec.containers{app} kind=Pod type=Normal reason=Killing message=...
+ * // I1123 03:04:05.123456   12345 event.ts:97] "Event occurred" object="default/web" fieldPath="spec.containers{app}" kind="Pod" type="Normal" reason="Killing" message="..."
  * ```
  */
 export class LogRecorder implements EventRecorder {

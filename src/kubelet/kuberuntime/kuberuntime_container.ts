@@ -6,7 +6,7 @@
  * RunInContainer in kubelet's pkg/kubelet/kuberuntime/kuberuntime_container.go.
  * @module
  */
-import { join } from "node:path";
+import { buildContainerLogsDirectory } from "./helpers.ts";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type {
   ContainerConfig,
@@ -29,14 +29,12 @@ import {
   type RuntimePodStatus,
 } from "./kuberuntime_manager.ts";
 import {
-  containerHashAnnotation,
-  containerNameLabel,
-  containerRestartCountAnnotation,
-  podNameLabel,
-  podNamespaceLabel,
-  podTerminationGracePeriodAnnotation,
-  podUIDLabel,
-  probeletManagedLabel,
+  containerRestartCountLabel,
+  getContainerInfoFromAnnotations,
+  getContainerInfoFromLabels,
+  kubernetesContainerNameLabel,
+  newContainerAnnotations,
+  newContainerLabels,
 } from "./labels.ts";
 
 /** kubelet's floor for any kill grace period, in seconds. */
@@ -53,7 +51,7 @@ export const ErrRunContainer = "RunContainerError";
 export function generateContainerConfig(
   pod: Pod,
   container: Container,
-  options: { restartCount: number },
+  options: { restartCount: number; nodeName: string },
 ): ContainerConfig {
   const { restartCount } = options;
   const envs = (container.env ?? []).map((e) => ({ key: e.name, value: e.value ?? "" }));
@@ -61,18 +59,11 @@ export function generateContainerConfig(
     metadata: { name: container.name, attempt: restartCount },
     image: { image: container.image ?? "" },
     envs,
-    labels: {
-      [podNameLabel]: pod.metadata.name ?? "",
-      [podNamespaceLabel]: pod.metadata.namespace ?? "",
-      [podUIDLabel]: pod.metadata.uid ?? "",
-      [containerNameLabel]: container.name,
-      [probeletManagedLabel]: "true",
-    },
-    annotations: {
-      [containerHashAnnotation]: hashContainer(container),
-      [containerRestartCountAnnotation]: String(restartCount),
-      [podTerminationGracePeriodAnnotation]: String(pod.spec.terminationGracePeriodSeconds ?? 30),
-    },
+    labels: newContainerLabels(container, pod, { nodeName: options.nodeName }),
+    annotations: newContainerAnnotations(container, pod, {
+      restartCount,
+      hash: hashContainer(container),
+    }),
     logPath: `${container.name}/${restartCount}.log`,
     linux: {
       securityContext: {
@@ -98,6 +89,8 @@ export function generateContainerConfig(
 export interface ContainerManagerContext {
   runtime: RuntimeService;
   recorder: EventRecorder;
+  /** The owning node, put in probelet's node label. */
+  nodeName: string;
 }
 
 /** Arguments of {@linkcode startContainer}. */
@@ -122,10 +115,12 @@ export async function startContainer(
   const { sandboxID, sandboxConfig, container, pod, podStatus } = options;
   const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
   const restartCount = previous ? previous.restartCount + 1 : 0;
-  const config = generateContainerConfig(pod, container, { restartCount });
+  const config = generateContainerConfig(pod, container, { restartCount, nodeName: m.nodeName });
   let containerID: string;
   try {
-    await Deno.mkdir(join(sandboxConfig.logDirectory!, container.name), { recursive: true });
+    await Deno.mkdir(buildContainerLogsDirectory(sandboxConfig.logDirectory!, container.name), {
+      recursive: true,
+    });
     containerID = await m.runtime.createContainer(sandboxID, config, { sandboxConfig });
   } catch (e) {
     // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
@@ -256,7 +251,8 @@ export function nsToMs(ns: bigint): number {
   return Number(ns / 1_000_000n);
 }
 
-function toRuntimeState(state: CriContainerStatus["state"]): RuntimeContainerState {
+/** A CRI container state as kubelet's `kubecontainer.State`. */
+export function toRuntimeState(state: CriContainerStatus["state"]): RuntimeContainerState {
   switch (state) {
     case "CONTAINER_CREATED":
       return "created";
@@ -278,12 +274,15 @@ export function toKubeContainerStatus(
   status: CriContainerStatus,
   runtimeName: string,
 ): RuntimeContainerStatus {
-  const restarts = Number.parseInt(status.annotations[containerRestartCountAnnotation] ?? "", 10);
+  const annotated = getContainerInfoFromAnnotations(status.annotations);
+  const hasRestartCount = status.annotations[containerRestartCountLabel] !== undefined;
   const state = toRuntimeState(status.state);
   const exited = status.state === "CONTAINER_EXITED";
   return {
     id: { type: runtimeName, id: status.id },
-    name: status.labels[containerNameLabel] ?? status.metadata.name,
+    name: status.labels[kubernetesContainerNameLabel] !== undefined
+      ? getContainerInfoFromLabels(status.labels).containerName
+      : status.metadata.name,
     state,
     createdAt: nsToMs(status.createdAt),
     // A container past "created" has been started, so its start time counts.
@@ -292,10 +291,13 @@ export function toKubeContainerStatus(
     exitCode: exited ? status.exitCode : 0,
     image: status.image?.image ?? "",
     imageID: status.imageRef,
-    hash: status.annotations[containerHashAnnotation] ?? "",
-    restartCount: Number.isNaN(restarts) ? status.metadata.attempt : restarts,
+    hash: annotated.hash,
+    restartCount: hasRestartCount ? annotated.restartCount : status.metadata.attempt,
     reason: exited ? status.reason : "",
     message: exited ? status.message : "",
+    ...(annotated.podTerminationGracePeriod !== undefined
+      ? { podTerminationGracePeriod: annotated.podTerminationGracePeriod }
+      : {}),
   };
 }
 

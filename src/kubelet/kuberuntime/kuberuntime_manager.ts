@@ -27,9 +27,16 @@ import {
   recordEvent,
   startContainer,
   toKubeContainerStatus,
+  toRuntimeState,
 } from "./kuberuntime_container.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
-import { podNameLabel, podNamespaceLabel, podUIDLabel, probeletManagedLabel } from "./labels.ts";
+import {
+  getContainerInfoFromAnnotations,
+  getContainerInfoFromLabels,
+  getPodSandboxInfoFromLabels,
+  kubernetesPodUIDLabel,
+  probeletNodeLabel,
+} from "./labels.ts";
 
 /** Container states as kubelet's runtime-neutral `kubecontainer.State`. */
 export type RuntimeContainerState = "created" | "running" | "exited" | "unknown";
@@ -54,6 +61,8 @@ export interface RuntimeContainerStatus {
   restartCount: number;
   reason: string;
   message: string;
+  /** The pod's `terminationGracePeriodSeconds` when it was created (its annotation), if recorded. */
+  podTerminationGracePeriod?: number;
 }
 
 /**
@@ -67,6 +76,29 @@ export interface RuntimePodStatus {
   ips: string[];
   containerStatuses: RuntimeContainerStatus[];
   sandboxStatuses: PodSandboxStatus[];
+}
+
+/**
+ * A container or sandbox as the runtime lists it, without inspecting it (kubelet's
+ * `kubecontainer.Container`). Times are milliseconds since the epoch.
+ */
+export interface RuntimeContainer {
+  id: ContainerID;
+  name: string;
+  state: RuntimeContainerState;
+  /** Hash of the spec it was created from; empty for sandboxes. */
+  hash: string;
+  createdAt: number;
+}
+
+/** A pod as the runtime lists it (kubelet's `kubecontainer.Pod`). */
+export interface RuntimePod {
+  /** The pod's UID. */
+  id: string;
+  name: string;
+  namespace: string;
+  containers: RuntimeContainer[];
+  sandboxes: RuntimeContainer[];
 }
 
 /** Why a container is killed (kubelet's `containerKillReason`). */
@@ -597,6 +629,11 @@ export interface RuntimeManagerOptions {
   podLogsRootDir: string;
   /** The runtime runs every sandbox in the host network (the embedded runtime). */
   runtimeHostNetworkOnly?: boolean;
+  /**
+   * The node this agent runs as. Every sandbox and container it creates carries it (label
+   * `io.probelet.node`), and it only ever lists, adopts or removes objects that carry it.
+   */
+  nodeName: string;
 }
 
 /**
@@ -605,7 +642,8 @@ export interface RuntimeManagerOptions {
  * @example
  * ```ts
  * const m = new KubeGenericRuntimeManager({ runtime, runtimeName: "containerd", clock, recorder,
- *   lookups: { livenessManager, startupManager }, backoff, podLogsRootDir: ".run/probelet/pods" });
+ *   lookups: { livenessManager, startupManager }, backoff, podLogsRootDir: ".run/probelet/pods",
+ *   nodeName: "node-a" });
  * const status = await m.getPodStatus(pod);
  * await m.syncPod(pod, status);
  * ```
@@ -619,6 +657,7 @@ export class KubeGenericRuntimeManager {
   #backoff: Backoff;
   #logsRoot: string;
   #hostNetworkOnly: boolean;
+  readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
 
@@ -632,6 +671,7 @@ export class KubeGenericRuntimeManager {
     this.#backoff = options.backoff;
     this.#logsRoot = resolve(options.podLogsRootDir);
     this.#hostNetworkOnly = options.runtimeHostNetworkOnly ?? false;
+    this.nodeName = options.nodeName;
   }
 
   /**
@@ -640,7 +680,9 @@ export class KubeGenericRuntimeManager {
    */
   async getPodStatus(pod: Pod): Promise<RuntimePodStatus> {
     const uid = pod.metadata.uid ?? "";
-    const selector = { labelSelector: { [podUIDLabel]: uid } };
+    const selector = {
+      labelSelector: { [kubernetesPodUIDLabel]: uid, [probeletNodeLabel]: this.nodeName },
+    };
     const sandboxes = await this.runtime.listPodSandbox(selector);
     sandboxes.sort((a, b) => compareBigDesc(a.createdAt, b.createdAt));
     const sandboxStatuses: PodSandboxStatus[] = [];
@@ -775,6 +817,7 @@ export class KubeGenericRuntimeManager {
     const sandboxConfig = generatePodSandboxConfig(pod, {
       attempt: changes.attempt,
       podLogsRootDir: this.#logsRoot,
+      nodeName: this.nodeName,
     });
     if (changes.createSandbox) {
       try {
@@ -847,6 +890,15 @@ export class KubeGenericRuntimeManager {
     if (!exited) return { inBackOff: false, message: "", retryAt: 0 };
     const key = getStableKey(pod, container);
     const ts = exited.finishedAt;
+    if (this.#backoff.get(key) === 0 && exited.restartCount > 0) {
+      // No entry but restarts on record: this agent restarted (or the entry expired, which the
+      // restored entry's age tells too). Each restart stepped the back-off once, the last one
+      // right before this instance started.
+      this.#backoff.restore(key, {
+        steps: exited.restartCount,
+        lastUpdate: exited.startedAt || exited.createdAt,
+      });
+    }
     if (this.#backoff.isInBackOffSince(key, ts)) {
       // kubelet requeues a pod in back-off after the back-off, not every resync: one BackOff event
       // per back-off window and container, not one per sync.
@@ -931,21 +983,23 @@ export class KubeGenericRuntimeManager {
   }
 
   /**
-   * The pods (name, namespace and UID from the labels) that have sandboxes made by probelet on the
-   * runtime, whatever run of the agent made them.
+   * The pods (name, namespace and UID from the labels) that have sandboxes made by this node's
+   * agent on the runtime, whatever run of the agent made them. Objects of other nodes sharing the
+   * runtime are not listed.
    */
   async listManagedPods(): Promise<Pod[]> {
     const sandboxes = await this.runtime.listPodSandbox({
-      labelSelector: { [probeletManagedLabel]: "true" },
+      labelSelector: { [probeletNodeLabel]: this.nodeName },
     });
     const pods = new Map<string, Pod>();
     for (const s of sandboxes) {
-      const uid = s.labels[podUIDLabel] ?? s.metadata?.uid ?? "";
+      const info = getPodSandboxInfoFromLabels(s.labels);
+      const uid = info.podUID || s.metadata?.uid || "";
       if (uid === "" || pods.has(uid)) continue;
       pods.set(uid, {
         metadata: {
-          name: s.labels[podNameLabel] ?? s.metadata?.name ?? "",
-          namespace: s.labels[podNamespaceLabel] ?? s.metadata?.namespace ?? "",
+          name: info.podName || s.metadata?.name || "",
+          namespace: info.podNamespace || s.metadata?.namespace || "",
           uid,
         },
         spec: { containers: [] },
@@ -955,18 +1009,66 @@ export class KubeGenericRuntimeManager {
   }
 
   /**
-   * Stops and removes a pod known only from the runtime (no spec): containers get the minimum
-   * grace period, as kubelet's killPod of an orphaned running pod without its spec.
+   * Every pod of this node on the runtime with its containers and sandboxes, running or not
+   * (kubelet's `GetPods(all=true)`): one listing of each, grouped by the pod UID label.
+   */
+  async getPods(): Promise<RuntimePod[]> {
+    const selector = { labelSelector: { [probeletNodeLabel]: this.nodeName } };
+    const sandboxes = await this.runtime.listPodSandbox(selector);
+    const containers = await this.runtime.listContainers(selector);
+    const pods = new Map<string, RuntimePod>();
+    const podOf = (uid: string, name: string, namespace: string): RuntimePod => {
+      let pod = pods.get(uid);
+      if (!pod) {
+        pod = { id: uid, name, namespace, containers: [], sandboxes: [] };
+        pods.set(uid, pod);
+      }
+      return pod;
+    };
+    for (const s of sandboxes) {
+      const info = getPodSandboxInfoFromLabels(s.labels);
+      podOf(info.podUID, info.podName, info.podNamespace).sandboxes.push({
+        id: { type: this.runtimeName, id: s.id },
+        name: info.podName,
+        state: s.state === "SANDBOX_READY" ? "running" : "exited",
+        hash: "",
+        createdAt: Number(s.createdAt / 1_000_000n),
+      });
+    }
+    for (const c of containers) {
+      const info = getContainerInfoFromLabels(c.labels);
+      podOf(info.podUID, info.podName, info.podNamespace).containers.push({
+        id: { type: this.runtimeName, id: c.id },
+        name: info.containerName,
+        state: toRuntimeState(c.state),
+        hash: getContainerInfoFromAnnotations(c.annotations).hash,
+        createdAt: Number(c.createdAt / 1_000_000n),
+      });
+    }
+    return [...pods.values()];
+  }
+
+  /**
+   * Stops and removes a pod known only from the runtime (no spec): containers get the grace period
+   * recorded in their annotations (the minimum, 2 s, when there is none), as kubelet's killPod of a
+   * running pod without its spec.
    */
   async removeOrphanedPod(pod: Pod): Promise<void> {
     let status = await this.getPodStatus(pod);
+    // Without the spec, the grace period comes from the containers' annotations, as kubelet's
+    // restoreSpecsFromContainerLabels does.
+    const recorded = status.containerStatuses.map((c) => c.podTerminationGracePeriod)
+      .filter((g): g is number => g !== undefined);
+    if (recorded.length > 0 && pod.spec.terminationGracePeriodSeconds === undefined) {
+      pod = { ...pod, spec: { ...pod.spec, terminationGracePeriodSeconds: Math.max(...recorded) } };
+    }
     await this.killPod(pod, status);
     status = await this.getPodStatus(pod);
     await this.removePod(pod, status);
   }
 
   #context(): ContainerManagerContext {
-    return { runtime: this.runtime, recorder: this.#recorder };
+    return { runtime: this.runtime, recorder: this.#recorder, nodeName: this.nodeName };
   }
 
   #event(

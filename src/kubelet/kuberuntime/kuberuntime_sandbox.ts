@@ -3,10 +3,10 @@
  * Mirrors generatePodSandboxConfig in kubelet's pkg/kubelet/kuberuntime/kuberuntime_sandbox.go.
  * @module
  */
-import { join } from "node:path";
+import { buildPodLogsDirectory } from "./helpers.ts";
 import type { Pod } from "../../api/core/v1/mod.ts";
 import type { PodSandboxConfig } from "../../cri_client/api.ts";
-import { podNameLabel, podNamespaceLabel, podUIDLabel, probeletManagedLabel } from "./labels.ts";
+import { newPodAnnotations, newPodLabels } from "./labels.ts";
 
 /** Inputs of {@linkcode generatePodSandboxConfig} besides the pod. */
 export interface PodSandboxConfigOptions {
@@ -14,6 +14,8 @@ export interface PodSandboxConfigOptions {
   attempt: number;
   /** Absolute folder under which pod log folders are created. */
   podLogsRootDir: string;
+  /** The owning node, put in probelet's node label. */
+  nodeName: string;
 }
 
 /**
@@ -21,7 +23,8 @@ export interface PodSandboxConfigOptions {
  *
  * @example
  * ```ts
- * const config = generatePodSandboxConfig(pod, { attempt: 0, podLogsRootDir: "/var/log/pods" });
+ * const config = generatePodSandboxConfig(pod, { attempt: 0, podLogsRootDir: "/var/log/pods",
+ *   nodeName: "node-a" });
  * config.labels["io.kubernetes.pod.uid"]; // the pod's UID
  * ```
  */
@@ -36,15 +39,9 @@ export function generatePodSandboxConfig(
   const hostNetwork = pod.spec.hostNetwork === true;
   const config: PodSandboxConfig = {
     metadata: { name, namespace, uid, attempt },
-    logDirectory: join(options.podLogsRootDir, `${namespace}_${name}_${uid}`),
-    labels: {
-      ...(pod.metadata.labels ?? {}),
-      [podNameLabel]: name,
-      [podNamespaceLabel]: namespace,
-      [podUIDLabel]: uid,
-      [probeletManagedLabel]: "true",
-    },
-    annotations: { ...(pod.metadata.annotations ?? {}) },
+    logDirectory: buildPodLogsDirectory(options.podLogsRootDir, { namespace, name, uid }),
+    labels: newPodLabels(pod, { nodeName: options.nodeName }),
+    annotations: newPodAnnotations(pod),
     linux: {
       securityContext: {
         namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },

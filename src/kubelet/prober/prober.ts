@@ -13,7 +13,9 @@ import { newRequestForHTTPGetAction } from "../../probe/http/request.ts";
 import { newTcpProber, type TcpProber } from "../../probe/tcp/tcp.ts";
 import { type GrpcProber, newGrpcProber } from "../../probe/grpc/grpc.ts";
 import { ExitError } from "../../probe/exec/errors.ts";
-import type { Clock } from "../../util/clock.ts";
+import { type Clock, RealClock } from "../../util/clock.ts";
+import { defaultProbeBudget, type ProbeBudget } from "../../probe/budget.ts";
+import type { ProbePool } from "../../probe/pool/pool.ts";
 import { goQuote } from "../../util/go_format.ts";
 import * as log from "../../util/log.ts";
 import {
@@ -79,6 +81,9 @@ export class Prober {
   runner: CommandRunner | undefined;
   /** Where probe events go. */
   recorder: EventRecorder;
+  /** Bounds the HTTP, TCP and gRPC probes holding sockets at once (none: unbounded). */
+  budget: ProbeBudget | undefined;
+  #clock: Clock;
 
   /** Wires the handlers; use `newProber` for kubelet's defaults. */
   constructor(options: {
@@ -88,6 +93,8 @@ export class Prober {
     grpc: GrpcProber;
     runner?: CommandRunner;
     recorder: EventRecorder;
+    budget?: ProbeBudget;
+    clock?: Clock;
   }) {
     this.exec = options.exec;
     this.http = options.http;
@@ -95,6 +102,8 @@ export class Prober {
     this.grpc = options.grpc;
     this.runner = options.runner;
     this.recorder = options.recorder;
+    this.budget = options.budget;
+    this.#clock = options.clock ?? new RealClock();
   }
 
   /**
@@ -299,21 +308,25 @@ export class Prober {
         });
       }
       log.V(4).info("HTTP-Probe", { ...fields, url: String(request.url) });
-      return this.http.probe(request, { timeoutMs });
+      return this.#withSocket(timeoutMs, (t) => this.http.probe(request, { timeoutMs: t }));
     }
     if (spec.tcpSocket) {
       const { port, error } = resolveContainerPort(spec.tcpSocket.port, container);
       if (error) return Promise.resolve({ result: ProbeResult.Unknown, output: "", error });
       const host = spec.tcpSocket.host || status.podIP || "";
       log.V(4).info("TCP-Probe", { ...fields, host, port, timeout: `${timeoutMs}ms` });
-      return this.tcp.probe(host, { port, timeoutMs });
+      return this.#withSocket(timeoutMs, (t) => this.tcp.probe(host, { port, timeoutMs: t }));
     }
     if (spec.grpc) {
       // gRPC probes have no host field and only take numeric ports.
       const host = status.podIP ?? "";
       const service = spec.grpc.service ?? "";
-      log.V(4).info("GRPC-Probe", { ...fields, host, service, port: spec.grpc.port });
-      return this.grpc.probe(host, { service, port: spec.grpc.port, timeoutMs });
+      const port = spec.grpc.port;
+      log.V(4).info("GRPC-Probe", { ...fields, host, service, port });
+      return this.#withSocket(
+        timeoutMs,
+        (t) => this.grpc.probe(host, { service, port, timeoutMs: t }),
+      );
     }
     log.info("Failed to find probe builder for container", fields);
     return Promise.resolve({
@@ -322,12 +335,24 @@ export class Prober {
       error: new Error(`missing probe handler for ${formatPod(pod)}:${container.name}`),
     });
   }
+
+  // A network probe runs inside the descriptor budget, when there is one.
+  #withSocket(
+    timeoutMs: number,
+    probe: (timeoutMs: number) => Promise<ProbeOutcome>,
+  ): Promise<ProbeOutcome> {
+    if (!this.budget) return probe(timeoutMs);
+    return this.budget.run({ timeoutMs, clock: this.#clock }, probe);
+  }
 }
 
 /**
  * Creates a prober with kubelet's handlers: exec (honouring ExecProbeTimeout, default on), HTTP
- * without following redirects to other hosts, TCP and gRPC. `clock` times the HTTP and TCP
- * handlers' timeouts (default: the wall clock); gRPC deadlines are grpc-js's own.
+ * without following redirects to other hosts, TCP and gRPC. `clock` times the HTTP, TCP and
+ * gRPC handlers' timeouts (default: the wall clock). HTTP, TCP and gRPC probes run inside `budget`
+ * (default: this process's descriptor budget, see src/probe/budget.ts). With `pool`, the HTTP, TCP
+ * and gRPC handlers run on its threads (on the wall clock; their pool must not follow non-local
+ * redirects, as kubelet's default).
  *
  * @example
  * ```ts
@@ -337,16 +362,23 @@ export class Prober {
 export function newProber(
   runner: CommandRunner | undefined,
   recorder: EventRecorder,
-  options: { execProbeTimeout?: boolean; clock?: Clock } = {},
+  options: {
+    execProbeTimeout?: boolean;
+    clock?: Clock;
+    budget?: ProbeBudget;
+    pool?: ProbePool;
+  } = {},
 ): Prober {
-  const clock = options.clock;
+  const { clock, pool } = options;
   return new Prober({
     exec: newExecProber({ execProbeTimeout: options.execProbeTimeout ?? true }),
-    http: newHttpProber({ followNonLocalRedirects: false, clock }),
-    tcp: newTcpProber({ clock }),
-    grpc: newGrpcProber(),
+    http: pool?.http ?? newHttpProber({ followNonLocalRedirects: false, clock }),
+    tcp: pool?.tcp ?? newTcpProber({ clock }),
+    grpc: pool?.grpc ?? newGrpcProber({ clock }),
     runner,
     recorder,
+    budget: options.budget ?? defaultProbeBudget(),
+    clock,
   });
 }
 

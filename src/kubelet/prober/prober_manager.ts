@@ -4,6 +4,7 @@
  * Mirrors kubelet's pkg/kubelet/prober/prober_manager.go.
  * @module
  */
+import type { ProbePool } from "../../probe/pool/pool.ts";
 import type { Container, ContainerStatus, Pod, PodStatus } from "../../api/core/v1/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
@@ -91,6 +92,8 @@ export interface ManagerOptions {
   featureGates?: Partial<FeatureGates>;
   /** Uniform [0, 1) source for start-up jitter (default `Math.random`). */
   random?: () => number;
+  /** Threads that run the HTTP, TCP and gRPC handlers (default: none, the calling thread). */
+  probePool?: ProbePool;
 }
 
 /**
@@ -141,6 +144,7 @@ export class ProberManager {
     this.prober = newProber(options.runner, options.recorder, {
       execProbeTimeout: this.featureGates.ExecProbeTimeout,
       clock: this.clock,
+      pool: options.probePool,
     });
     this.start = this.clock.now();
   }

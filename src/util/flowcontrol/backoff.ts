@@ -76,6 +76,18 @@ export class Backoff {
     entry.lastUpdate = this.#clock.now();
   }
 
+  /**
+   * Recreates the entry of `id` as if `next()` had been called `steps` times without expiring, the
+   * last time at `lastUpdate`: a restarted agent rebuilds a container's back-off from its restart
+   * count. Not in client-go, whose back-off lives and dies with the process. No-op for `steps < 1`.
+   */
+  restore(id: string, state: { steps: number; lastUpdate: number }): void {
+    if (state.steps < 1) return;
+    const doublings = Math.min(state.steps - 1, 64);
+    const backoffMs = Math.min(this.#initialMs * 2 ** doublings, this.#maxMs);
+    this.#entries.set(id, { backoffMs, lastUpdate: state.lastUpdate });
+  }
+
   /** Forgets `id`, Go's `Reset`. */
   reset(id: string): void {
     this.#entries.delete(id);

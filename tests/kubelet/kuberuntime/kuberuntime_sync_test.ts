@@ -47,6 +47,7 @@ async function setup(pod: Pod) {
     lookups: { livenessManager: liveness, startupManager: startup },
     backoff: new Backoff(clock, { initialMs: 10_000, maxMs: 300_000 }),
     podLogsRootDir: logs,
+    nodeName: "node",
   });
   const sync = async () => manager.syncPod(pod, await manager.getPodStatus(pod));
   const running = () =>
@@ -311,6 +312,43 @@ Deno.test("TestStartFailureEventCarriesStatusMessage", async () => {
       ),
       JSON.stringify(s.recorder.events),
     );
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestBackOffContinuesAfterAgentRestart", async () => {
+  const s = await setup(testPod());
+  try {
+    await s.sync();
+    // The container crashed for the fourth time (three restarts before this instance).
+    const instance = s.running()[0];
+    instance.annotations["io.kubernetes.container.restartCount"] = "3";
+    s.runtime.exit(instance.id, 1);
+    const finishedAt = s.clock.now();
+    await s.clock.step(5000);
+    // A new agent: a new manager with an empty back-off table, on the same runtime.
+    const logs = await Deno.makeTempDir({ prefix: "probelet-rm-test-" });
+    const restarted = new KubeGenericRuntimeManager({
+      runtime: s.runtime,
+      runtimeName: "fake",
+      clock: s.clock,
+      recorder: s.recorder,
+      lookups: { livenessManager: s.liveness, startupManager: s.startup },
+      backoff: new Backoff(s.clock, { initialMs: 10_000, maxMs: 300_000 }),
+      podLogsRootDir: logs,
+      nodeName: "node",
+    });
+    await Deno.remove(logs, { recursive: true });
+    const pod = testPod();
+    const result = await restarted.syncPod(pod, await restarted.getPodStatus(pod));
+    // Three steps from 10 s: 40 s from the last exit, not a restart at once.
+    assertEquals(result.startResults.get("app"), {
+      reason: "CrashLoopBackOff",
+      message: "back-off 40s restarting failed container=app pod=web_default(uid-1)",
+    });
+    assertEquals(result.retryAt, finishedAt + 40_000);
+    assertEquals(s.running(), []);
   } finally {
     await s.cleanup();
   }

@@ -164,6 +164,10 @@ Deno.test("TestInitialDelay", async (t) => {
   }
 
   await t.step("whole seconds: 9.999 s running is still within a 10 s delay", async () => {
+    // The status manager keeps times to the second (kubelet's normalizeStatus): start the
+    // container on a whole second so that the 9.999 s are exact.
+    const offset = ((m.clock.now() - 9_999) % 1000 + 1000) % 1000;
+    if (offset !== 0) m.clock.setTime(m.clock.now() + 1000 - offset);
     const w = newTestWorker(m, "readiness", { initialDelaySeconds: 10 });
     m.statusManager.setPodStatus(w.pod, getTestRunningStatus({ now: m.clock.now() - 9_999 }));
     await w.doProbe();

@@ -208,7 +208,7 @@ Deno.test("TestExecDetails", async (t) => {
     });
     await prober.probe(new FakeCmd(new Uint8Array(), timeoutErr()));
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0], /^level=warning msg="Exec probe timed out/);
+    assert.match(warnings[0], /^W\d{4} [\d:.]+ +\d+ exec\.ts:\d+\] "Exec probe timed out/);
     assert.match(warnings[0], /command testcmd timed out/);
   });
 });

@@ -5,8 +5,10 @@
  */
 import assert from "node:assert/strict";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { type GrpcProber, newGrpcProber } from "../../../src/probe/grpc/mod.ts";
+import { encodeGrpcTimeout } from "../../../src/probe/grpc/grpc.ts";
+import { FakeClock } from "../../../src/util/clock.ts";
 import { startHealthServer } from "../../testing/grpc_health_server.ts";
 
 Deno.test("TestNew", async (t) => {
@@ -180,4 +182,123 @@ Deno.test("TestGrpcProberDetails", async (t) => {
         'timeout: failed to connect service "[::1]:32" within 500ms: context deadline exceeded',
     });
   });
+});
+
+// A TCP listener on 127.0.0.1 that accepts and never speaks (no HTTP/2 SETTINGS, no close).
+async function startSilentListener(): Promise<
+  { port: number; held: net.Socket[]; close: () => Promise<void> }
+> {
+  const held: net.Socket[] = [];
+  const server = net.createServer((socket) => {
+    socket.on("error", () => {});
+    held.push(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    held,
+    close: async () => {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+function openDescriptors(): number {
+  return [...Deno.readDirSync("/proc/self/fd")].length;
+}
+
+// Lets pending close operations finish (a fixed number of macrotask turns, not a timed wait).
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+Deno.test("TestGrpcProberReleasesSocketsWhateverThePeerDoes", async () => {
+  const listener = await startSilentListener();
+  try {
+    const clock = new FakeClock(0);
+    const prober = newGrpcProber({ clock });
+    const probe = async () => {
+      const pending = prober.probe("127.0.0.1", {
+        service: "",
+        port: listener.port,
+        timeoutMs: 1000,
+      });
+      // Wait until the server holds the connection, then let the deadline pass.
+      const before = listener.held.length;
+      while (listener.held.length === before) await new Promise((r) => setTimeout(r, 0));
+      await clock.step(1000);
+      return await pending;
+    };
+    // One probe first, so lazily loaded modules and the proto are not counted.
+    await probe();
+    await settle();
+    const baseline = openDescriptors() - listener.held.length;
+    const n = 20;
+    for (let i = 0; i < n; i++) {
+      assert.deepEqual(await probe(), {
+        result: "failure",
+        output: `timeout: failed to connect service "127.0.0.1:${listener.port}" within 1s: ` +
+          "context deadline exceeded",
+      });
+    }
+    // The server side still holds every connection: only the prober's own sockets must be gone.
+    assert.equal(listener.held.length, n + 1);
+    // Closing is asynchronous in Deno: allow a bounded number of event-loop turns for it.
+    for (let i = 0; i < 20 && openDescriptors() - listener.held.length > baseline; i++) {
+      await settle();
+    }
+    assert.equal(openDescriptors() - listener.held.length, baseline);
+  } finally {
+    await listener.close();
+  }
+});
+
+Deno.test("TestGrpcProberHugeTimeout", async (t) => {
+  // grpc-js's deadline timer overflowed past 2^31-1 ms and failed the probe at once.
+  for (const timeoutSeconds of [2147484, 2 ** 31, 10 ** 9]) {
+    await t.step(`timeoutSeconds ${timeoutSeconds} succeeds`, async () => {
+      const server = await startHealthServer({ status: "SERVING" });
+      try {
+        const outcome = await newGrpcProber().probe("127.0.0.1", {
+          service: "",
+          port: server.port,
+          timeoutMs: timeoutSeconds * 1000,
+        });
+        assert.deepEqual(outcome, { result: "success", output: "service healthy" });
+      } finally {
+        await server.close();
+      }
+    });
+  }
+  await t.step("grpc-timeout header as grpc-go encodes it", () => {
+    assert.equal(encodeGrpcTimeout(1000), "1000000u");
+    assert.equal(encodeGrpcTimeout(2147484000), "2147484S");
+    assert.equal(encodeGrpcTimeout(0), "0n");
+    assert.equal(encodeGrpcTimeout(99), "99000000n");
+    assert.equal(encodeGrpcTimeout(2 ** 31 * 1000), "35791395M");
+  });
+});
+
+Deno.test("TestGrpcProberDeadlineOnFakeClock", async () => {
+  const listener = await startSilentListener();
+  try {
+    const clock = new FakeClock(0);
+    let done = false;
+    const pending = newGrpcProber({ clock }).probe("127.0.0.1", {
+      service: "",
+      port: listener.port,
+      timeoutMs: 3000,
+    }).finally(() => done = true);
+    while (listener.held.length === 0) await new Promise((r) => setTimeout(r, 0));
+    await clock.step(2999);
+    assert.equal(done, false);
+    await clock.step(1);
+    assert.equal(
+      (await pending).output,
+      `timeout: failed to connect service "127.0.0.1:${listener.port}" within 3s: context deadline exceeded`,
+    );
+  } finally {
+    await listener.close();
+  }
 });

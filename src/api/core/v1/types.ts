@@ -110,6 +110,10 @@ export interface Container {
   startupProbe?: Probe;
   restartPolicy?: ContainerRestartPolicy;
   imagePullPolicy?: string;
+  /** Where the container writes its termination message (default `/dev/termination-log`). */
+  terminationMessagePath?: string;
+  /** `File` (default) or `FallbackToLogsOnError`. */
+  terminationMessagePolicy?: string;
   resources?: ResourceRequirements;
 }
 
@@ -132,6 +136,7 @@ export interface PodSpec {
   /** Kept as sent; probelet's admission reads only `nodeAffinity.requiredDuringScheduling...`. */
   affinity?: Record<string, unknown>;
   serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
   priority?: number;
   priorityClassName?: string;
   /** Kept as sent (mirror pods must not reference secrets, config maps or claims). */
@@ -162,7 +167,7 @@ export interface PodCondition {
   status: ConditionStatus;
   observedGeneration?: number;
   lastProbeTime?: string | null;
-  lastTransitionTime?: string;
+  lastTransitionTime?: string | null;
   reason?: string;
   message?: string;
 }

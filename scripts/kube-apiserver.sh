@@ -1,0 +1,379 @@
+#!/usr/bin/env bash
+# A real kube-apiserver + etcd for probelet's API-mode tests, built from Go modules.
+#
+#   bash scripts/kube-apiserver.sh build    # build (or reuse) the pinned binaries, print measurements
+#   bash scripts/kube-apiserver.sh up       # build if needed, make certificates, start etcd + kube-apiserver
+#   bash scripts/kube-apiserver.sh down     # stop what `up` started (by pid file) and remove its state
+#   bash scripts/kube-apiserver.sh status   # print what is running
+#   bash scripts/kube-apiserver.sh env      # print the paths tests read (KUBECONFIG files, server URL)
+#
+# Pinned: kube-apiserver from k8s.io/kubernetes v1.36.3 (build module scripts/kube-apiserver/apiserver,
+# staging modules replaced by their published v0.36.3) and etcd v3.6.16 (scripts/kube-apiserver/etcd).
+# Binaries are cached OUTSIDE the clone, keyed by those versions and a hash of the build modules:
+#   ${PROBELET_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/probelet}/kube-<k8s>-etcd-<etcd>-<hash>/
+# Go modules go to Go's own module cache (`go env GOMODCACHE`), also outside the clone.
+#
+# State lives under <repo>/.run/kube-apiserver (git-ignored): certificates (openssl), etcd data, logs,
+# pid files, and three kubeconfigs:
+#   admin.kubeconfig   CN=probelet-admin, O=system:masters (set-up and assertions only)
+#   node.kubeconfig    CN=system:node:$PROBELET_NODE_NAME, O=system:nodes (what the agent runs with)
+#   other-node.kubeconfig  CN=system:node:probelet-other, O=system:nodes (to check the node authorizer)
+# and audit.log (metadata of every request, JSON lines) so tests can check no request was refused.
+# kube-apiserver runs with --authorization-mode=Node,RBAC and --enable-admission-plugins=NodeRestriction,
+# serving on https://127.0.0.1:$PROBELET_KUBE_PORT. Processes are stopped by pid file, never by name.
+# Output is key=value lines.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+k8s_version=v1.36.3
+etcd_version=v3.6.16
+build_dir=$repo/scripts/kube-apiserver
+base=${PROBELET_KUBE_DIR:-$repo/.run/kube-apiserver}
+node_name=${PROBELET_NODE_NAME:-probelet-node}
+other_node=probelet-other
+# Below 32768 (ephemeral range), away from the ports other tests pick.
+# Ports: PROBELET_KUBE_PORT / PROBELET_ETCD_PORT, else 16443 / 12379 (peer +1), moved up in steps
+# of 10 by `up` while taken (another clone may run its own). The ports in use are kept in
+# $base/ports, so `env` and `status` of a running instance print the right URL.
+api_port=${PROBELET_KUBE_PORT:-16443}
+etcd_port=${PROBELET_ETCD_PORT:-12379}
+if [ -f "$base/ports" ]; then
+  # shellcheck disable=SC1091
+  . "$base/ports"
+fi
+etcd_peer_port=$((etcd_port + 1))
+marker=$base/.probelet-kube-apiserver
+ready_timeout=${PROBELET_KUBE_READY_TIMEOUT:-120}
+
+say() { echo "kube-apiserver.sh: $*"; }
+die() {
+  say "error=$(printf '%q' "$*")"
+  exit 1
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Build
+
+modules_hash() {
+  cat "$build_dir"/apiserver/go.mod "$build_dir"/apiserver/go.sum "$build_dir"/etcd/go.mod \
+    "$build_dir"/etcd/go.sum | sha256sum | cut -c1-12
+}
+
+cache_dir() {
+  local root=${PROBELET_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/probelet}
+  echo "$root/kube-$k8s_version-etcd-$etcd_version-$(modules_hash)"
+}
+
+# Prints "<seconds> <peak RSS KiB>" from a /usr/bin/time -v report.
+time_report() {
+  local wall rss
+  wall=$(sed -nE 's/.*Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (.*)/\1/p' "$1")
+  rss=$(sed -nE 's/.*Maximum resident set size \(kbytes\): ([0-9]+)/\1/p' "$1")
+  echo "$(echo "$wall" | awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%d", s }') $rss"
+}
+
+dir_bytes() { du -sb "$1" 2>/dev/null | cut -f1 || echo 0; }
+
+# go build one tool of a build module into the cache, measured with /usr/bin/time -v when present.
+build_one() {
+  local name=$1 module_dir=$2 package=$3 ldflags=$4 out=$5
+  local report=$out.time
+  local timer=()
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -v -o "$report")
+  say "building=$name package=$package"
+  (
+    cd "$module_dir"
+    # nice: the build shares the machine; -trimpath/-s -w: smaller, reproducible binaries.
+    CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly nice -n 10 "${timer[@]}" \
+      go build -trimpath -ldflags "-s -w $ldflags" -o "$out.tmp" "$package"
+  ) || die "go build of $package failed (see the output above)"
+  mv "$out.tmp" "$out"
+  if [ -f "$report" ]; then
+    read -r secs rss < <(time_report "$report")
+    say "built=$name seconds=$secs peak_rss_mib=$((rss / 1024)) size_mib=$(($(stat -c %s "$out") / 1048576))"
+  fi
+}
+
+cmd_build() {
+  command -v go >/dev/null || die "go not found: kube-apiserver and etcd are built from Go modules (Go >= 1.26)"
+  local cache
+  cache=$(cache_dir)
+  if [ -x "$cache/kube-apiserver" ] && [ -x "$cache/etcd" ]; then
+    say "build=cached dir=$cache"
+    return
+  fi
+  mkdir -p "$cache"
+  local modcache before after start
+  modcache=$(go env GOMODCACHE)
+  before=$(dir_bytes "$modcache/cache/download")
+  start=$(date +%s)
+  say "step=download modcache=$modcache"
+  (cd "$build_dir/etcd" && GOTOOLCHAIN=local go mod download) || die "go mod download (etcd) failed"
+  (cd "$build_dir/apiserver" && GOTOOLCHAIN=local go mod download) || die "go mod download (kube-apiserver) failed"
+  after=$(dir_bytes "$modcache/cache/download")
+  say "downloaded_mib=$(((after - before) / 1048576)) seconds=$(($(date +%s) - start)) modcache_download_mib=$((after / 1048576))"
+
+  local minor=${k8s_version#v1.}
+  minor=${minor%%.*}
+  local v=k8s.io/component-base/version cv=k8s.io/client-go/pkg/version
+  local k8s_ldflags="-X $v.gitVersion=$k8s_version -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
+  k8s_ldflags+=" -X $cv.gitVersion=$k8s_version -X $cv.gitMajor=1 -X $cv.gitMinor=$minor"
+  build_one etcd "$build_dir/etcd" go.etcd.io/etcd/server/v3 "" "$cache/etcd"
+  build_one kube-apiserver "$build_dir/apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags" \
+    "$cache/kube-apiserver"
+  say "build=done dir=$cache total_seconds=$(($(date +%s) - start))"
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Process helpers
+
+alive() { kill -0 "$1" 2>/dev/null; }
+
+# Prints the pid from a pid file when that process is alive and still runs the binary we started.
+running_pid() {
+  local pidfile=$1 binary=$2 pid
+  [ -f "$pidfile" ] || return 1
+  pid=$(cat "$pidfile")
+  [ -n "$pid" ] && alive "$pid" || return 1
+  [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$binary" ] || return 1
+  echo "$pid"
+}
+
+stop_pid() {
+  local name=$1 pidfile=$2 binary=$3 pid
+  pid=$(running_pid "$pidfile" "$binary") || {
+    rm -f "$pidfile"
+    return 0
+  }
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    alive "$pid" || break
+    sleep 0.1
+  done
+  if alive "$pid"; then
+    kill -KILL "$pid" 2>/dev/null || true
+    say "stopped=$name pid=$pid signal=KILL"
+  else
+    say "stopped=$name pid=$pid"
+  fi
+  rm -f "$pidfile"
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Certificates (openssl): one CA signs the serving certificate and every client certificate.
+
+make_certs() {
+  command -v openssl >/dev/null || die "openssl not found: needed for the CA, serving and client certificates"
+  local pki=$base/pki
+  mkdir -p "$pki"
+  (
+    cd "$pki"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=probelet-test-ca" \
+      -keyout ca.key -out ca.crt 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" -keyout apiserver.key \
+      -out apiserver.csr 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default\nextendedKeyUsage=serverAuth\n' \
+      >apiserver.ext
+    openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+      -extfile apiserver.ext -out apiserver.crt 2>/dev/null
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+  )
+  client_cert admin probelet-admin system:masters
+  client_cert node "system:node:$node_name" system:nodes
+  client_cert other-node "system:node:$other_node" system:nodes
+}
+
+# client_cert <file stem> <CN> <O>
+client_cert() {
+  local pki=$base/pki
+  (
+    cd "$pki"
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=$2/O=$3" -keyout "$1.key" -out "$1.csr" 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' >client.ext
+    openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile client.ext \
+      -out "$1.crt" 2>/dev/null
+  )
+  write_kubeconfig "$1" "$2"
+}
+
+# A kubeconfig with the certificates inline (*-data), as `kind get kubeconfig` writes them.
+write_kubeconfig() {
+  local stem=$1 user=$2 pki=$base/pki
+  cat >"$base/$stem.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: probelet-test
+  cluster:
+    server: https://127.0.0.1:$api_port
+    certificate-authority-data: $(base64 -w0 "$pki/ca.crt")
+users:
+- name: $user
+  user:
+    client-certificate-data: $(base64 -w0 "$pki/$stem.crt")
+    client-key-data: $(base64 -w0 "$pki/$stem.key")
+contexts:
+- name: $stem
+  context:
+    cluster: probelet-test
+    user: $user
+current-context: $stem
+EOF
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Up / down
+
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+choose_ports() {
+  local tries=0
+  while port_taken "$api_port" || port_taken "$etcd_port" || port_taken "$((etcd_port + 1))"; do
+    [ -z "${PROBELET_KUBE_PORT:-}" ] && [ -z "${PROBELET_ETCD_PORT:-}" ] ||
+      die "port $api_port, $etcd_port or $((etcd_port + 1)) is taken (set PROBELET_KUBE_PORT/PROBELET_ETCD_PORT)"
+    tries=$((tries + 1))
+    [ "$tries" -le 20 ] || die "no free ports found from 16443/12379 upwards"
+    api_port=$((api_port + 10))
+    etcd_port=$((etcd_port + 10))
+  done
+  etcd_peer_port=$((etcd_port + 1))
+  printf 'api_port=%s\netcd_port=%s\n' "$api_port" "$etcd_port" >"$base/ports"
+}
+
+wait_ready() {
+  local start=$1 pki=$base/pki
+  for _ in $(seq 1 $((ready_timeout * 5))); do
+    if ! running_pid "$base/kube-apiserver.pid" "$(cache_dir)/kube-apiserver" >/dev/null; then
+      tail -n 30 "$base/kube-apiserver.log" >&2 || true
+      die "kube-apiserver exited during start-up (log: $base/kube-apiserver.log)"
+    fi
+    if curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+      "https://127.0.0.1:$api_port/readyz" >/dev/null 2>&1; then
+      say "ready=true url=https://127.0.0.1:$api_port cold_start_ms=$(($(date +%s%3N) - start))"
+      return
+    fi
+    sleep 0.2
+  done
+  tail -n 30 "$base/kube-apiserver.log" >&2 || true
+  die "kube-apiserver not ready after ${ready_timeout}s (log: $base/kube-apiserver.log)"
+}
+
+cmd_up() {
+  command -v curl >/dev/null || die "curl not found: used to wait for /readyz"
+  cmd_build
+  local cache
+  cache=$(cache_dir)
+  if running_pid "$base/kube-apiserver.pid" "$cache/kube-apiserver" >/dev/null; then
+    say "state=running url=https://127.0.0.1:$api_port dir=$base"
+    return
+  fi
+  cmd_down >/dev/null
+  mkdir -p "$base"
+  touch "$marker"
+  choose_ports
+  make_certs
+  local start
+  start=$(date +%s%3N)
+  local pki=$base/pki
+  "$cache/etcd" --name probelet --data-dir "$base/etcd" \
+    --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
+    --initial-cluster "probelet=http://127.0.0.1:$etcd_peer_port" \
+    --quota-backend-bytes 268435456 --log-level warn >"$base/etcd.log" 2>&1 &
+  echo $! >"$base/etcd.pid"
+  for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$etcd_port/health" >/dev/null 2>&1 && break
+    running_pid "$base/etcd.pid" "$cache/etcd" >/dev/null || {
+      tail -n 20 "$base/etcd.log" >&2
+      die "etcd exited during start-up (log: $base/etcd.log)"
+    }
+    sleep 0.1
+  done
+  say "started=etcd pid=$(cat "$base/etcd.pid") url=http://127.0.0.1:$etcd_port ready_ms=$(($(date +%s%3N) - start))"
+  # Audit log (metadata only): tests read it to check that a node's requests were never refused.
+  printf 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n- level: Metadata\n' \
+    >"$base/audit-policy.yaml"
+  "$cache/kube-apiserver" \
+    --audit-policy-file "$base/audit-policy.yaml" --audit-log-path "$base/audit.log" \
+    --audit-log-maxsize 200 --audit-log-maxbackup 1 \
+    --etcd-servers "http://127.0.0.1:$etcd_port" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
+    --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --client-ca-file "$pki/ca.crt" \
+    --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+    --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc \
+    --service-cluster-ip-range 10.96.0.0/24 \
+    --allow-privileged=true --profiling=false \
+    --cert-dir "$base/cert-dir" >"$base/kube-apiserver.log" 2>&1 &
+  echo $! >"$base/kube-apiserver.pid"
+  say "started=kube-apiserver pid=$(cat "$base/kube-apiserver.pid")"
+  wait_ready "$start"
+  default_service_accounts
+  cmd_env
+}
+
+# No controller-manager runs, so nothing creates the namespaces' `default` ServiceAccount, without
+# which the ServiceAccount admission plugin refuses every pod.
+default_service_accounts() {
+  local pki=$base/pki ns code
+  for ns in default kube-system kube-public kube-node-lease; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" --cert "$pki/admin.crt" \
+      --key "$pki/admin.key" -X POST -H 'Content-Type: application/json' \
+      -d '{"metadata":{"name":"default"}}' \
+      "https://127.0.0.1:$api_port/api/v1/namespaces/$ns/serviceaccounts")
+    case $code in
+    201 | 409) ;;
+    *) die "creating the default ServiceAccount in $ns answered HTTP $code" ;;
+    esac
+  done
+  say "serviceaccounts=default namespaces=default,kube-system,kube-public,kube-node-lease"
+}
+
+cmd_down() {
+  local cache
+  cache=$(cache_dir)
+  stop_pid kube-apiserver "$base/kube-apiserver.pid" "$cache/kube-apiserver"
+  stop_pid etcd "$base/etcd.pid" "$cache/etcd"
+  # Only a folder that `up` marked as ours is removed.
+  if [ -f "$marker" ]; then
+    rm -rf "$base"
+    say "removed=$base"
+  fi
+}
+
+cmd_status() {
+  local cache
+  cache=$(cache_dir)
+  say "binaries=$([ -x "$cache/kube-apiserver" ] && [ -x "$cache/etcd" ] && echo cached || echo missing) dir=$cache"
+  local pid
+  if pid=$(running_pid "$base/etcd.pid" "$cache/etcd"); then say "etcd=running pid=$pid"; else say "etcd=stopped"; fi
+  if pid=$(running_pid "$base/kube-apiserver.pid" "$cache/kube-apiserver"); then
+    say "kube-apiserver=running pid=$pid url=https://127.0.0.1:$api_port"
+  else
+    say "kube-apiserver=stopped"
+  fi
+}
+
+cmd_env() {
+  echo "PROBELET_KUBE_SERVER=https://127.0.0.1:$api_port"
+  echo "PROBELET_KUBE_ADMIN_KUBECONFIG=$base/admin.kubeconfig"
+  echo "PROBELET_KUBE_NODE_KUBECONFIG=$base/node.kubeconfig"
+  echo "PROBELET_KUBE_OTHER_NODE_KUBECONFIG=$base/other-node.kubeconfig"
+  echo "PROBELET_NODE_NAME=$node_name"
+  echo "PROBELET_KUBE_AUDIT_LOG=$base/audit.log"
+}
+
+case "${1:-}" in
+build) cmd_build ;;
+up) cmd_up ;;
+down) cmd_down ;;
+status) cmd_status ;;
+env) cmd_env ;;
+*)
+  echo "usage: $0 build|up|down|status|env" >&2
+  exit 2
+  ;;
+esac

@@ -1,0 +1,5 @@
+/**
+ * The probe pool: network probe handlers run on worker threads. probelet's own addition.
+ * @module
+ */
+export * from "./pool.ts";

@@ -1,0 +1,175 @@
+/**
+ * A pool of Deno workers (threads) that run the HTTP, TCP and gRPC probe handlers, so that probe
+ * I/O and its garbage use every core while the prober itself (workers, results, events, metrics)
+ * stays on the main thread. The pool's `http`, `tcp` and `grpc` are the handler interfaces kubelet's
+ * prober calls; a probe's verdict and output are the handler's, whichever thread ran it (the same
+ * handler code runs there, on the wall clock).
+ *
+ * probelet's own addition (kubelet's goroutines are spread over cores by Go's scheduler).
+ * @module
+ */
+import type { HttpProber } from "../http/http.ts";
+import type { TcpProber } from "../tcp/tcp.ts";
+import type { GrpcProber } from "../grpc/grpc.ts";
+import { type ProbeOutcome, ProbeResult } from "../probe.ts";
+import * as log from "../../util/log.ts";
+import {
+  outcomeFromReply,
+  type PoolCall,
+  type PoolInit,
+  type PoolReply,
+  requestToWire,
+} from "./protocol.ts";
+
+// Distributes over the union so each call kind keeps its own fields.
+type CallWithoutId = PoolCall extends infer C ? C extends PoolCall ? Omit<C, "id"> : never
+  : never;
+
+interface Thread {
+  worker: Worker;
+  inFlight: number;
+  outbox: PoolCall[];
+}
+
+/**
+ * Runs network probes on `size` threads.
+ *
+ * @example
+ * ```ts
+ * const pool = new ProbePool(navigator.hardwareConcurrency);
+ * const prober = newProber(runner, recorder, { pool });
+ * // ...
+ * pool.close();
+ * ```
+ */
+export class ProbePool {
+  /** Number of threads. */
+  readonly size: number;
+  /** The HTTP handler, run on a pool thread. */
+  readonly http: HttpProber;
+  /** The TCP handler, run on a pool thread. */
+  readonly tcp: TcpProber;
+  /** The gRPC handler, run on a pool thread. */
+  readonly grpc: GrpcProber;
+  #threads: Thread[] = [];
+  #pending = new Map<number, { resolve: (o: ProbeOutcome) => void; thread: Thread }>();
+  #seq = 0;
+  #flushQueued = false;
+  #closed = false;
+  #init: PoolInit;
+
+  /** Starts `size` threads (at least 1); `followNonLocalRedirects` as for `newHttpProber`. */
+  constructor(size: number, options: { followNonLocalRedirects?: boolean } = {}) {
+    this.size = Math.max(1, Math.floor(size));
+    this.#init = { followNonLocalRedirects: options.followNonLocalRedirects ?? false };
+    for (let i = 0; i < this.size; i++) this.#threads.push(this.#spawn());
+    this.http = {
+      probe: (request, { timeoutMs }) =>
+        this.#call({ kind: "http", request: requestToWire(request), timeoutMs }),
+    };
+    this.tcp = {
+      probe: (host, { port, timeoutMs }) => this.#call({ kind: "tcp", host, port, timeoutMs }),
+    };
+    this.grpc = {
+      probe: (host, { service, port, timeoutMs }) =>
+        this.#call({ kind: "grpc", host, port, service, timeoutMs }),
+    };
+  }
+
+  /** Probes in flight on pool threads. */
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  /**
+   * Stops every thread. Probes still in flight end as errors (the prober retries or ignores them),
+   * and later probes are refused the same way.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const thread of this.#threads) thread.worker.terminate();
+    for (const [id, { resolve }] of this.#pending) {
+      this.#pending.delete(id);
+      resolve(poolError("probe pool closed"));
+    }
+  }
+
+  #spawn(): Thread {
+    const worker = new Worker(new URL("./pool_worker.ts", import.meta.url).href, {
+      type: "module",
+    });
+    const thread: Thread = { worker, inFlight: 0, outbox: [] };
+    worker.postMessage({ init: this.#init });
+    worker.onmessage = (event: MessageEvent<PoolReply[]>) => {
+      for (const reply of event.data) {
+        const pending = this.#pending.get(reply.id);
+        if (!pending) continue;
+        this.#pending.delete(reply.id);
+        thread.inFlight--;
+        pending.resolve(outcomeFromReply(reply));
+      }
+    };
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      this.#replace(thread, event.message);
+    };
+    return thread;
+  }
+
+  // A thread that died takes its probes with it: they end as errors, and a new thread takes over.
+  #replace(thread: Thread, reason: string): void {
+    log.error(new Error(reason), "Probe pool thread failed; starting another");
+    thread.worker.terminate();
+    for (const [id, pending] of this.#pending) {
+      if (pending.thread !== thread) continue;
+      this.#pending.delete(id);
+      pending.resolve(poolError(`probe pool thread failed: ${reason}`));
+    }
+    const i = this.#threads.indexOf(thread);
+    if (i >= 0 && !this.#closed) this.#threads[i] = this.#spawn();
+  }
+
+  #call(call: CallWithoutId): Promise<ProbeOutcome> {
+    if (this.#closed) return Promise.resolve(poolError("probe pool closed"));
+    // The least busy thread; ties go to the first.
+    let thread = this.#threads[0];
+    for (const t of this.#threads) if (t.inFlight < thread.inFlight) thread = t;
+    const id = ++this.#seq;
+    thread.inFlight++;
+    thread.outbox.push({ ...call, id } as PoolCall);
+    this.#scheduleFlush();
+    return new Promise((resolve) => this.#pending.set(id, { resolve, thread }));
+  }
+
+  // Calls made in one turn of the event loop travel together, one message per thread.
+  #scheduleFlush(): void {
+    if (this.#flushQueued) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => {
+      this.#flushQueued = false;
+      for (const thread of this.#threads) {
+        if (thread.outbox.length === 0) continue;
+        const batch = thread.outbox;
+        thread.outbox = [];
+        thread.worker.postMessage(batch);
+      }
+    });
+  }
+}
+
+function poolError(message: string): ProbeOutcome {
+  return { result: ProbeResult.Unknown, output: "", error: new Error(message) };
+}
+
+/**
+ * The default number of probe threads: one per core.
+ *
+ * @example
+ * ```ts
+ * const pool = new ProbePool(defaultProbeWorkers());
+ * ```
+ */
+export function defaultProbeWorkers(): number {
+  return Math.max(1, navigator.hardwareConcurrency || 1);
+}

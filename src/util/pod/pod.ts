@@ -1,0 +1,115 @@
+/**
+ * Pod status writes as kubelet makes them: a two-way strategic merge patch from the status the API
+ * server has to the status kubelet wants, with `metadata.uid` added as a precondition, sent to
+ * `pods/<name>/status`. A patch that only carries the UID means "no change" and is not sent.
+ * Mirrors k8s.io/kubernetes/pkg/util/pod/pod.go.
+ * @module
+ */
+import type { Pod, PodStatus } from "../../api/core/v1/mod.ts";
+import { type Clientset, PatchType } from "../../client/kubernetes/clientset.ts";
+import { createTwoWayMergePatch } from "../strategicpatch/patch.ts";
+import { podSchema } from "../strategicpatch/schema.ts";
+import { goJsonMarshal } from "../strategicpatch/marshal.ts";
+
+/** Which pod a status patch is for. */
+export interface PodStatusPatchTarget {
+  namespace: string;
+  name: string;
+  /** Sent as `metadata.uid`: the server refuses the patch (409) when the pod was recreated. */
+  uid: string;
+}
+
+/** The patch for one status change, and whether there is nothing to send. */
+export interface PodStatusPatch {
+  /** Exact bytes, as kubelet marshals them (sorted keys). */
+  patchBytes: string;
+  /** True when the patch only carries the UID precondition. */
+  unchanged: boolean;
+}
+
+/**
+ * The patch that turns `oldPodStatus` into `newPodStatus` for `target` (Go's
+ * `preparePatchBytesForPodStatus`). Statuses are compared in their JSON form.
+ *
+ * @example
+ * ```ts
+ * preparePatchBytesForPodStatus(old, { ...old, message: "m" }, { namespace: "ns", name: "p", uid: "u" });
+ * // { patchBytes: '{"metadata":{"uid":"u"},"status":{"message":"m"}}', unchanged: false }
+ * ```
+ */
+export function preparePatchBytesForPodStatus(
+  oldPodStatus: PodStatus,
+  newPodStatus: PodStatus,
+  target: PodStatusPatchTarget,
+): PodStatusPatch {
+  let patchBytes: string;
+  try {
+    patchBytes = createTwoWayMergePatch(
+      { status: oldPodStatus },
+      { metadata: { uid: target.uid }, status: newPodStatus },
+      podSchema,
+    );
+  } catch (err) {
+    throw new Error(
+      `failed to CreateTwoWayMergePatch for pod "${target.namespace}/${target.name}": ${
+        (err as Error).message
+      }`,
+      { cause: err },
+    );
+  }
+  const uidOnly = goJsonMarshal({ metadata: { uid: target.uid } });
+  return { patchBytes, unchanged: patchBytes === uidOnly };
+}
+
+/** Options of `patchPodStatus`. */
+export interface PatchPodStatusOptions extends PodStatusPatchTarget {
+  oldPodStatus: PodStatus;
+  newPodStatus: PodStatus;
+  signal?: AbortSignal;
+}
+
+/** What `patchPodStatus` did: the pod as the server returned it (when a patch was sent). */
+export interface PatchPodStatusResult extends PodStatusPatch {
+  pod?: Pod;
+}
+
+/**
+ * Patches a pod's status from `oldPodStatus` to `newPodStatus` with the UID precondition; sends
+ * nothing when unchanged (Go's `PatchPodStatus`). A failure keeps the API error as its `cause`, so
+ * `isConflict(err)` and friends still classify it.
+ *
+ * @example
+ * ```ts
+ * const { unchanged, pod } = await patchPodStatus(clientset, {
+ *   namespace: "default", name: "web", uid, oldPodStatus: apiStatus, newPodStatus: merged,
+ * });
+ * ```
+ */
+export async function patchPodStatus(
+  client: Clientset,
+  options: PatchPodStatusOptions,
+): Promise<PatchPodStatusResult> {
+  const { namespace, name } = options;
+  const prepared = preparePatchBytesForPodStatus(
+    options.oldPodStatus,
+    options.newPodStatus,
+    options,
+  );
+  if (prepared.unchanged) return prepared;
+  try {
+    const pod = await client.coreV1.pods(namespace).patchStatus(
+      name,
+      PatchType.StrategicMergePatch,
+      prepared.patchBytes,
+      { signal: options.signal },
+    );
+    return { ...prepared, pod };
+  } catch (err) {
+    throw new Error(
+      `failed to patch status ${
+        JSON.stringify(prepared.patchBytes)
+      } for pod "${namespace}/${name}": ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+}

@@ -1,0 +1,53 @@
+/** `RemoteRuntimeService.status()` against a fake CRI server: the conditions behind node Ready. */
+import assert from "node:assert/strict";
+import { RemoteRuntimeService } from "../../src/cri_client/mod.ts";
+import { startFakeCriServer } from "../testing/fake_cri_server.ts";
+
+Deno.test({
+  name: "TestRemoteRuntimeStatus",
+  // grpc-js keeps reconnect timers and sockets of its own; the test closes its client.
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const requests: unknown[] = [];
+    const server = await startFakeCriServer({
+      Status: (
+        call: { request: unknown },
+        callback: (err: null, response: unknown) => void,
+      ) => {
+        requests.push(call.request);
+        callback(null, {
+          status: {
+            conditions: [
+              { type: "RuntimeReady", status: true, reason: "", message: "" },
+              {
+                type: "NetworkReady",
+                status: false,
+                reason: "NetworkPluginNotReady",
+                message: "Network plugin returns error: cni plugin not initialized",
+              },
+            ],
+          },
+          info: {},
+        });
+      },
+    });
+    const runtime = new RemoteRuntimeService(server.endpoint, { connectTimeoutMs: 2_000 });
+    try {
+      const status = await runtime.status();
+      assert.deepEqual(status.status.conditions, [
+        { type: "RuntimeReady", status: true, reason: "", message: "" },
+        {
+          type: "NetworkReady",
+          status: false,
+          reason: "NetworkPluginNotReady",
+          message: "Network plugin returns error: cni plugin not initialized",
+        },
+      ]);
+      assert.deepEqual(requests, [{ verbose: false }]);
+    } finally {
+      runtime.close();
+      await server.close();
+    }
+  },
+});

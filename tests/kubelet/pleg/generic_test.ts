@@ -1,0 +1,169 @@
+/**
+ * The generic PLEG: events from consecutive relists of a scripted runtime, as kubelet's
+ * pleg/generic_test.go (TestRelisting, TestEventChannelFull, TestRelistingWithSandboxes,
+ * TestHealthy), plus the relist period on the fake clock.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import type {
+  RuntimeContainer,
+  RuntimeContainerState,
+  RuntimePod,
+} from "../../../src/kubelet/kuberuntime/kuberuntime_manager.ts";
+import { GenericPLEG, type PodLifecycleEvent } from "../../../src/kubelet/pleg/generic.ts";
+import { FakeClock } from "../../../src/util/clock.ts";
+import * as log from "../../../src/util/log.ts";
+
+log.setLogSink(() => {});
+
+function container(id: string, state: RuntimeContainerState): RuntimeContainer {
+  return { id: { type: "fake", id }, name: id, state, hash: "", createdAt: 0 };
+}
+
+function pod(id: string, containers: RuntimeContainer[], sandboxes: RuntimeContainer[] = []) {
+  return { id, name: id, namespace: "ns", containers, sandboxes } satisfies RuntimePod;
+}
+
+class FakeLister {
+  pods: RuntimePod[] = [];
+  error?: Error;
+  calls = 0;
+  getPods(): Promise<RuntimePod[]> {
+    this.calls++;
+    return this.error ? Promise.reject(this.error) : Promise.resolve(structuredClone(this.pods));
+  }
+}
+
+function drain(pleg: GenericPLEG): PodLifecycleEvent[] {
+  const events: PodLifecycleEvent[] = [];
+  for (;;) {
+    const next = pleg.watch().tryReceive();
+    if (!next || next.done) return events;
+    events.push(next.value);
+  }
+}
+
+const sortEvents = (events: PodLifecycleEvent[]) =>
+  [...events].sort((a, b) =>
+    `${a.id}${a.data}${a.type}`.localeCompare(`${b.id}${b.data}${b.type}`)
+  );
+
+Deno.test("TestRelisting", async () => {
+  const runtime = new FakeLister();
+  const pleg = new GenericPLEG({ runtime, clock: new FakeClock(0) });
+  runtime.pods = [
+    pod("1234", [
+      container("c1", "exited"),
+      container("c2", "running"),
+      container("c3", "unknown"),
+    ]),
+    pod("4567", [container("c1", "exited")]),
+  ];
+  await pleg.relist();
+  // Every container is new: events for running and exited ones; unknown is not sent.
+  assertEquals(
+    sortEvents(drain(pleg)),
+    sortEvents([
+      { id: "1234", type: "ContainerDied", data: "c1" },
+      { id: "1234", type: "ContainerStarted", data: "c2" },
+      { id: "4567", type: "ContainerDied", data: "c1" },
+    ]),
+  );
+
+  // Nothing changed: no events.
+  await pleg.relist();
+  assertEquals(drain(pleg), []);
+
+  runtime.pods = [
+    pod("1234", [
+      container("c2", "exited"),
+      container("c3", "running"),
+      container("c4", "running"),
+    ]),
+    pod("4567", [container("c4", "running")]),
+  ];
+  await pleg.relist();
+  assertEquals(
+    sortEvents(drain(pleg)),
+    sortEvents([
+      { id: "1234", type: "ContainerRemoved", data: "c1" },
+      { id: "1234", type: "ContainerDied", data: "c2" },
+      { id: "1234", type: "ContainerStarted", data: "c3" },
+      { id: "1234", type: "ContainerStarted", data: "c4" },
+      { id: "4567", type: "ContainerRemoved", data: "c1" },
+      { id: "4567", type: "ContainerStarted", data: "c4" },
+    ]),
+  );
+
+  // A running container that disappears died and was removed; a pod that disappears is forgotten.
+  runtime.pods = [pod("1234", [container("c2", "exited"), container("c3", "running")])];
+  await pleg.relist();
+  assertEquals(
+    sortEvents(drain(pleg)),
+    sortEvents([
+      { id: "1234", type: "ContainerDied", data: "c4" },
+      { id: "1234", type: "ContainerRemoved", data: "c4" },
+      { id: "4567", type: "ContainerDied", data: "c4" },
+      { id: "4567", type: "ContainerRemoved", data: "c4" },
+    ]),
+  );
+});
+
+Deno.test("TestRelistingWithSandboxes", async () => {
+  const runtime = new FakeLister();
+  const pleg = new GenericPLEG({ runtime, clock: new FakeClock(0) });
+  runtime.pods = [pod("1234", [], [container("s1", "running")])];
+  await pleg.relist();
+  assertEquals(drain(pleg), [{ id: "1234", type: "ContainerStarted", data: "s1" }]);
+  runtime.pods = [pod("1234", [], [container("s1", "exited")])];
+  await pleg.relist();
+  assertEquals(drain(pleg), [{ id: "1234", type: "ContainerDied", data: "s1" }]);
+});
+
+Deno.test("TestEventChannelFull", async () => {
+  const runtime = new FakeLister();
+  const pleg = new GenericPLEG({ runtime, clock: new FakeClock(0), capacity: 2 });
+  runtime.pods = [
+    pod("1234", [
+      container("c1", "running"),
+      container("c2", "running"),
+      container("c3", "running"),
+    ]),
+  ];
+  await pleg.relist();
+  // Events beyond the capacity are dropped, not queued without bound.
+  assertEquals(drain(pleg).length, 2);
+});
+
+Deno.test("TestHealthy", async () => {
+  const clock = new FakeClock(0);
+  const runtime = new FakeLister();
+  const pleg = new GenericPLEG({ runtime, clock, relistThresholdMs: 60_000 });
+  assertEquals(pleg.healthy().ok, false);
+  await pleg.relist();
+  assertEquals(pleg.healthy().ok, true);
+  // A failing runtime does not move the relist time.
+  runtime.error = new Error("unavailable");
+  await clock.step(61_000);
+  await pleg.relist();
+  assertEquals(pleg.healthy().ok, false);
+  assert(pleg.healthy().message.includes("threshold"));
+});
+
+Deno.test("TestRelistPeriod", async () => {
+  const clock = new FakeClock(0);
+  const runtime = new FakeLister();
+  const pleg = new GenericPLEG({ runtime, clock });
+  pleg.start();
+  try {
+    await clock.step(0);
+    assertEquals(runtime.calls, 1);
+    for (let i = 0; i < 5; i++) await clock.step(1000);
+    // Once at start, then once a second.
+    assertEquals(runtime.calls, 6);
+  } finally {
+    await pleg.stop();
+  }
+  await clock.step(5000);
+  assertEquals(runtime.calls, 6);
+  assertEquals(pleg.watch().closed, true);
+});

@@ -1,0 +1,149 @@
+/**
+ * Tests for the probe pool: a probe run on a pool thread gives the same outcome as the same handler
+ * on the calling thread, and the prober's verdicts and events are the same with or without a pool.
+ * Real servers on 127.0.0.1.
+ * @module
+ */
+import assert from "node:assert/strict";
+import type { Container, Pod, Probe } from "../../../src/api/core/v1/mod.ts";
+import { FakeRecorder } from "../../../src/kubelet/events/mod.ts";
+import { newProber } from "../../../src/kubelet/prober/prober.ts";
+import { newHttpProber, newProbeRequest } from "../../../src/probe/http/mod.ts";
+import { newTcpProber } from "../../../src/probe/tcp/mod.ts";
+import { newGrpcProber } from "../../../src/probe/grpc/mod.ts";
+import { ProbePool } from "../../../src/probe/pool/mod.ts";
+import { ProbeBudget } from "../../../src/probe/budget.ts";
+import { redirect, startServer, startTLSServer } from "../http/test_server.ts";
+import { startHealthServer } from "../../testing/grpc_health_server.ts";
+
+Deno.test("TestProbePoolSameOutcomeAsCallingThread", async (t) => {
+  const server = await startServer((req, res) => {
+    if (req.url === "/fail") {
+      res.writeHead(500);
+      res.end("no");
+    } else if (req.url === "/away") {
+      redirect(res, "http://example.invalid/", 302);
+    } else if (req.url === "/cut") {
+      res.writeHead(200, { "Content-Length": "100" });
+      res.write("abc", () => res.destroy());
+    } else {
+      res.end(`ok ${req.headers["user-agent"]} ${req.headers["x-custom"] ?? ""}`);
+    }
+  });
+  const tlsServer = await startTLSServer((_req, res) => res.end("tls"));
+  const grpcServer = await startHealthServer({ status: "SERVING" });
+  const unhealthy = await startHealthServer({ status: "NOT_SERVING" });
+  const pool = new ProbePool(2);
+  try {
+    const http = newHttpProber();
+    for (
+      const [url, headers] of [
+        [`${server.url}/`, { "X-Custom": ["a", "b"] }],
+        [`${server.url}/fail`, undefined],
+        [`${server.url}/away`, undefined],
+        [`${server.url}/cut`, undefined],
+        ["http://127.0.0.1:1/", undefined],
+        [`${tlsServer.url}/x`, undefined],
+        [`${server.url}/a%2Fb?q=1`, undefined],
+      ] as const
+    ) {
+      await t.step(`http ${url}`, async () => {
+        const { request, error } = newProbeRequest(url, headers);
+        assert.equal(error, undefined);
+        const direct = await http.probe(request!, { timeoutMs: 2000 });
+        const pooled = await pool.http.probe(request!, { timeoutMs: 2000 });
+        assert.deepEqual(pooled, direct);
+      });
+    }
+    const tcp = newTcpProber();
+    for (const port of [server.port, 1]) {
+      await t.step(`tcp ${port}`, async () => {
+        const options = { port, timeoutMs: 1000 };
+        assert.deepEqual(
+          await pool.tcp.probe("127.0.0.1", options),
+          await tcp.probe("127.0.0.1", options),
+        );
+      });
+    }
+    const grpc = newGrpcProber();
+    for (const port of [grpcServer.port, unhealthy.port]) {
+      await t.step(`grpc ${port}`, async () => {
+        const options = { service: "", port, timeoutMs: 1000 };
+        assert.deepEqual(
+          await pool.grpc.probe("127.0.0.1", options),
+          await grpc.probe("127.0.0.1", options),
+        );
+      });
+    }
+    await t.step("many probes at once are spread and all answered", async () => {
+      const outcomes = await Promise.all(
+        Array.from(
+          { length: 200 },
+          () => pool.tcp.probe("127.0.0.1", { port: server.port, timeoutMs: 2000 }),
+        ),
+      );
+      assert.ok(outcomes.every((o) => o.result === "success"));
+      assert.equal(pool.inFlight, 0);
+    });
+  } finally {
+    pool.close();
+    await server.close();
+    await tlsServer.close();
+    await grpcServer.close();
+    await unhealthy.close();
+  }
+});
+
+Deno.test("TestProberWithPoolSameVerdictsAndEvents", async () => {
+  const server = await startServer((req, res) => {
+    res.writeHead(req.url === "/bad" ? 503 : 200);
+    res.end("body");
+  });
+  const pool = new ProbePool(2);
+  try {
+    const probes: Probe[] = [
+      { httpGet: { path: "/", port: server.port, host: "127.0.0.1" }, timeoutSeconds: 1 },
+      { httpGet: { path: "/bad", port: server.port, host: "127.0.0.1" }, timeoutSeconds: 1 },
+      { tcpSocket: { port: 1, host: "127.0.0.1" }, timeoutSeconds: 1 },
+      { grpc: { port: 1 }, timeoutSeconds: 1 },
+    ];
+    for (const probe of probes) {
+      const container: Container = { name: "c", livenessProbe: probe };
+      const pod: Pod = {
+        metadata: { name: "p", namespace: "default", uid: "u" },
+        spec: { containers: [container] },
+      };
+      const target = {
+        pod,
+        status: { podIP: "127.0.0.1" },
+        container,
+        containerID: { type: "test", id: "1" },
+      };
+      const runWith = async (withPool: boolean) => {
+        const recorder = new FakeRecorder();
+        const prober = newProber(undefined, recorder, {
+          budget: new ProbeBudget(10),
+          pool: withPool ? pool : undefined,
+        });
+        const result = await prober.probe("liveness", target);
+        return { result, events: recorder.events };
+      };
+      assert.deepEqual(await runWith(true), await runWith(false));
+    }
+  } finally {
+    pool.close();
+    await server.close();
+  }
+});
+
+Deno.test("TestProbePoolClose", async () => {
+  const pool = new ProbePool(1);
+  // A probe that cannot finish before close: a deadline far away on an unroutable target.
+  const pending = pool.tcp.probe("10.255.255.1", { port: 9, timeoutMs: 60_000 });
+  pool.close();
+  const outcome = await pending;
+  assert.equal(outcome.result, "unknown");
+  assert.equal(outcome.error?.message, "probe pool closed");
+  const after = await pool.tcp.probe("127.0.0.1", { port: 1, timeoutMs: 100 });
+  assert.equal(after.error?.message, "probe pool closed");
+});
