@@ -289,7 +289,7 @@ export class KubeletNodeStatus {
   async tryRegisterWithAPIServer(node: Node): Promise<boolean> {
     const nodes = this.#options.kubeClient.coreV1.nodes();
     try {
-      this.#lastNode = await nodes.create(node);
+      this.#lastNode = await nodes.create(node, { signal: this.#stop.signal });
       return true;
     } catch (e) {
       if (!isAlreadyExists(e)) {
@@ -299,7 +299,7 @@ export class KubeletNodeStatus {
     }
     let existingNode: Node;
     try {
-      existingNode = await nodes.get(this.nodeName);
+      existingNode = await nodes.get(this.nodeName, { signal: this.#stop.signal });
     } catch (e) {
       log.error(e, "Unable to register node with API server, error getting existing node", {
         node: this.nodeName,
@@ -313,12 +313,11 @@ export class KubeletNodeStatus {
     requiresUpdate = updateDefaultResources(node, existingNode) || requiresUpdate;
     if (requiresUpdate) {
       try {
-        const { node: updated } = await patchNodeStatus(
-          nodes,
-          this.nodeName,
-          originalNode,
-          existingNode,
-        );
+        const { node: updated } = await patchNodeStatus(nodes, {
+          oldNode: originalNode,
+          newNode: existingNode,
+          signal: this.#stop.signal,
+        });
         this.#lastNode = updated;
       } catch (e) {
         log.error(e, "Unable to reconcile node with API server, error updating node", {
@@ -433,10 +432,10 @@ export class KubeletNodeStatus {
    */
   async tryUpdateNodeStatus(tryNumber: number): Promise<void> {
     const nodes = this.#options.heartbeatClient.coreV1.nodes();
-    const originalNode = await nodes.get(
-      this.nodeName,
-      tryNumber === 0 ? { resourceVersion: "0" } : {},
-    );
+    const originalNode = await nodes.get(this.nodeName, {
+      ...(tryNumber === 0 ? { resourceVersion: "0" } : {}),
+      signal: this.#stop.signal,
+    });
     this.#lastNode = originalNode;
     const { node, changed } = await this.updateNode(originalNode);
     if (!changed && !this.isUpdateStatusPeriodExpired()) return;
@@ -487,9 +486,7 @@ export class KubeletNodeStatus {
   async patchNodeStatus(originalNode: Node, node: Node): Promise<Node> {
     const { node: updated, patch } = await patchNodeStatus(
       this.#options.heartbeatClient.coreV1.nodes(),
-      this.nodeName,
-      originalNode,
-      node,
+      { oldNode: originalNode, newNode: node, signal: this.#stop.signal },
     );
     log.V(4).info("Patched node status", { node: this.nodeName, patch });
     this.#lastStatusReportTime = this.#clock.now();

@@ -347,6 +347,7 @@ spec:
             },
           );
           const elapsed = Date.now() - start;
+          console.log(`graceful delete (grace 3 s, SIGTERM ignored): gone after ${elapsed} ms`);
           // Killed with the deletion's 3 s (not the pod's 30 s), then deleted by the kubelet.
           assert(elapsed >= 3_000 && elapsed < 12_000, `removed after ${elapsed} ms`);
           if (target.double) {

@@ -253,3 +253,27 @@ Deno.test("a pod deleted while the agent was away is killed, then deleted", asyn
     await s.cleanup();
   }
 });
+
+Deno.test("a readiness gate set in the API makes the pod Ready, and the gate condition is kept", async () => {
+  const gated = apiPod("gated", { readinessGates: [{ conditionType: "example.com/gate" }] });
+  const s = await setup([node(), gated]);
+  try {
+    const ready = async () =>
+      (await s.apiGet("gated"))?.status?.conditions?.find((c) => c.type === "Ready");
+    await until(
+      "Ready False for the gate",
+      async () => (await ready())?.reason === "ReadinessGatesNotReady",
+    );
+    // A controller sets the gate's condition.
+    await s.client.coreV1.pods("default").patchStatus(
+      "gated",
+      "application/strategic-merge-patch+json",
+      JSON.stringify({ status: { conditions: [{ type: "example.com/gate", status: "True" }] } }),
+    );
+    await until("Ready True", async () => (await ready())?.status === "True");
+    const conditions = (await s.apiGet("gated"))!.status!.conditions!;
+    assertEquals(conditions.find((c) => c.type === "example.com/gate")?.status, "True");
+  } finally {
+    await s.cleanup();
+  }
+});

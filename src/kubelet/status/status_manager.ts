@@ -196,6 +196,8 @@ export class Manager implements StatusManager {
   #ticker?: ClockTimer;
   #loop?: Promise<void>;
   #stopped = false;
+  /** Cancels a request in flight when the manager stops. */
+  #abort = new AbortController();
 
   constructor(options: StatusManagerOptions) {
     this.#podManager = options.podManager;
@@ -244,6 +246,7 @@ export class Manager implements StatusManager {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#abort.abort();
     this.#ticker?.stop();
     this.#signal();
     await this.#loop;
@@ -574,7 +577,7 @@ export class Manager implements StatusManager {
     const pods = client.coreV1.pods(status.podNamespace);
     let pod: Pod;
     try {
-      pod = await pods.get(status.podName);
+      pod = await pods.get(status.podName, { signal: this.#abort.signal });
     } catch (e) {
       if (isNotFound(e)) {
         // A deleted pod's status is dropped by removeOrphanedStatuses.
@@ -609,6 +612,7 @@ export class Manager implements StatusManager {
         uid: pod.metadata.uid ?? "",
         oldPodStatus: goPodStatus(pod.status ?? {}),
         newPodStatus: goPodStatus(merged),
+        signal: this.#abort.signal,
       });
     } catch (e) {
       log.info("Failed to update status for pod", { pod: log.kObj(pod), err: errorText(e) });
@@ -638,6 +642,7 @@ export class Manager implements StatusManager {
       try {
         // The UID precondition keeps a newer pod of the same name safe.
         await pods.delete(pod.metadata.name ?? "", {
+          signal: this.#abort.signal,
           gracePeriodSeconds: 0,
           preconditions: { uid: pod.metadata.uid },
         });

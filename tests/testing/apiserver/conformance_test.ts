@@ -21,7 +21,8 @@ interface Step {
   as: "admin" | "node";
   method: string;
   path: string;
-  body?: unknown;
+  /** A body, or one built from the answers so far (e.g. the registered Node's UID). */
+  body?: unknown | ((answers: ApiAnswer[]) => unknown);
   contentType?: string;
 }
 
@@ -41,6 +42,8 @@ function normalize(value: unknown, key = ""): unknown {
   }
   if (typeof value === "string") {
     if (key === "resourceVersion") return "<rv>";
+    // A continue token embeds the list's resourceVersion.
+    if (key === "continue") return "<continue>";
     return value.replace(uuid, "<uid>").replace(time, "<time>")
       .replace(/kube-api-access-[a-z0-9]{5}/g, "kube-api-access-<x>");
   }
@@ -237,6 +240,50 @@ function steps(ns: string, nodeName: string): Step[] {
       body: { metadata: { name: "sneaky" }, spec: { nodeName, containers: [container] } },
     },
     {
+      name: "mirror pod from the node",
+      as: "node",
+      method: "POST",
+      path: pods,
+      body: (answers: ApiAnswer[]) => ({
+        metadata: {
+          name: `static-${nodeName}`,
+          annotations: {
+            "kubernetes.io/config.mirror": "0123abcd",
+            "kubernetes.io/config.source": "file",
+          },
+          ownerReferences: [{
+            apiVersion: "v1",
+            kind: "Node",
+            name: nodeName,
+            uid: answers[0].body.metadata.uid,
+            controller: true,
+          }],
+        },
+        spec: { nodeName, containers: [container] },
+      }),
+    },
+    {
+      name: "mirror pod owned by another uid",
+      as: "node",
+      method: "POST",
+      path: pods,
+      body: {
+        metadata: {
+          name: `static2-${nodeName}`,
+          annotations: { "kubernetes.io/config.mirror": "0123abcd" },
+          ownerReferences: [{
+            apiVersion: "v1",
+            kind: "Node",
+            name: nodeName,
+            uid: "00000000-0000-0000-0000-000000000000",
+            controller: true,
+          }],
+        },
+        spec: { nodeName, containers: [container] },
+      },
+    },
+    { name: "first page", as: "admin", method: "GET", path: `${pods}?limit=2` },
+    {
       name: "event create",
       as: "node",
       method: "POST",
@@ -316,9 +363,8 @@ async function run(target: ApiTarget, ns: string): Promise<ApiAnswer[]> {
   const answers: ApiAnswer[] = [];
   for (const step of steps(ns, target.nodeName)) {
     const send = step.as === "admin" ? target.admin : target.node;
-    answers.push(
-      await send(step.method, step.path, { body: step.body, contentType: step.contentType }),
-    );
+    const body = typeof step.body === "function" ? step.body(answers) : step.body;
+    answers.push(await send(step.method, step.path, { body, contentType: step.contentType }));
   }
   // Leave no Node behind for the next test.
   await target.admin("DELETE", `/api/v1/nodes/${target.nodeName}`);
