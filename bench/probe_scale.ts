@@ -19,6 +19,11 @@
  *   --render FILE     print the table of a saved --json report
  *   --profile DIR     write a V8 CPU profile (+ markdown summary) of each scenario process to DIR
  *   --v8-flags F      extra V8 flags for the scenario processes (e.g. --max-semi-space-size=64)
+ *   --vs-go           side by side with the Go prober of ../shared/bench/go-baseline (built
+ *                     with `go build`): http and tcp at 1,000 / 5,000 / 10,000 workers, 15 s
+ *                     windows, each side with its own targets process, interleaved; prints both
+ *                     with ratios. Without `go` it says so and measures probelet's side only.
+ *   --go-baseline DIR where the Go baseline's sources are (default: found beside the checkout)
  *   --probe-workers L probe pool threads, as the agent's --probe-workers (default: one per core;
  *                     0 = probes on the main thread); a list such as 0,2 runs each scenario with
  *                     each, interleaved, and names the rows kind/tN
@@ -27,6 +32,14 @@
 import process from "node:process";
 import type { FloorResult, TargetPorts } from "./floor.ts";
 import { loadAverage } from "./proc_stats.ts";
+import {
+  buildGoBaseline,
+  findGoBaseline,
+  goMissingReason,
+  type GoResult,
+  GoTargets,
+  runGoProber,
+} from "./go_baseline.ts";
 import { defaultProbeWorkers } from "../src/probe/pool/pool.ts";
 import { runScenario, type ScenarioOptions, type ScenarioResult } from "./scenario.ts";
 
@@ -50,6 +63,9 @@ interface Flags {
   v8Flags?: string;
   /** Probe pool sizes to run each scenario with. */
   probeWorkers: number[];
+  /** Run the Go baseline beside each scenario. */
+  vsGo: boolean;
+  goBaseline?: string;
 }
 
 function parseFlags(args: string[]): Flags {
@@ -62,23 +78,27 @@ function parseFlags(args: string[]): Flags {
   const has = (name: string) => args.includes(`--${name}`);
   const list = (v: string | undefined, d: string) => (v ?? d).split(",").filter((x) => x !== "");
   const quick = has("quick");
-  const durationS = Number(get("duration") ?? (quick ? 1.5 : 30));
+  const vsGo = has("vs-go");
+  const durationS = Number(get("duration") ?? (quick ? 1.5 : vsGo ? 15 : 30));
   return {
     durationS,
     warmupS: Number(get("warmup") ?? (quick ? 1.2 : 2)),
-    workers: list(get("workers"), quick ? "20" : "100,1000,10000").map(Number),
-    kinds: list(get("kinds"), "http,https,tcp,grpc,mix"),
+    workers: list(get("workers"), quick ? "20" : vsGo ? "1000,5000,10000" : "100,1000,10000")
+      .map(Number),
+    kinds: list(get("kinds"), vsGo ? "http,tcp" : "http,https,tcp,grpc,mix"),
     periodSeconds: Number(get("period") ?? 1),
     execWorkers: list(get("exec-workers"), quick ? "5" : "10,100").map(Number),
     floorDurationS: Number(get("floor-duration") ?? (quick ? 1 : Math.min(durationS, 10))),
-    floor: !has("no-floor"),
-    exec: !has("no-exec"),
-    period10: !quick && !has("no-period10"),
+    floor: !vsGo && !has("no-floor"),
+    exec: !vsGo && !has("no-exec"),
+    period10: !quick && !vsGo && !has("no-period10"),
     quick,
     json: has("json"),
     profileDir: get("profile"),
     v8Flags: get("v8-flags"),
     probeWorkers: list(get("probe-workers"), String(defaultProbeWorkers())).map(Number),
+    vsGo,
+    goBaseline: get("go-baseline"),
   };
 }
 
@@ -103,6 +123,13 @@ export interface Report {
   };
   scenarios: Row[];
   skipped: { name: string; reason: string }[];
+  /** With --vs-go: the Go prober's run beside probelet's, per kind and worker count. */
+  vsGo?: {
+    goVersion?: string;
+    /** Why the Go side did not run, if it did not. */
+    skipped?: string;
+    pairs: { kind: string; workers: number; go?: GoResult; probelet?: string; error?: string }[];
+  };
 }
 
 /** A line-oriented reader over a child's stdout. */
@@ -179,8 +206,13 @@ async function runChild(
       `${options.name}-${options.workers}.cpuprofile`,
     ]
     : [];
-  const child = new Deno.Command(Deno.execPath(), {
+  // The soft open-file limit raised to the hard one, as the agent does at start-up.
+  const child = new Deno.Command("bash", {
     args: [
+      "-c",
+      'ulimit -Sn "$(ulimit -Hn)" 2>/dev/null; exec "$@"',
+      "probelet-scenario",
+      Deno.execPath(),
       "run",
       "--allow-all",
       `--v8-flags=--expose-gc${v8Flags ? `,${v8Flags}` : ""}`,
@@ -328,6 +360,74 @@ export function formatTable(report: Report): string {
   return out.join("\n");
 }
 
+// TIME_WAIT sockets of the previous run, system-wide (/proc/net/sockstat).
+function timeWait(): number {
+  const m = /^TCP:.* tw (\d+)/m.exec(Deno.readTextFileSync("/proc/net/sockstat"));
+  return m ? Number(m[1]) : 0;
+}
+
+// Lets the previous run's TIME_WAIT sockets expire (at most 20 s), so each side starts alike.
+async function drainTimeWait(): Promise<void> {
+  const end = Date.now() + 20_000;
+  while (Date.now() < end && timeWait() > 1000) await new Promise((r) => setTimeout(r, 1000));
+}
+
+/** The --vs-go comparison as a Markdown table: both sides and probelet / Go ratios. */
+export function formatVsGo(report: Report): string {
+  const vs = report.vsGo!;
+  const out: string[] = [];
+  if (vs.skipped) out.push(`Go side not run: ${vs.skipped}`);
+  const header = [
+    "kind",
+    "workers",
+    "Go probes/s",
+    "probelet probes/s",
+    "Go CPU ms/probe",
+    "probelet CPU ms/probe",
+    "ratio",
+    "Go p99 late ms",
+    "probelet p99 late ms",
+    "Go missed / fail",
+    "probelet missed / fail",
+  ];
+  out.push(
+    `| ${header.join(" | ")} |`,
+    `|${header.map((_, i) => i < 1 ? "---" : "--:").join("|")}|`,
+  );
+  for (const pair of vs.pairs) {
+    const p = report.scenarios.find((r) => r.name === pair.probelet && r.workers === pair.workers);
+    const g = pair.go;
+    const gCpu = g ? g.cpu_ms_per_1000_probes / 1000 : NaN;
+    const pCpu = p ? p.cpuPer1000 : NaN;
+    out.push(
+      `| ${
+        [
+          pair.kind,
+          String(pair.workers),
+          g ? fmt(g.probes_per_s, 0) : pair.error ? "failed" : "-",
+          p ? fmt(p.probesPerSecond, 0) : "-",
+          fmt(gCpu, 3),
+          fmt(pCpu, 3),
+          Number.isFinite(gCpu) && Number.isFinite(pCpu) ? `${fmt(pCpu / gCpu, 2)}×` : "-",
+          g ? fmt(g.lateness_ms.p99, 1) : "-",
+          p ? fmt(p.latenessMs.p99, 0) : "-",
+          g ? `${g.missed_periods} / ${g.failures}` : "-",
+          p ? `${p.missedPeriods} / ${p.failures + p.errors}` : "-",
+        ].join(" | ")
+      } |`,
+    );
+  }
+  const m = report.meta;
+  out.push(
+    `${vs.goVersion ?? "go: -"}; deno ${m.deno}; ${m.cpus} CPUs; probelet probe threads ${
+      m.flags.probeWorkers.join(",")
+    }; load average before ${m.loadAverageBefore.join(" ")}, after ${
+      m.loadAverageAfter.join(" ")
+    }; ${m.startedAt} – ${m.finishedAt}`,
+  );
+  return out.join("\n");
+}
+
 async function main(args: string[]): Promise<void> {
   const flags = parseFlags(args);
   const log = (s: string) => console.error(s);
@@ -345,6 +445,8 @@ async function main(args: string[]): Promise<void> {
     skipped: [],
   };
   const targets = new Targets();
+  let goDir: string | undefined;
+  let goTargets: GoTargets | undefined;
   try {
     const ports = await targets.ready();
     log(`targets: ${JSON.stringify(ports)}`);
@@ -372,9 +474,52 @@ async function main(args: string[]): Promise<void> {
         probeWorkers: flags.probeWorkers[0],
       });
     }
+    // With --vs-go: build the Go side once and start its targets (a process of their own).
+    let go: { prober: string; targets: GoTargets } | undefined;
+    if (flags.vsGo) {
+      const baseline = findGoBaseline(flags.goBaseline);
+      const missing = await goMissingReason(baseline);
+      report.vsGo = { pairs: [] };
+      if (missing) {
+        log(`--vs-go: ${missing}`);
+        report.vsGo.skipped = missing;
+      } else {
+        goDir = await Deno.makeTempDir({ prefix: "probelet-go-baseline-" });
+        const bins = await buildGoBaseline(baseline!, goDir);
+        report.vsGo.goVersion = bins.version;
+        goTargets = new GoTargets(bins.targets);
+        await goTargets.ready();
+        go = { prober: bins.prober, targets: goTargets };
+        log(`--vs-go: ${bins.version}; Go targets pid ${goTargets.pid}`);
+      }
+    }
+    const runGo = async (kind: string, workers: number) => {
+      if (!go || !report.vsGo) return;
+      if (kind !== "http" && kind !== "tcp") return;
+      await drainTimeWait();
+      log(`running go ${kind} × ${workers} ...`);
+      const pair = report.vsGo.pairs.find((p) => p.kind === kind && p.workers === workers) ??
+        report.vsGo.pairs[report.vsGo.pairs.push({ kind, workers }) - 1];
+      try {
+        pair.go = await runGoProber(go.prober, go.targets, {
+          kind,
+          workers,
+          periodS: flags.periodSeconds,
+          durationS: flags.durationS,
+        });
+      } catch (err) {
+        pair.error = err instanceof Error ? err.message : String(err);
+        log(`go ${kind} × ${workers}: ${pair.error}`);
+      }
+    };
+    let pairIndex = 0;
     for (const { kind, workers, periodSeconds, probeWorkers } of runs) {
       const base = periodSeconds === flags.periodSeconds ? kind : `${kind}@${periodSeconds}s`;
       const name = flags.probeWorkers.length > 1 ? `${base}/t${probeWorkers}` : base;
+      // Interleaved: Go first on even pairs, probelet first on odd ones.
+      const goFirst = flags.vsGo && pairIndex++ % 2 === 0;
+      if (goFirst) await runGo(kind, workers);
+      if (flags.vsGo) await drainTimeWait();
       log(`running ${name} × ${workers} ...`);
       const cpu0 = await targets.cpuSeconds();
       let result: Row;
@@ -398,6 +543,7 @@ async function main(args: string[]): Promise<void> {
         const reason = `crashed: ${err instanceof Error ? err.message : err}`;
         log(`${name} × ${workers} ${reason}`);
         report.skipped.push({ name: `${name} × ${workers}`, reason });
+        if (flags.vsGo && !goFirst) await runGo(kind, workers);
         continue;
       }
       result.targetCpuSeconds = await targets.cpuSeconds() - cpu0;
@@ -415,7 +561,14 @@ async function main(args: string[]): Promise<void> {
       }
       report.scenarios.push(result);
       log(formatTable({ ...report, scenarios: [result], skipped: [] }).split("\n")[2]);
+      if (report.vsGo && periodSeconds === flags.periodSeconds) {
+        const pair = report.vsGo.pairs.find((p) => p.kind === kind && p.workers === workers) ??
+          report.vsGo.pairs[report.vsGo.pairs.push({ kind, workers }) - 1];
+        pair.probelet = name;
+      }
+      if (flags.vsGo && !goFirst) await runGo(kind, workers);
     }
+
     if (flags.exec) {
       for (const workers of flags.execWorkers) {
         const name = "exec-host";
@@ -454,10 +607,12 @@ async function main(args: string[]): Promise<void> {
     }
   } finally {
     await targets.close();
+    await goTargets?.close();
+    if (goDir) await Deno.remove(goDir, { recursive: true }).catch(() => {});
   }
   report.meta.finishedAt = new Date().toISOString();
   report.meta.loadAverageAfter = loadAverage();
-  const table = formatTable(report);
+  const table = formatTable(report) + (report.vsGo ? `\n\n${formatVsGo(report)}` : "");
   if (flags.json) {
     console.error(table);
     console.log(JSON.stringify(report, null, 2));
@@ -517,6 +672,8 @@ if (import.meta.main) {
   const i = Deno.args.indexOf("--child");
   const r = Deno.args.indexOf("--render");
   if (i >= 0) await child(Deno.args[i + 1]);
-  else if (r >= 0) console.log(formatTable(JSON.parse(Deno.readTextFileSync(Deno.args[r + 1]))));
-  else await main(Deno.args);
+  else if (r >= 0) {
+    const report = JSON.parse(Deno.readTextFileSync(Deno.args[r + 1])) as Report;
+    console.log(formatTable(report) + (report.vsGo ? `\n\n${formatVsGo(report)}` : ""));
+  } else await main(Deno.args);
 }

@@ -32,8 +32,15 @@ base=${PROBELET_KUBE_DIR:-$repo/.run/kube-apiserver}
 node_name=${PROBELET_NODE_NAME:-probelet-node}
 other_node=probelet-other
 # Below 32768 (ephemeral range), away from the ports other tests pick.
+# Ports: PROBELET_KUBE_PORT / PROBELET_ETCD_PORT, else 16443 / 12379 (peer +1), moved up in steps
+# of 10 by `up` while taken (another clone may run its own). The ports in use are kept in
+# $base/ports, so `env` and `status` of a running instance print the right URL.
 api_port=${PROBELET_KUBE_PORT:-16443}
 etcd_port=${PROBELET_ETCD_PORT:-12379}
+if [ -f "$base/ports" ]; then
+  # shellcheck disable=SC1091
+  . "$base/ports"
+fi
 etcd_peer_port=$((etcd_port + 1))
 marker=$base/.probelet-kube-apiserver
 ready_timeout=${PROBELET_KUBE_READY_TIMEOUT:-120}
@@ -218,6 +225,22 @@ EOF
 # ---------------------------------------------------------------------------------------------------
 # Up / down
 
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+choose_ports() {
+  local tries=0
+  while port_taken "$api_port" || port_taken "$etcd_port" || port_taken "$((etcd_port + 1))"; do
+    [ -z "${PROBELET_KUBE_PORT:-}" ] && [ -z "${PROBELET_ETCD_PORT:-}" ] ||
+      die "port $api_port, $etcd_port or $((etcd_port + 1)) is taken (set PROBELET_KUBE_PORT/PROBELET_ETCD_PORT)"
+    tries=$((tries + 1))
+    [ "$tries" -le 20 ] || die "no free ports found from 16443/12379 upwards"
+    api_port=$((api_port + 10))
+    etcd_port=$((etcd_port + 10))
+  done
+  etcd_peer_port=$((etcd_port + 1))
+  printf 'api_port=%s\netcd_port=%s\n' "$api_port" "$etcd_port" >"$base/ports"
+}
+
 wait_ready() {
   local start=$1 pki=$base/pki
   for _ in $(seq 1 $((ready_timeout * 5))); do
@@ -248,6 +271,7 @@ cmd_up() {
   cmd_down >/dev/null
   mkdir -p "$base"
   touch "$marker"
+  choose_ports
   make_certs
   local start
   start=$(date +%s%3N)
@@ -287,7 +311,25 @@ cmd_up() {
   echo $! >"$base/kube-apiserver.pid"
   say "started=kube-apiserver pid=$(cat "$base/kube-apiserver.pid")"
   wait_ready "$start"
+  default_service_accounts
   cmd_env
+}
+
+# No controller-manager runs, so nothing creates the namespaces' `default` ServiceAccount, without
+# which the ServiceAccount admission plugin refuses every pod.
+default_service_accounts() {
+  local pki=$base/pki ns code
+  for ns in default kube-system kube-public kube-node-lease; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" --cert "$pki/admin.crt" \
+      --key "$pki/admin.key" -X POST -H 'Content-Type: application/json' \
+      -d '{"metadata":{"name":"default"}}' \
+      "https://127.0.0.1:$api_port/api/v1/namespaces/$ns/serviceaccounts")
+    case $code in
+    201 | 409) ;;
+    *) die "creating the default ServiceAccount in $ns answered HTTP $code" ;;
+    esac
+  done
+  say "serviceaccounts=default namespaces=default,kube-system,kube-public,kube-node-lease"
 }
 
 cmd_down() {

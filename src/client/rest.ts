@@ -114,6 +114,7 @@ export function rateLimiterFor(config: RestConfig, clock: Clock): RateLimiter {
  * ```
  */
 export class RESTClient {
+  /** Where and how it connects. */
   readonly config: RestConfig;
   readonly #clock: Clock;
   readonly #fetch: typeof fetch;
@@ -228,7 +229,23 @@ export class RESTClient {
         });
       } catch (err) {
         timer?.stop();
-        throw transportError(req, url, err, this.config);
+        const failure = transportError(req, url, err, this.config);
+        // A GET that lost its connection is retried after a second (client-go does the same for
+        // "connection reset" and EOF); writes are not, as they may have happened.
+        if (
+          req.method === "GET" && attempt < this.#maxRetries && !req.signal?.aborted &&
+          isConnectionLoss(failure)
+        ) {
+          V(4).info("Connection lost; retrying", {
+            method: req.method,
+            path: req.path,
+            err: failure.message,
+            attempt: attempt + 1,
+          });
+          await this.#clock.sleep(1000, { signal: req.signal });
+          continue;
+        }
+        throw failure;
       }
       if (res.ok) {
         // The timeout covers reading the body too; it stops when the caller is done with it.
@@ -322,13 +339,22 @@ function retryAfterSeconds(res: Response): number | undefined {
 function transportError(req: RestRequest, url: URL, err: unknown, config: RestConfig): Error {
   const e = err as Error;
   if (e?.name === "AbortError" || e?.name === "TimeoutError") return e;
-  let message = `${req.method} ${url}: ${e?.message ?? String(err)}`;
+  // Deno's fetch says "fetch failed" and keeps the reason in `cause`.
+  const cause = (e?.cause as Error | undefined)?.message;
+  let message = `${req.method} ${url}: ${e?.message ?? String(err)}${cause ? `: ${cause}` : ""}`;
   if (config.insecureSkipTLSVerify && /certificate|tls|UnknownIssuer/i.test(message)) {
     message +=
       " (the kubeconfig sets insecure-skip-tls-verify, which Deno honours only when started " +
       `with --unsafely-ignore-certificate-errors=${url.hostname})`;
   }
   return new Error(message, { cause: err });
+}
+
+// A connection that broke before an answer (reset, closed, EOF, HTTP/2 connection lost).
+function isConnectionLoss(err: Error): boolean {
+  return /connection (reset|closed)|broken pipe|unexpected eof|connection lost/i.test(
+    err.message,
+  );
 }
 
 // Generic messages by code, as apimachinery's NewGenericServerResponse words them.

@@ -26,6 +26,7 @@ import { Backoff } from "../util/flowcontrol/backoff.ts";
 import * as log from "../util/log.ts";
 import type { CommandRunner } from "./container/command_runner.ts";
 import { containerIDString } from "./container/container_id.ts";
+import { getPodReference } from "./container/ref.ts";
 import { type EventRecorder, LogRecorder } from "./events/mod.ts";
 import {
   canonicalJSON,
@@ -100,6 +101,8 @@ const workerBackOffPeriodJitterFactor = 0.5;
 export const containerGCPeriodMs = 60_000;
 /** kubelet keeps at least this many dead instances of a container when one dies (`minDeadContainerInPod`). */
 const minDeadContainerInPod = 1;
+/** How long admission and mirror pods wait for the Node from the API server. */
+const nodeGetTimeoutMs = 10_000;
 /** kubelet's CrashLoopBackOff cap (`MaxContainerBackOff`). */
 export const defaultBackOffMaxMs = 300_000;
 
@@ -462,7 +465,13 @@ export class Kubelet {
         break;
       case "RECONCILE":
         log.V(4).info("SyncLoop RECONCILE", { source: u.source, pods });
-        for (const pod of u.pods) this.podManager.updatePod(pod);
+        for (const pod of u.pods) {
+          this.podManager.updatePod(pod);
+          // A readiness gate set by a controller changes Ready: sync the pod now.
+          if ((pod.spec.readinessGates ?? []).length > 0) {
+            this.syncPodByUID(pod.metadata.uid ?? "");
+          }
+        }
         break;
       case "DELETE":
         // A graceful deletion is an update carrying a deletion timestamp.
@@ -610,7 +619,7 @@ export class Kubelet {
   #rejectPod(pod: Pod, reason: string, message: string): void {
     log.info("Pod was rejected", { pod: podKey(pod), reason, message });
     this.#rejected.add(pod.metadata.uid ?? "");
-    this.events.event(podRef(pod), { type: "Warning", reason, message });
+    this.events.event(getPodReference(pod), { type: "Warning", reason, message });
     this.statusManager.setPodStatus(pod, {
       phase: "Failed",
       reason,
@@ -639,12 +648,17 @@ export class Kubelet {
     const client = this.#options.kubeClient;
     if (!client) return undefined;
     if (!fresh && this.#node && this.clock.since(this.#nodeFetchedAt) < 10_000) return this.#node;
+    // Admission waits for this read: an API server that does not answer must not stall the pods.
+    const abort = new AbortController();
+    const timer = this.clock.afterFunc(nodeGetTimeoutMs, () => abort.abort());
     try {
-      this.#node = await client.coreV1.nodes().get(this.nodeName);
+      this.#node = await client.coreV1.nodes().get(this.nodeName, { signal: abort.signal });
       this.#nodeFetchedAt = this.clock.now();
     } catch (e) {
       if (isNotFound(e)) this.#node = undefined;
       else log.error(e, "Failed to get node", { node: this.nodeName });
+    } finally {
+      timer.stop();
     }
     return this.#node ?? known;
   }
@@ -1240,17 +1254,6 @@ export class Kubelet {
     this.#podConfig.close();
     await Promise.all([...this.#consumers, this.#podUpdatesLoop]);
   }
-}
-
-// An event's reference to a whole pod.
-function podRef(pod: Pod) {
-  return {
-    kind: "Pod",
-    apiVersion: "v1",
-    name: pod.metadata.name,
-    namespace: pod.metadata.namespace,
-    uid: pod.metadata.uid,
-  };
 }
 
 // Kubelet's GeneratePodInitializedCondition: all regular init containers succeeded.

@@ -125,7 +125,7 @@ export interface KubeletNodeStatusOptions {
   setNodeStatusFuncs?: Setter[];
   /** Inputs of the default setters. */
   setters?: DefaultSetterInputs;
-  /** Source of the loop jitter (default `Math.random`). */
+  /** Source of the loop jitter and of the report delay after a change (default `Math.random`). */
   random?: () => number;
 }
 
@@ -174,8 +174,16 @@ export class KubeletNodeStatus {
   #registeredOnce = false;
   /** Clock time of the last successful status patch; undefined before the first. */
   #lastStatusReportTime?: number;
+  /**
+   * A one-time random shift (±half the report frequency) of the next periodic report after a
+   * real change or a restart, so nodes that changed together do not report together again
+   * (kubelet's delayAfterNodeStatusChange); 0 after a periodic report.
+   */
+  #delayAfterNodeStatusChangeMs = 0;
   /** The Node as last read or written (kubelet reads its node informer here). */
   #lastNode?: Node;
+  /** `spec.unschedulable` as last seen, for NodeSchedulable/NodeNotSchedulable events. */
+  #lastNodeUnschedulable = false;
   /** Serialises syncNodeStatus and fastNodeStatusUpdate (kubelet's syncNodeStatusMux). */
   #lock: Promise<void> = Promise.resolve();
   #stop = new AbortController();
@@ -281,7 +289,7 @@ export class KubeletNodeStatus {
   async tryRegisterWithAPIServer(node: Node): Promise<boolean> {
     const nodes = this.#options.kubeClient.coreV1.nodes();
     try {
-      this.#lastNode = await nodes.create(node);
+      this.#lastNode = await nodes.create(node, { signal: this.#stop.signal });
       return true;
     } catch (e) {
       if (!isAlreadyExists(e)) {
@@ -291,7 +299,7 @@ export class KubeletNodeStatus {
     }
     let existingNode: Node;
     try {
-      existingNode = await nodes.get(this.nodeName);
+      existingNode = await nodes.get(this.nodeName, { signal: this.#stop.signal });
     } catch (e) {
       log.error(e, "Unable to register node with API server, error getting existing node", {
         node: this.nodeName,
@@ -305,12 +313,11 @@ export class KubeletNodeStatus {
     requiresUpdate = updateDefaultResources(node, existingNode) || requiresUpdate;
     if (requiresUpdate) {
       try {
-        const { node: updated } = await patchNodeStatus(
-          nodes,
-          this.nodeName,
-          originalNode,
-          existingNode,
-        );
+        const { node: updated } = await patchNodeStatus(nodes, {
+          oldNode: originalNode,
+          newNode: existingNode,
+          signal: this.#stop.signal,
+        });
         this.#lastNode = updated;
       } catch (e) {
         log.error(e, "Unable to reconcile node with API server, error updating node", {
@@ -425,16 +432,32 @@ export class KubeletNodeStatus {
    */
   async tryUpdateNodeStatus(tryNumber: number): Promise<void> {
     const nodes = this.#options.heartbeatClient.coreV1.nodes();
-    const originalNode = await nodes.get(
-      this.nodeName,
-      tryNumber === 0 ? { resourceVersion: "0" } : {},
-    );
+    const originalNode = await nodes.get(this.nodeName, {
+      ...(tryNumber === 0 ? { resourceVersion: "0" } : {}),
+      signal: this.#stop.signal,
+    });
     this.#lastNode = originalNode;
     const { node, changed } = await this.updateNode(originalNode);
-    const shouldPatchNodeStatus = changed || this.#lastStatusReportTime === undefined ||
-      this.#clock.since(this.#lastStatusReportTime) >= this.#options.nodeStatusReportFrequencyMs;
-    if (!shouldPatchNodeStatus) return;
+    if (!changed && !this.isUpdateStatusPeriodExpired()) return;
+    // A change (or the first report of this run) draws a new shift of the next periodic report;
+    // a periodic report keeps the plain cadence.
+    this.#delayAfterNodeStatusChangeMs = changed || this.#lastStatusReportTime === undefined
+      ? this.calculateDelay()
+      : 0;
     await this.patchNodeStatus(originalNode, node);
+  }
+
+  /** Whether the report frequency (shifted by the delay after a change) has passed. */
+  isUpdateStatusPeriodExpired(): boolean {
+    if (this.#lastStatusReportTime === undefined) return true;
+    return this.#clock.since(this.#lastStatusReportTime) >=
+      this.#options.nodeStatusReportFrequencyMs + this.#delayAfterNodeStatusChangeMs;
+  }
+
+  /** A uniform draw in ±half the report frequency (kubelet's calculateDelay). */
+  calculateDelay(): number {
+    const random = this.#options.random ?? Math.random;
+    return this.#options.nodeStatusReportFrequencyMs * (-0.5 + random());
   }
 
   /**
@@ -463,9 +486,7 @@ export class KubeletNodeStatus {
   async patchNodeStatus(originalNode: Node, node: Node): Promise<Node> {
     const { node: updated, patch } = await patchNodeStatus(
       this.#options.heartbeatClient.coreV1.nodes(),
-      this.nodeName,
-      originalNode,
-      node,
+      { oldNode: originalNode, newNode: node, signal: this.#stop.signal },
     );
     log.V(4).info("Patched node status", { node: this.nodeName, patch });
     this.#lastStatusReportTime = this.#clock.now();
@@ -624,8 +645,20 @@ export class KubeletNodeStatus {
         storageErrors: () => this.runtimeState.storageErrors(),
         recordEvent: recordStatus,
       }),
+      (node) => this.recordNodeSchedulableEvent(node),
     ];
     return setters;
+  }
+
+  /** Records NodeSchedulable / NodeNotSchedulable when `spec.unschedulable` changed (a cordon). */
+  recordNodeSchedulableEvent(node: Node): void {
+    const unschedulable = node.spec?.unschedulable ?? false;
+    if (this.#lastNodeUnschedulable === unschedulable) return;
+    this.recordNodeStatusEvent(
+      EventType.Normal,
+      unschedulable ? "NodeNotSchedulable" : "NodeSchedulable",
+    );
+    this.#lastNodeUnschedulable = unschedulable;
   }
 }
 

@@ -84,3 +84,50 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "deno task bench -- --vs-go says so when go is missing and still measures probelet",
+  ignore: !(await hasNode()),
+  async fn() {
+    // A PATH with deno and node but no go.
+    const node = new TextDecoder().decode(
+      (await new Deno.Command("bash", { args: ["-c", "command -v node"], stdout: "piped" })
+        .output()).stdout,
+    ).trim();
+    const bin = await Deno.makeTempDir({ prefix: "probelet-nogo-" });
+    try {
+      await Deno.symlink(node, `${bin}/node`);
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--allow-all",
+          "bench/probe_scale.ts",
+          "--vs-go",
+          "--quick",
+          "--kinds",
+          "tcp",
+          "--workers",
+          "5",
+          "--json",
+        ],
+        cwd: repoRoot,
+        env: { PATH: `${bin}:/usr/bin:/bin` },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      assert(out.success, `bench exited with ${out.code}:\n${stderr}`);
+      assert(/Go side not run: `go` was not found on PATH/.test(stderr), stderr.slice(-2000));
+      const report = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+        scenarios: QuickScenario[];
+        vsGo: { skipped?: string; pairs: { kind: string; workers: number; probelet?: string }[] };
+      };
+      assert(report.vsGo.skipped?.includes("`go` was not found"), JSON.stringify(report.vsGo));
+      assertEquals(report.vsGo.pairs, [{ kind: "tcp", workers: 5, probelet: "tcp" }]);
+      assert(report.scenarios[0].probesPerSecond > 0);
+    } finally {
+      await Deno.remove(bin, { recursive: true });
+    }
+  },
+});

@@ -1,7 +1,7 @@
 /**
  * Kubeconfig loading (contexts, `*-data`, relative file paths, tokens, plugin refusal) and an mTLS
- * round trip: certificates made with openssl at test time, a node:https server that requires a
- * client certificate, and the clientset built from the kubeconfig.
+ * round trip: certificates made with openssl at test time (the double's `makeTestPki`), a node:https
+ * server that requires a client certificate, and the clientset built from the kubeconfig.
  * @module
  */
 import assert from "node:assert/strict";
@@ -13,89 +13,9 @@ import {
   loadKubeconfig,
 } from "../../src/client/kubeconfig.ts";
 import { newForConfig } from "../../src/client/kubernetes/clientset.ts";
+import { makeTestPki, opensslAvailable } from "../testing/apiserver/mod.ts";
 
 const b64 = (s: string) => btoa(s);
-
-async function openssl(args: string[], cwd: string): Promise<void> {
-  const out = await new Deno.Command("openssl", { args, cwd, stdout: "null", stderr: "piped" })
-    .output();
-  if (!out.success) throw new Error(`openssl ${args[0]}: ${new TextDecoder().decode(out.stderr)}`);
-}
-
-const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
-/** A CA, a server certificate for 127.0.0.1 and a node client certificate, in `dir`. */
-async function makeCerts(dir: string, nodeName: string): Promise<void> {
-  await openssl([
-    "req",
-    "-x509",
-    ...ec,
-    "-days",
-    "1",
-    "-subj",
-    "/CN=test-ca",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-  ], dir);
-  await openssl([
-    "req",
-    ...ec,
-    "-subj",
-    "/CN=127.0.0.1",
-    "-keyout",
-    "server.key",
-    "-out",
-    "server.csr",
-  ], dir);
-  await Deno.writeTextFile(`${dir}/server.ext`, "subjectAltName=IP:127.0.0.1\n");
-  await openssl([
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "1",
-    "-extfile",
-    "server.ext",
-    "-out",
-    "server.crt",
-  ], dir);
-  await openssl([
-    "req",
-    ...ec,
-    "-subj",
-    `/O=system:nodes/CN=system:node:${nodeName}`,
-    "-keyout",
-    "node.key",
-    "-out",
-    "node.csr",
-  ], dir);
-  await Deno.writeTextFile(`${dir}/node.ext`, "extendedKeyUsage=clientAuth\n");
-  await openssl([
-    "x509",
-    "-req",
-    "-in",
-    "node.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "1",
-    "-extfile",
-    "node.ext",
-    "-out",
-    "node.crt",
-  ], dir);
-}
 
 async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "probelet-kubeconfig-" });
@@ -106,8 +26,7 @@ async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
-const hasOpenssl = await new Deno.Command("openssl", { args: ["version"], stdout: "null" }).output()
-  .then((o) => o.success, () => false);
+const hasOpenssl = await opensslAvailable();
 if (!hasOpenssl) console.log("kubeconfig_test: openssl not found; the mTLS test is skipped");
 
 Deno.test({
@@ -115,13 +34,16 @@ Deno.test({
   ignore: !hasOpenssl,
   async fn() {
     await withTempDir(async (dir) => {
-      await makeCerts(dir, "node-1");
-      const read = (f: string) => Deno.readTextFileSync(`${dir}/${f}`);
+      const pki = await makeTestPki({
+        node: { cn: "system:node:node-1", groups: ["system:nodes"] },
+      });
+      await Deno.writeTextFile(`${dir}/node.crt`, pki.clients.node.cert);
+      await Deno.writeTextFile(`${dir}/node.key`, pki.clients.node.key);
       const seen: { subject?: Record<string, string>; authorized: boolean; path?: string }[] = [];
       const server = https.createServer({
-        key: read("server.key"),
-        cert: read("server.crt"),
-        ca: [read("ca.crt")],
+        key: pki.server.key,
+        cert: pki.server.cert,
+        ca: [pki.ca.cert],
         requestCert: true,
         rejectUnauthorized: true,
       }, (req, res) => {
@@ -148,7 +70,7 @@ Deno.test({
             "- name: test",
             "  cluster:",
             `    server: https://127.0.0.1:${port}`,
-            `    certificate-authority-data: ${b64(read("ca.crt"))}`,
+            `    certificate-authority-data: ${b64(pki.ca.cert)}`,
             "users:",
             "- name: node",
             "  user:",

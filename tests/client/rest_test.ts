@@ -329,3 +329,47 @@ Deno.test("RESTClient: watch streams", async (t) => {
     client.close();
   });
 });
+
+Deno.test("RESTClient: a GET whose connection is reset is retried after 1 s; a POST is not", async () => {
+  const net = await import("node:net");
+  let connections = 0;
+  let answer = false;
+  const server = net.createServer((socket) => {
+    connections++;
+    socket.once("data", () => {
+      if (!answer) return socket.resetAndDestroy();
+      const body = '{"metadata":{"name":"x"}}';
+      socket.end(
+        `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n` +
+          `connection: close\r\n\r\n${body}`,
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  const clock = new FakeClock(0);
+  const client = newForConfig({ host: `http://127.0.0.1:${port}`, ...unlimited }, { clock });
+  try {
+    // Every connection is reset: the GET waits 1 s on the clock between attempts.
+    let settled = false;
+    const pending = client.coreV1.nodes().get("x").finally(() => settled = true);
+    while (clock.pendingTimers() === 0) await clock.step(0);
+    assert.equal(settled, false);
+    const before = connections;
+    answer = true;
+    await clock.step(1000);
+    assert.equal((await pending).metadata.name, "x");
+    assert.ok(connections > before, "a new connection after the pause");
+
+    answer = false;
+    const err = await client.coreV1.nodes().create({ metadata: { name: "y" } }).catch((e) => e);
+    assert.match(
+      String(err),
+      /POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/nodes: fetch failed: .*connection/i,
+    );
+    assert.equal(clock.pendingTimers(), 0, "no retry of a write");
+  } finally {
+    client.close();
+    await new Promise((r) => server.close(r));
+  }
+});

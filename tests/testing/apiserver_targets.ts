@@ -12,6 +12,7 @@
  */
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { nodeRefusals } from "../../scripts/audit_refusals.ts";
 import {
   type ApiServerDouble,
   kubeconfigYaml,
@@ -223,17 +224,7 @@ export async function realKubeApiServer(): Promise<ApiTarget | string> {
         throw new Error(`no audit log at ${auditLog}: restart the server with the current script`);
       }
       const bytes = await Deno.readFile(auditLog);
-      const out: string[] = [];
-      for (const line of new TextDecoder().decode(bytes.subarray(auditStart)).split("\n")) {
-        if (!line.trim()) continue;
-        const e = JSON.parse(line);
-        const code = e.responseStatus?.code ?? 0;
-        const user = String(e.user?.username ?? "");
-        if (user.startsWith("system:node:") && (code === 403 || code >= 500)) {
-          out.push(`${code} ${e.verb} ${e.requestURI} ${user}`);
-        }
-      }
-      return out;
+      return nodeRefusals(new TextDecoder().decode(bytes.subarray(auditStart)));
     },
     close: () => {
       admin.close();

@@ -15,13 +15,17 @@ export interface ObjectList<T> {
 
 /** LIST and WATCH of one resource (Go's `ListerWatcher`). */
 export interface ListerWatcher<T> {
+  /** LIST with `options` (the reflector sets `resourceVersion`). */
   list(options: ListOptions): Promise<ObjectList<T>>;
+  /** WATCH with `options` (version, bookmarks, timeout). */
   watch(options: ListOptions): Promise<Watch<T>>;
 }
 
 /** The verbs `newListWatchFromClient` needs (any typed resource client has them). */
 export interface ListWatchClient<T> {
+  /** LIST. */
   list(opts?: ListOptions): Promise<ObjectList<T>>;
+  /** WATCH. */
   watch(opts?: ListOptions): Promise<Watch<T>>;
 }
 

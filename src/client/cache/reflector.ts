@@ -85,6 +85,7 @@ class BackoffManager {
  * ```
  */
 export class Reflector<T extends MetaObject> {
+  /** Names the reflector in logs. */
   readonly name: string;
   readonly #lw: ListerWatcher<T>;
   readonly #store: Store<T>;

@@ -118,7 +118,9 @@ export interface CoordinationV1Interface {
  * ```
  */
 export interface Clientset {
+  /** The core/v1 group. */
   coreV1: CoreV1Interface;
+  /** The coordination.k8s.io/v1 group. */
   coordinationV1: CoordinationV1Interface;
 }
 
@@ -199,7 +201,9 @@ export function newForConfig(config: RestConfig, opts: NewForConfigOptions = {})
 export class HTTPClientset implements Clientset {
   /** The REST client all resources share (and its limiter). */
   readonly rest: RESTClient;
+  /** The core/v1 group. */
   readonly coreV1: CoreV1Interface;
+  /** The coordination.k8s.io/v1 group. */
   readonly coordinationV1: CoordinationV1Interface;
 
   /** Typed clients over `rest`. */

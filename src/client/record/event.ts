@@ -40,8 +40,11 @@ export interface EventRecorder {
 
 /** Where events are written (client-go's `EventSink`). */
 export interface EventSink {
+  /** Writes a new Event. */
   create(event: Event): Promise<Event>;
+  /** Replaces an Event. */
   update(event: Event): Promise<Event>;
+  /** Applies a strategic merge patch `data` to the Event `oldEvent` names. */
   patch(oldEvent: Event, data: string): Promise<Event>;
 }
 
@@ -91,6 +94,7 @@ export class EventSinkImpl implements EventSink {
 
 /** A running watcher of the broadcaster; `stop()` ends it. */
 export interface EventWatcher {
+  /** Stops delivering events to this watcher. */
   stop(): void;
 }
 

@@ -63,6 +63,8 @@ export interface NodeAgent {
   start(): void;
   /** Stops the status loops and the lease. */
   stop(): Promise<void>;
+  /** One line for the live view: registration, Ready as the API has it, the last lease renewal. */
+  summary(): string;
 }
 
 /**
@@ -148,6 +150,20 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
     async stop() {
       await nodeStatus.stop();
       await nodeLease.stop();
+    },
+    summary() {
+      if (flags.registerNode && !nodeStatus.registrationCompleted) return "registering";
+      const ready = nodeStatus.lastNode?.status?.conditions?.find((c) => c.type === "Ready");
+      const readyText = !ready
+        ? "status not reported yet"
+        : ready.status === "True"
+        ? "Ready"
+        : `NotReady (${ready.message ?? ready.reason ?? ""})`;
+      const renewed = Date.parse(nodeLease.latestLease?.spec?.renewTime ?? "");
+      const leaseText = Number.isNaN(renewed)
+        ? "no lease yet"
+        : `lease renewed ${Math.max(0, Math.round((clock.now() - renewed) / 1000))}s ago`;
+      return `${readyText}, ${leaseText}`;
     },
   };
 }

@@ -270,7 +270,11 @@ const flagDefs: FlagDef[] = [
     key: "kubeconfig",
     usage: "Path to a kubeconfig file, specifying how to connect to the API server. " +
       "Providing --kubeconfig enables API server mode (the agent registers as a Node); " +
-      "omitting it keeps the standalone mode (static pods only).",
+      "omitting it keeps the standalone mode (static pods only). On the embedded runtime " +
+      "(no --container-runtime-endpoint) containers are host processes, so only pods that " +
+      "tolerate the taint key probelet.io/agent explicitly are admitted; others are rejected " +
+      '(Failed, "Pod was rejected") and never run (a key-less operator: Exists toleration does ' +
+      "not count).",
     defaultText: "",
   },
   {

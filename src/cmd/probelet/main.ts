@@ -113,6 +113,7 @@ export async function main(args: string[]): Promise<number> {
           ? "Ctrl-C stops the agent and its pods"
           : "Ctrl-C stops the agent; pods keep running for the next start to adopt"
       }`,
+      ...(agent.node ? [`api server (${flags.kubeconfig}): node ${agent.node.summary()}`] : []),
       ...agent.kubelet.manifestErrors().map((e) => `manifest error: ${e.message}`),
     ],
   });

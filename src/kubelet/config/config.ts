@@ -12,6 +12,7 @@ import type { Pod } from "../../api/core/v1/mod.ts";
 import { Channel } from "../../util/channel.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { getPodReference } from "../container/ref.ts";
 import type { EventRecorder } from "../events/mod.ts";
 import {
   AllSource,
@@ -287,7 +288,7 @@ class PodStorage {
           pod: log.kObj(pod),
           source,
         });
-        this.#recorder.event(podRef(pod), {
+        this.#recorder.event(getPodReference(pod), {
           type: "Warning",
           reason: FailedValidation,
           message: `Error validating pod ${
@@ -416,14 +417,4 @@ function newTimestamp(clock: Clock): string {
 // format.Pod: `<name>_<namespace>(<uid>)`.
 function formatPod(pod: Pod): string {
   return `${getPodFullName(pod)}(${pod.metadata?.uid ?? ""})`;
-}
-
-function podRef(pod: Pod) {
-  return {
-    kind: "Pod",
-    apiVersion: "v1",
-    name: pod.metadata?.name,
-    namespace: pod.metadata?.namespace,
-    uid: pod.metadata?.uid,
-  };
 }

@@ -57,3 +57,23 @@ export function fieldPath(pod: Pod, container: Container): { path?: string; erro
     error: new Error(`container ${goQuote(container.name)} not found in pod ${ns}/${name}`),
   };
 }
+
+/**
+ * An ObjectReference to the whole pod (client-go's `reference.GetReference` for a pod): what
+ * events about the pod itself (rejection, validation) point at.
+ *
+ * @example
+ * ```ts
+ * getPodReference({ metadata: { name: "web", namespace: "default", uid: "u" }, spec: { containers: [] } });
+ * // { kind: "Pod", apiVersion: "v1", name: "web", namespace: "default", uid: "u" }
+ * ```
+ */
+export function getPodReference(pod: Pod): ObjectReference {
+  return {
+    kind: "Pod",
+    apiVersion: "v1",
+    name: pod.metadata?.name,
+    namespace: pod.metadata?.namespace,
+    uid: pod.metadata?.uid,
+  };
+}

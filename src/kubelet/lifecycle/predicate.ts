@@ -9,6 +9,7 @@
  * @module
  */
 import type { Container, Node, Pod, Taint, Toleration } from "../../api/core/v1/mod.ts";
+import { parseQuantity } from "../../api/resource/quantity.ts";
 import { isStaticPod } from "../types/pod_update.ts";
 
 /** One requirement of a node selector term (`key`, `operator`, `values`). */
@@ -368,8 +369,8 @@ function nodePortsFit(pod: Pod, others: Pod[]): boolean {
 function fits(pod: Pod, nodeInfo: NodeInfo): InsufficientResourceError[] {
   const out: InsufficientResourceError[] = [];
   const allocatable = nodeInfo.node.status?.allocatable ?? {};
-  const allowedPods = allocatable.pods !== undefined ? parseQuantity(allocatable.pods) : undefined;
-  if (allowedPods !== undefined && nodeInfo.pods.length + 1 > allowedPods) {
+  const allowedPods = allocatable.pods !== undefined ? parseQuantity(allocatable.pods) : NaN;
+  if (!Number.isNaN(allowedPods) && nodeInfo.pods.length + 1 > allowedPods) {
     out.push({
       kind: "resource",
       resourceName: "pods",
@@ -380,8 +381,9 @@ function fits(pod: Pod, nodeInfo: NodeInfo): InsufficientResourceError[] {
   }
   for (const [resource, scale] of [["cpu", 1000], ["memory", 1]] as const) {
     const request = podRequest(pod, resource, scale);
-    if (request === 0 || allocatable[resource] === undefined) continue;
-    const capacity = Math.ceil(parseQuantity(allocatable[resource]) * scale);
+    const allocated = parseQuantity(allocatable[resource] ?? "");
+    if (request === 0 || Number.isNaN(allocated)) continue;
+    const capacity = Math.ceil(allocated * scale);
     const used = nodeInfo.pods.reduce((sum, p) => sum + podRequest(p, resource, scale), 0);
     if (request > capacity - used) {
       out.push({ kind: "resource", resourceName: resource, requested: request, used, capacity });
@@ -393,8 +395,9 @@ function fits(pod: Pod, nodeInfo: NodeInfo): InsufficientResourceError[] {
 // The larger of the sum of regular (and sidecar) containers and the largest init container.
 function podRequest(pod: Pod, resource: string, scale: number): number {
   const request = (c: Container) => {
-    const q = c.resources?.requests?.[resource];
-    return q === undefined ? 0 : Math.ceil(parseQuantity(q) * scale);
+    // An unreadable quantity counts as none (the API server refuses those).
+    const q = parseQuantity(c.resources?.requests?.[resource] ?? "");
+    return Number.isNaN(q) ? 0 : Math.ceil(q * scale);
   };
   let sum = pod.spec.containers.reduce((s, c) => s + request(c), 0);
   let initMax = 0;
@@ -403,45 +406,6 @@ function podRequest(pod: Pod, resource: string, scale: number): number {
     else initMax = Math.max(initMax, request(c));
   }
   return Math.max(sum, initMax);
-}
-
-const quantitySuffixes: Record<string, number> = {
-  n: 1e-9,
-  u: 1e-6,
-  m: 1e-3,
-  "": 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
-/**
- * The value of a resource quantity (`500m` → 0.5, `64Mi` → 67108864, `1e3` → 1000); throws on
- * anything else.
- *
- * @example
- * ```ts
- * parseQuantity("1.5Gi"); // 1610612736
- * ```
- */
-export function parseQuantity(q: string | number): number {
-  if (typeof q === "number") return q;
-  const m = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/.exec(
-    q.trim(),
-  );
-  if (!m) throw new Error(`quantities must match the regular expression: "${q}"`);
-  const n = Number(m[1]);
-  if (m[2]) return n * 10 ** Number(m[2].slice(1));
-  return n * quantitySuffixes[m[3] ?? ""];
 }
 
 /**

@@ -102,6 +102,7 @@ export class Controller {
 
   /** One renewal: PUT from the cached lease, else ensure the lease exists and renew it. */
   async sync(): Promise<void> {
+    if (this.#stop.signal.aborted) return;
     if (this.latestLease) {
       // Only this node writes its lease: renew from our copy, saving a GET per interval.
       try {
@@ -148,7 +149,7 @@ export class Controller {
   /** GET the lease; on 404 create it. */
   async ensureLease(): Promise<{ lease?: Lease; created: boolean }> {
     try {
-      const lease = await this.#leaseClient.get(this.#leaseName);
+      const lease = await this.#leaseClient.get(this.#leaseName, { signal: this.#stop.signal });
       return { lease, created: false };
     } catch (e) {
       if (!isNotFound(e)) throw e;
@@ -160,13 +161,14 @@ export class Controller {
       // Could not complete the lease (e.g. the Node is not readable yet): try next interval.
       return { created: false };
     }
-    const lease = await this.#leaseClient.create(leaseToCreate);
+    const lease = await this.#leaseClient.create(leaseToCreate, { signal: this.#stop.signal });
     return { lease, created: true };
   }
 
   /** Up to five PUTs of a renewed copy of `base`; a conflict re-reads the lease first. */
   async retryUpdateLease(base: Lease | undefined): Promise<void> {
     for (let i = 0; i < maxUpdateRetries; i++) {
+      if (this.#stop.signal.aborted) throw new Error("lease controller stopped");
       let leaseToUpdate: Lease;
       try {
         leaseToUpdate = await this.newLease(base);
@@ -175,7 +177,9 @@ export class Controller {
         leaseToUpdate = (e as { lease?: Lease }).lease ?? await this.#bareLease(base);
       }
       try {
-        this.latestLease = await this.#leaseClient.update(leaseToUpdate);
+        this.latestLease = await this.#leaseClient.update(leaseToUpdate, {
+          signal: this.#stop.signal,
+        });
         return;
       } catch (e) {
         log.error(e, "Failed to update lease");

@@ -26,15 +26,12 @@ function addressesEqual(a: NodeAddress[] | undefined, b: NodeAddress[] | undefin
  *
  * @example
  * ```ts
- * preparePatchBytesForNodeStatus("n1", oldNode, newNode);
+ * preparePatchBytesForNodeStatus(oldNode, newNode);
  * // '{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"conditions":[...]}}'
  * ```
  */
-export function preparePatchBytesForNodeStatus(
-  nodeName: string,
-  oldNode: Node,
-  newNode: Node,
-): string {
+export function preparePatchBytesForNodeStatus(oldNode: Node, newNode: Node): string {
+  const nodeName = oldNode.metadata.name ?? "";
   // Addresses merge by type, which would fold dual-stack InternalIPs: replace them whole.
   const manuallyPatchAddresses = (oldNode.status?.addresses?.length ?? 0) > 0 &&
     !addressesEqual(oldNode.status?.addresses, newNode.status?.addresses);
@@ -66,6 +63,14 @@ export function preparePatchBytesForNodeStatus(
   return goJsonMarshal(patch);
 }
 
+/** What {@linkcode patchNodeStatus} patches: from `oldNode` (as read) to `newNode`. */
+export interface PatchNodeStatusOptions {
+  oldNode: Node;
+  newNode: Node;
+  /** Cancels the request (the agent is stopping). */
+  signal?: AbortSignal;
+}
+
 /**
  * Patches the node's status from `oldNode` to `newNode` (strategic merge patch on
  * `nodes/<name>/status`); resolves with the node as the server returned it and the patch sent.
@@ -73,18 +78,20 @@ export function preparePatchBytesForNodeStatus(
  *
  * @example
  * ```ts
- * const { node, patch } = await patchNodeStatus(clientset.coreV1.nodes(), "n1", oldNode, newNode);
+ * const { node, patch } = await patchNodeStatus(clientset.coreV1.nodes(), { oldNode, newNode });
  * ```
  */
 export async function patchNodeStatus(
   nodes: NodeInterface,
-  nodeName: string,
-  oldNode: Node,
-  newNode: Node,
+  options: PatchNodeStatusOptions,
 ): Promise<{ node: Node; patch: string }> {
-  const patch = preparePatchBytesForNodeStatus(nodeName, oldNode, newNode);
+  const { oldNode, newNode, signal } = options;
+  const nodeName = oldNode.metadata.name ?? "";
+  const patch = preparePatchBytesForNodeStatus(oldNode, newNode);
   try {
-    const node = await nodes.patchStatus(nodeName, PatchType.StrategicMergePatch, patch);
+    const node = await nodes.patchStatus(nodeName, PatchType.StrategicMergePatch, patch, {
+      signal,
+    });
     return { node, patch };
   } catch (e) {
     throw new Error(

@@ -25,6 +25,7 @@ import {
   type VersionInfo,
 } from "../cadvisor/cadvisor.ts";
 import * as log from "../../util/log.ts";
+import { parseQuantity } from "../../api/resource/quantity.ts";
 
 /** Fills part of `node.status` in place; a thrown error is logged and the next setter runs. */
 export type Setter = (node: Node) => void | Promise<void>;
@@ -304,38 +305,8 @@ export function machineInfo(options: MachineInfoOptions): Setter {
   };
 }
 
-const quantitySuffixes: Record<string, number> = {
-  "": 1,
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
-/**
- * A resource quantity (`1800m`, `10Gi`, `100e6`, `2`) as a number of base units; NaN when it
- * is not one.
- *
- * @example
- * ```ts
- * parseQuantity("1800m"); // 1.8
- * ```
- */
-export function parseQuantity(q: string): number {
-  const m = /^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/
-    .exec(q);
-  if (!m) return NaN;
-  return Number(m[1]) * quantitySuffixes[m[2] ?? ""];
-}
+// One quantity parser for the whole agent (admission reads pod requests with it too).
+export { parseQuantity };
 
 /**
  * A quantity in the form kubelet reports it: `cpu` in DecimalSI (`2`, `1800m`), `pods` as an

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Pod } from "../../api/core/v1/mod.ts";
-import { parseQuantity } from "../lifecycle/predicate.ts";
+import { parseQuantity } from "../../api/resource/quantity.ts";
 
 /** `Guaranteed`, `Burstable` or `BestEffort`. */
 export type PodQOSClass = "Guaranteed" | "Burstable" | "BestEffort";

@@ -196,6 +196,8 @@ export class Manager implements StatusManager {
   #ticker?: ClockTimer;
   #loop?: Promise<void>;
   #stopped = false;
+  /** Cancels a request in flight when the manager stops. */
+  #abort = new AbortController();
 
   constructor(options: StatusManagerOptions) {
     this.#podManager = options.podManager;
@@ -244,6 +246,7 @@ export class Manager implements StatusManager {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#abort.abort();
     this.#ticker?.stop();
     this.#signal();
     await this.#loop;
@@ -574,7 +577,7 @@ export class Manager implements StatusManager {
     const pods = client.coreV1.pods(status.podNamespace);
     let pod: Pod;
     try {
-      pod = await pods.get(status.podName);
+      pod = await pods.get(status.podName, { signal: this.#abort.signal });
     } catch (e) {
       if (isNotFound(e)) {
         // A deleted pod's status is dropped by removeOrphanedStatuses.
@@ -602,12 +605,14 @@ export class Manager implements StatusManager {
     });
     let result;
     try {
+      // Both sides as Go would marshal its decoded structs, so the patch is kubelet's byte for byte.
       result = await patchPodStatus(client, {
         namespace: pod.metadata.namespace ?? "",
         name: pod.metadata.name ?? "",
         uid: pod.metadata.uid ?? "",
-        oldPodStatus: pod.status ?? {},
-        newPodStatus: merged,
+        oldPodStatus: goPodStatus(pod.status ?? {}),
+        newPodStatus: goPodStatus(merged),
+        signal: this.#abort.signal,
       });
     } catch (e) {
       log.info("Failed to update status for pod", { pod: log.kObj(pod), err: errorText(e) });
@@ -637,6 +642,7 @@ export class Manager implements StatusManager {
       try {
         // The UID precondition keeps a newer pod of the same name safe.
         await pods.delete(pod.metadata.name ?? "", {
+          signal: this.#abort.signal,
           gracePeriodSeconds: 0,
           preconditions: { uid: pod.metadata.uid },
         });
@@ -945,6 +951,96 @@ function rfc3339(ms: number): string {
 function toSeconds(time: string): string {
   const ms = Date.parse(time);
   return Number.isNaN(ms) ? time : rfc3339(ms);
+}
+
+/**
+ * A pod status as Go's `json.Marshal` writes a decoded `v1.PodStatus`: fields without `omitempty`
+ * are present with their zero value (a condition's `lastProbeTime`/`lastTransitionTime` as null,
+ * a container's `state`, `lastState`, `ready`, `restartCount`, `image`, `imageID`), empty
+ * `omitempty` ones are absent. Fields probelet does not know are kept as they are.
+ *
+ * @example
+ * ```ts
+ * goPodStatus({ conditions: [{ type: "Ready", status: "True" }] }).conditions;
+ * // [{ type: "Ready", status: "True", lastProbeTime: null, lastTransitionTime: null }]
+ * ```
+ */
+export function goPodStatus(status: PodStatus): PodStatus {
+  const out = omitEmpty({ ...status }, [
+    "phase",
+    "message",
+    "reason",
+    "nominatedNodeName",
+    "hostIP",
+    "hostIPs",
+    "podIP",
+    "podIPs",
+    "startTime",
+    "initContainerStatuses",
+    "containerStatuses",
+    "qosClass",
+    "conditions",
+    "observedGeneration",
+  ]);
+  if (out.conditions) {
+    out.conditions = out.conditions.map((c) =>
+      omitEmpty({
+        ...c,
+        lastProbeTime: c.lastProbeTime ?? null,
+        lastTransitionTime: c.lastTransitionTime ?? null,
+      } as PodCondition, ["reason", "message", "observedGeneration"])
+    );
+  }
+  const container = (c: ContainerStatus): ContainerStatus =>
+    omitEmpty({
+      ...c,
+      state: goContainerState(c.state),
+      lastState: goContainerState(c.lastState),
+      ready: c.ready ?? false,
+      restartCount: c.restartCount ?? 0,
+      image: c.image ?? "",
+      imageID: c.imageID ?? "",
+    }, ["containerID"]);
+  if (out.containerStatuses) out.containerStatuses = out.containerStatuses.map(container);
+  if (out.initContainerStatuses) {
+    out.initContainerStatuses = out.initContainerStatuses.map(container);
+  }
+  return out;
+}
+
+function goContainerState(state: ContainerState | undefined): ContainerState {
+  const out: ContainerState = { ...state };
+  if (out.waiting) out.waiting = omitEmpty({ ...out.waiting }, ["reason", "message"]);
+  if (out.running) {
+    out.running = { ...out.running, startedAt: out.running.startedAt ?? null } as ContainerState[
+      "running"
+    ];
+  }
+  if (out.terminated) {
+    const t = out.terminated;
+    out.terminated = omitEmpty({
+      ...t,
+      exitCode: t.exitCode ?? 0,
+      startedAt: t.startedAt ?? null,
+      finishedAt: t.finishedAt ?? null,
+    } as NonNullable<ContainerState["terminated"]>, ["signal", "reason", "message", "containerID"]);
+  }
+  return out;
+}
+
+// Drops `keys` whose value Go's omitempty would leave out (zero, "", null, empty list).
+function omitEmpty<T extends object>(obj: T, keys: string[]): T {
+  const o = obj as Record<string, unknown>;
+  for (const k of keys) {
+    const v = o[k];
+    if (
+      v === undefined || v === null || v === "" || v === 0 || v === false ||
+      (Array.isArray(v) && v.length === 0)
+    ) {
+      delete o[k];
+    }
+  }
+  return obj;
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The HTTP prober: one GET per probe on a fresh connection, redirects handled like Go's `http.Client`
  * with kubelet's redirect policy, a single deadline over the whole exchange, and the body capped at
- * 10 KiB. Built on `node:http`/`node:https` because `fetch` refuses ports such as 6000 and 10080,
- * cannot skip TLS verification per request, and adds headers of its own.
+ * 10 KiB. Plain HTTP runs on `Deno.connect` with a small HTTP/1.1 reader (conn.ts), HTTPS on
+ * `node:https`: `fetch` refuses ports such as 6000 and 10080, cannot skip TLS verification per
+ * request, and adds headers of its own; Deno's TLS client cannot skip verification either.
  *
  * Known differences from kubelet: HTTPS probes speak HTTP/1.1 only (Go negotiates HTTP/2 by ALPN),
  * sockets do not get `SO_LINGER` (Deno cannot set it), and network error texts after kubelet's own
@@ -25,6 +26,7 @@ import { goQuote } from "../../util/go_format.ts";
 import { HeaderMap, validHeaderFieldName, validHeaderFieldValue } from "./header.ts";
 import type { ProbeRequest } from "./request.ts";
 import { joinHostPort, ProbeURL } from "./url.ts";
+import { ConnExchange } from "./conn.ts";
 
 /** The most response body an HTTP probe reads: `10 * 1 << 10` bytes, as kubelet. */
 export const maxRespBodyLength = 10 * 1024;
@@ -222,8 +224,19 @@ class URLError extends Error {
   }
 }
 
-/** A sent request and its response, both owned until closed. */
+/** A sent request and its response, owned until closed. */
 interface Exchange {
+  statusCode: number;
+  /** The first Location header, or "". */
+  location: string;
+  /** Reads up to `limit` body bytes (see `HttpResponse.readAtMost`). */
+  readAtMost(limit: number): Promise<{ body: Uint8Array; error?: Error }>;
+  /** Releases the connection. Idempotent. */
+  close(): void;
+}
+
+/** A node:https request and its response, both owned until closed. */
+interface NodeExchange {
   nodeRequest: http.ClientRequest;
   response: http.IncomingMessage;
 }
@@ -252,12 +265,12 @@ class ProbeClient implements HttpClient {
     };
     for (;;) {
       if (exchange) {
-        const loc = firstHeader(exchange.response.headers.location);
+        const loc = exchange.location;
         let u: ProbeURL;
         try {
           u = req.url.resolveReference(ProbeURL.parse(loc));
         } catch (e) {
-          closeExchange(exchange);
+          exchange.close();
           const parseError = `parse ${goQuote(loc)}: ${(e as Error).message}`;
           return fail(
             stripPassword(req.url),
@@ -286,7 +299,7 @@ class ProbeClient implements HttpClient {
         if (referer !== "") headers.set("Referer", referer);
         const err = this.#checkRedirect(next, reqs);
         if (err === errUseLastResponse) return { response: this.#response(exchange, deadline) };
-        closeExchange(exchange);
+        exchange.close();
         if (err) return fail(loc, err);
         req = next;
       }
@@ -296,27 +309,26 @@ class ProbeClient implements HttpClient {
       } catch (e) {
         return fail(stripPassword(req.url), e as Error);
       }
-      if (!isRedirect(exchange.response)) return { response: this.#response(exchange, deadline) };
+      if (!isRedirect(exchange)) return { response: this.#response(exchange, deadline) };
     }
   }
 
   #response(exchange: Exchange, deadline: Deadline): HttpResponse {
     return {
-      statusCode: exchange.response.statusCode ?? 0,
-      readAtMost: (limit) => readAtMost(exchange, deadline, limit),
+      statusCode: exchange.statusCode,
+      readAtMost: (limit) => exchange.readAtMost(limit),
       close: () => {
         deadline.stop();
-        closeExchange(exchange);
+        exchange.close();
       },
     };
   }
 }
 
 // Go follows 301/302/303/307/308; a 3xx without Location is final.
-function isRedirect(response: http.IncomingMessage): boolean {
-  const status = response.statusCode ?? 0;
-  if (![301, 302, 303, 307, 308].includes(status)) return false;
-  return firstHeader(response.headers.location) !== "";
+function isRedirect(exchange: Exchange): boolean {
+  if (![301, 302, 303, 307, 308].includes(exchange.statusCode)) return false;
+  return exchange.location !== "";
 }
 
 function firstHeader(value: string | string[] | undefined): string {
@@ -415,18 +427,66 @@ function removeZone(host: string): string {
   return zone < 0 ? host : host.slice(0, zone) + host.slice(close);
 }
 
-function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
+async function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
   const { url } = req;
   if (url.scheme !== "http" && url.scheme !== "https") {
-    return Promise.reject(new Error(`unsupported protocol scheme ${goQuote(url.scheme)}`));
+    throw new Error(`unsupported protocol scheme ${goQuote(url.scheme)}`);
   }
-  if (url.host === "") return Promise.reject(new Error("http: no Host in request URL"));
-  if (deadline.expired) return Promise.reject(new Error(timeoutAwaitingHeaders));
+  if (url.host === "") throw new Error("http: no Host in request URL");
+  if (deadline.expired) throw new Error(timeoutAwaitingHeaders);
   const hostname = url.hostname;
   const port = url.port !== "" ? Number(url.port) : url.scheme === "https" ? 443 : 80;
+  if (url.scheme === "http") return await sendPlain(req, deadline, { hostname, port });
+  const exchange = await sendNode(req, deadline, { hostname, port });
+  return {
+    statusCode: exchange.response.statusCode ?? 0,
+    location: firstHeader(exchange.response.headers.location),
+    readAtMost: (limit) => readAtMost(exchange, deadline, limit),
+    close: () => closeExchange(exchange),
+  };
+}
+
+// Plain HTTP on Deno.connect: the same bytes as node:http would send, at about half the CPU.
+async function sendPlain(
+  req: ProbeRequest,
+  deadline: Deadline,
+  target: { hostname: string; port: number },
+): Promise<Exchange> {
+  const { hostname, port } = target;
+  const raw = wireHeaders(req);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`dial tcp: address ${joinHostPort(hostname, String(port))}: invalid port`);
+  }
+  let head = `GET ${req.url.requestURI()} HTTP/1.1\r\n`;
+  for (let i = 0; i < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  head += "\r\n";
+  const exchange = new ConnExchange(hostname, port);
+  let response;
+  try {
+    response = await exchange.send(head, deadline, { timeout: timeoutAwaitingHeaders });
+  } catch (err) {
+    exchange.close();
+    throw err;
+  }
+  return {
+    statusCode: response.statusCode,
+    location: response.headers.get("location")?.[0] ?? "",
+    readAtMost: (limit) => exchange.readBody(limit, deadline, timeoutReadingBody),
+    close: () => exchange.close(),
+  };
+}
+
+// HTTPS on node:https: Deno's own TLS client cannot skip verification per connection.
+function sendNode(
+  req: ProbeRequest,
+  deadline: Deadline,
+  target: { hostname: string; port: number },
+): Promise<NodeExchange> {
+  const { url } = req;
+  const { hostname, port } = target;
   // The first bytes the server sent on an HTTPS connection: Go names a non-TLS answer by them.
   const firstRecord: FirstRecord = { header: undefined };
-  return new Promise<Exchange>((resolve, reject) => {
+  return new Promise<NodeExchange>((resolve, reject) => {
     let nodeRequest: http.ClientRequest;
     try {
       const options: https.RequestOptions = {
@@ -438,17 +498,11 @@ function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
         setHost: false,
         // Go's Transport accepts response headers up to 10 MiB; Node's default is 16 KiB.
         maxHeaderSize: 10 << 20,
-        // One connection per probe and no proxy: kubelet disables keep-alives and proxies.
-        agent: false,
+        // One connection per probe and no proxy (kubelet disables keep-alives and proxies); SNI
+        // carries names only, as Go's TLS client.
+        agent: new ObservedTlsAgent(firstRecord, isIP(hostname) === 0 ? hostname : undefined),
       };
-      if (url.scheme === "https") {
-        // SNI carries names only, as Go's TLS client.
-        const servername = isIP(hostname) === 0 ? hostname : undefined;
-        options.agent = new ObservedTlsAgent(firstRecord, servername);
-        nodeRequest = https.request(options);
-      } else {
-        nodeRequest = http.request(options);
-      }
+      nodeRequest = https.request(options);
     } catch (e) {
       reject(syncRequestError(e as Error, hostname, port));
       return;
@@ -477,13 +531,13 @@ function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
   });
 }
 
-function closeExchange(exchange: Exchange): void {
+function closeExchange(exchange: NodeExchange): void {
   exchange.response.destroy();
   exchange.nodeRequest.destroy();
 }
 
 function readAtMost(
-  exchange: Exchange,
+  exchange: NodeExchange,
   deadline: Deadline,
   limit: number,
 ): Promise<{ body: Uint8Array; error?: Error }> {

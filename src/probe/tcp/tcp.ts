@@ -103,8 +103,16 @@ const errnoText: Record<string, string> = {
   EPERM: "operation not permitted",
 };
 
-/** Go's `*net.OpError` text for a failed dial, built from what Deno tells us. */
-function dialErrorText(addr: string, host: string, err: unknown, timedOut: boolean): string {
+/**
+ * Go's `*net.OpError` text for a failed dial (`dial tcp 10.0.0.1:80: connect: connection refused`),
+ * built from what Deno tells us; `timedOut` gives the `i/o timeout` text.
+ *
+ * @example
+ * ```ts
+ * dialErrorText("10.0.0.1:80", "10.0.0.1", err, false);
+ * ```
+ */
+export function dialErrorText(addr: string, host: string, err: unknown, timedOut: boolean): string {
   if (timedOut) return `dial tcp ${addr}: i/o timeout`;
   const code = (err as { code?: unknown })?.code;
   if (typeof code === "string" && code in errnoText) {

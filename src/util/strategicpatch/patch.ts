@@ -21,7 +21,7 @@ export const replaceDirective = "replace";
 export const setElementOrderDirectivePrefix = "$setElementOrder/";
 /** `$deleteFromPrimitiveList/<list>`: values to drop from a merged list of scalars. */
 export const deleteFromPrimitiveListDirectivePrefix = "$deleteFromPrimitiveList/";
-/** `$retainKeys`: keys to keep in a `retainKeys` map (not produced by this subset). */
+/** `$retainKeys`: the only keys a `retainKeys` map keeps (applied; never produced by this subset). */
 export const retainKeysDirective = "$retainKeys";
 
 type JsonMap = Record<string, unknown>;
@@ -70,6 +70,22 @@ function mergeMap(original: JsonMap, patch: JsonMap, schema: PatchSchema | undef
   if (directive === replaceDirective) return stripDirectives(patch) as JsonMap;
   if (directive !== undefined) {
     throw new StrategicPatchError(`unknown patch directive ${JSON.stringify(directive)}`);
+  }
+  // $retainKeys: fields of the original not named there are cleared before merging.
+  const retain = patch[retainKeysDirective];
+  if (retain !== undefined) {
+    if (!Array.isArray(retain)) throw new StrategicPatchError("$retainKeys must be a list");
+    for (const key of Object.keys(patch)) {
+      if (key.startsWith("$")) continue;
+      if (!retain.includes(key)) {
+        throw new StrategicPatchError(
+          `the patch has key ${JSON.stringify(key)} that doesn't match $retainKeys ${
+            JSON.stringify(retain)
+          }`,
+        );
+      }
+    }
+    for (const key of Object.keys(original)) if (!retain.includes(key)) delete original[key];
   }
   const orders = new Map<string, unknown[]>();
   for (const [key, value] of Object.entries(patch)) {

@@ -3,12 +3,11 @@
  * (TestGeneralPredicates, TestRejectPodAdmissionBasedOnOSSelector) plus probelet's
  * embedded-runtime rule.
  */
-import { deepStrictEqual as assertEquals, throws as assertThrows } from "node:assert/strict";
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { Node, Pod, ResourceList } from "../../../src/api/core/v1/mod.ts";
 import {
   AgentTaintNotTolerated,
   generalFilter,
-  parseQuantity,
   PredicateAdmitHandler,
   type PredicateFailureReason,
   rejectPodAdmissionBasedOnOSSelector,
@@ -303,13 +302,4 @@ Deno.test("embedded runtime: only pods tolerating probelet.io/agent by key are a
       );
     },
   );
-});
-
-Deno.test("parseQuantity", () => {
-  assertEquals(parseQuantity("500m"), 0.5);
-  assertEquals(parseQuantity("64Mi"), 64 * 2 ** 20);
-  assertEquals(parseQuantity("1e3"), 1000);
-  assertEquals(parseQuantity("2"), 2);
-  assertEquals(parseQuantity("1.5k"), 1500);
-  assertThrows(() => parseQuantity("lots"), /quantities must match/);
 });

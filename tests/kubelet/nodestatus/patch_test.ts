@@ -21,7 +21,7 @@ Deno.test("TestPreparePatchBytesForNodeStatus", async (t) => {
       conditions: [{ type: "Ready", status: "True", reason: "KubeletReady" }],
     });
     assertEquals(
-      preparePatchBytesForNodeStatus("n1", oldNode, newNode),
+      preparePatchBytesForNodeStatus(oldNode, newNode),
       '{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"conditions":' +
         '[{"reason":"KubeletReady","status":"True","type":"Ready"}]}}',
     );
@@ -29,7 +29,7 @@ Deno.test("TestPreparePatchBytesForNodeStatus", async (t) => {
   await t.step("spec changes are never sent", () => {
     const oldNode = node({}, { unschedulable: false });
     const newNode = node({}, { unschedulable: true, taints: [{ key: "k", effect: "NoSchedule" }] });
-    assertEquals(preparePatchBytesForNodeStatus("n1", oldNode, newNode), "{}");
+    assertEquals(preparePatchBytesForNodeStatus(oldNode, newNode), "{}");
   });
   await t.step("heartbeat only: one condition with its new time", () => {
     const c = { type: "Ready", status: "True" as const, reason: "KubeletReady" };
@@ -46,7 +46,7 @@ Deno.test("TestPreparePatchBytesForNodeStatus", async (t) => {
       ],
     });
     assertEquals(
-      preparePatchBytesForNodeStatus("n1", oldNode, newNode),
+      preparePatchBytesForNodeStatus(oldNode, newNode),
       '{"status":{"$setElementOrder/conditions":[{"type":"MemoryPressure"},{"type":"Ready"}],' +
         '"conditions":[{"lastHeartbeatTime":"2026-11-23T05:05:00Z","type":"Ready"}]}}',
     );
@@ -65,7 +65,7 @@ Deno.test("TestPreparePatchBytesForNodeStatus", async (t) => {
         { type: "Hostname", address: "n1" },
       ],
     });
-    const patch = preparePatchBytesForNodeStatus("n1", oldNode, newNode);
+    const patch = preparePatchBytesForNodeStatus(oldNode, newNode);
     assertEquals(
       patch,
       '{"status":{"addresses":[{"address":"10.0.0.2","type":"InternalIP"},' +
@@ -78,7 +78,6 @@ Deno.test("TestPreparePatchBytesForNodeStatus", async (t) => {
   });
   await t.step("first addresses are an ordinary merge", () => {
     const patch = preparePatchBytesForNodeStatus(
-      "n1",
       node({}),
       node({ addresses: [{ type: "Hostname", address: "n1" }] }),
     );
@@ -86,7 +85,6 @@ Deno.test("TestPreparePatchBytesForNodeStatus", async (t) => {
   });
   await t.step("Go's escaping of <, > and &", () => {
     const patch = preparePatchBytesForNodeStatus(
-      "n1",
       node({ conditions: [{ type: "Ready", status: "True" }] }),
       node({
         conditions: [{
@@ -108,12 +106,10 @@ Deno.test("TestPreparePatchBytesForNodeStatus", async (t) => {
 Deno.test("TestPatchNodeStatus", async () => {
   const client = new FakeClientset({ kind: "Node", ...node({ conditions: [] }) });
   const newNode = node({ conditions: [{ type: "Ready", status: "True" }] });
-  const { node: updated, patch } = await patchNodeStatus(
-    client.coreV1.nodes(),
-    "n1",
-    node({ conditions: [] }),
+  const { node: updated, patch } = await patchNodeStatus(client.coreV1.nodes(), {
+    oldNode: node({ conditions: [] }),
     newNode,
-  );
+  });
   const action = client.actions[0];
   assertEquals(
     [action.verb, action.resource, action.subresource, action.name, action.patchType],

@@ -622,3 +622,57 @@ Deno.test("TestMergePodStatus", async (t) => {
     });
   }
 });
+
+Deno.test("a Ready flip is patched as kubelet sends it (Go-shaped statuses, SMP with the UID)", async () => {
+  const pod = getTestPod();
+  pod.spec.containers = [{ name: "app", image: "busybox" }];
+  // The API's copy, as kube-apiserver serialises it.
+  pod.status = {
+    phase: "Running",
+    conditions: [{
+      type: "Ready",
+      status: "False",
+      reason: "ContainersNotReady",
+      message: "containers with unready status: [app]",
+      lastProbeTime: null,
+      lastTransitionTime: "2026-11-23T05:00:00Z",
+    }],
+    containerStatuses: [{
+      name: "app",
+      ready: false,
+      restartCount: 0,
+      image: "busybox",
+      imageID: "",
+      state: { running: { startedAt: "2026-11-23T05:00:00Z" } },
+      lastState: {},
+    }],
+    startTime: "2026-11-23T05:00:00Z",
+  };
+  const client = new FakeClientset(pod);
+  const podManager = new BasicPodManager();
+  podManager.addPod(pod);
+  const clock = new FakeClock(Date.parse("2026-11-23T05:00:05Z"));
+  const m = new Manager({ podManager, clock, kubeClient: client });
+  m.setPodStatus(pod, {
+    phase: "Running",
+    conditions: [{ type: "Ready", status: "True" }],
+    containerStatuses: [{
+      name: "app",
+      ready: true,
+      restartCount: 0,
+      image: "busybox",
+      state: { running: { startedAt: "2026-11-23T05:00:00Z" } },
+    }],
+  });
+  await consumeUpdates(m);
+  const patch = client.actions.find((a) => a.verb === "patch");
+  assertEquals(patch?.patchType, "application/strategic-merge-patch+json");
+  assertEquals(
+    patch?.patch,
+    '{"metadata":{"uid":"12345678"},"status":{"$setElementOrder/conditions":[{"type":"Ready"}],' +
+      '"conditions":[{"lastTransitionTime":"2026-11-23T05:00:05Z","message":null,"reason":null,' +
+      '"status":"True","type":"Ready"}],"containerStatuses":[{"image":"busybox","imageID":"",' +
+      '"lastState":{},"name":"app","ready":true,"restartCount":0,' +
+      '"state":{"running":{"startedAt":"2026-11-23T05:00:00Z"}}}]}}',
+  );
+});

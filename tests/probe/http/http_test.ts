@@ -859,3 +859,91 @@ Deno.test("TestHTTPProbe IPv6 server", async (t) => {
     await server.close();
   }
 });
+
+// A raw server on 127.0.0.1 that reads the request head and answers with fixed bytes.
+async function rawAnswer(answer: string, probe: (url: string) => Promise<void>): Promise<void> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const serving = (async () => {
+    for await (const conn of listener) {
+      const buf = new Uint8Array(8192);
+      let seen = "";
+      while (!seen.includes("\r\n\r\n")) {
+        const n = await conn.read(buf).catch(() => null);
+        if (n === null) break;
+        seen += new TextDecoder().decode(buf.subarray(0, n));
+      }
+      await conn.write(new TextEncoder().encode(answer)).catch(() => 0);
+      conn.close();
+    }
+  })();
+  try {
+    await probe(`http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`);
+  } finally {
+    listener.close();
+    await serving.catch(() => {});
+  }
+}
+
+Deno.test("TestHTTPProbe response framing", async (t) => {
+  const cases: [string, string, ProbeOutcome | ((url: string) => ProbeOutcome)][] = [
+    [
+      "1xx answers are skipped",
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+      { result: "success", output: "ok" },
+    ],
+    [
+      "chunked body",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n3;x=y\r\n!!!\r\n0\r\n\r\n",
+      { result: "success", output: "ok!!!" },
+    ],
+    [
+      "body until the connection ends",
+      "HTTP/1.0 200 OK\r\n\r\nuntil close",
+      { result: "success", output: "until close" },
+    ],
+    [
+      "Content-Length shorter than the data",
+      "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcdef",
+      { result: "success", output: "abc" },
+    ],
+    [
+      "malformed status line",
+      "garbage\r\n\r\n",
+      (url) => ({
+        result: "failure",
+        output:
+          `Get "${url}": net/http: HTTP/1.x transport connection broken: malformed HTTP response "garbage"`,
+      }),
+    ],
+    [
+      "malformed status code",
+      "HTTP/1.1 2x0 OK\r\n\r\n",
+      (url) => ({
+        result: "failure",
+        output:
+          `Get "${url}": net/http: HTTP/1.x transport connection broken: malformed HTTP status code "2x0"`,
+      }),
+    ],
+    [
+      "closed in the middle of the head",
+      "HTTP/1.1 200 OK\r\nContent-Le",
+      (url) => ({
+        result: "failure",
+        output: `Get "${url}": net/http: HTTP/1.x transport connection broken: unexpected EOF`,
+      }),
+    ],
+    [
+      "redirect without Location is final",
+      "HTTP/1.1 302 Found\r\nContent-Length: 4\r\n\r\nmove",
+      { result: "warning", output: "Probe terminated redirects, Response body: move" },
+    ],
+  ];
+  for (const [name, answer, expected] of cases) {
+    await t.step(name, async () => {
+      await rawAnswer(answer, async (url) => {
+        const outcome = await newHttpProber().probe(mustRequest(url), { timeoutMs: 2000 });
+        assert.deepEqual(outcome, typeof expected === "function" ? expected(url) : expected);
+      });
+    });
+  }
+});

@@ -21,7 +21,8 @@ interface Step {
   as: "admin" | "node";
   method: string;
   path: string;
-  body?: unknown;
+  /** A body, or one built from the answers so far (e.g. the registered Node's UID). */
+  body?: unknown | ((answers: ApiAnswer[]) => unknown);
   contentType?: string;
 }
 
@@ -41,6 +42,8 @@ function normalize(value: unknown, key = ""): unknown {
   }
   if (typeof value === "string") {
     if (key === "resourceVersion") return "<rv>";
+    // A continue token embeds the list's resourceVersion.
+    if (key === "continue") return "<continue>";
     return value.replace(uuid, "<uid>").replace(time, "<time>")
       .replace(/kube-api-access-[a-z0-9]{5}/g, "kube-api-access-<x>");
   }
@@ -206,6 +209,22 @@ function steps(ns: string, nodeName: string): Step[] {
       },
     },
     {
+      name: "status patch dropping qosClass keeps it",
+      as: "node",
+      method: "PATCH",
+      path: `${pods}/web/status`,
+      contentType: smp,
+      body: { status: { qosClass: null, reason: "Testing" } },
+    },
+    {
+      name: "qosClass is immutable",
+      as: "node",
+      method: "PATCH",
+      path: `${pods}/web/status`,
+      contentType: "application/merge-patch+json",
+      body: { status: { qosClass: "Guaranteed" } },
+    },
+    {
       name: "status patch may not relabel",
       as: "node",
       method: "PATCH",
@@ -220,6 +239,50 @@ function steps(ns: string, nodeName: string): Step[] {
       path: pods,
       body: { metadata: { name: "sneaky" }, spec: { nodeName, containers: [container] } },
     },
+    {
+      name: "mirror pod from the node",
+      as: "node",
+      method: "POST",
+      path: pods,
+      body: (answers: ApiAnswer[]) => ({
+        metadata: {
+          name: `static-${nodeName}`,
+          annotations: {
+            "kubernetes.io/config.mirror": "0123abcd",
+            "kubernetes.io/config.source": "file",
+          },
+          ownerReferences: [{
+            apiVersion: "v1",
+            kind: "Node",
+            name: nodeName,
+            uid: answers[0].body.metadata.uid,
+            controller: true,
+          }],
+        },
+        spec: { nodeName, containers: [container] },
+      }),
+    },
+    {
+      name: "mirror pod owned by another uid",
+      as: "node",
+      method: "POST",
+      path: pods,
+      body: {
+        metadata: {
+          name: `static2-${nodeName}`,
+          annotations: { "kubernetes.io/config.mirror": "0123abcd" },
+          ownerReferences: [{
+            apiVersion: "v1",
+            kind: "Node",
+            name: nodeName,
+            uid: "00000000-0000-0000-0000-000000000000",
+            controller: true,
+          }],
+        },
+        spec: { nodeName, containers: [container] },
+      },
+    },
+    { name: "first page", as: "admin", method: "GET", path: `${pods}?limit=2` },
     {
       name: "event create",
       as: "node",
@@ -300,14 +363,72 @@ async function run(target: ApiTarget, ns: string): Promise<ApiAnswer[]> {
   const answers: ApiAnswer[] = [];
   for (const step of steps(ns, target.nodeName)) {
     const send = step.as === "admin" ? target.admin : target.node;
-    answers.push(
-      await send(step.method, step.path, { body: step.body, contentType: step.contentType }),
-    );
+    const body = typeof step.body === "function" ? step.body(answers) : step.body;
+    answers.push(await send(step.method, step.path, { body, contentType: step.contentType }));
   }
   // Leave no Node behind for the next test.
   await target.admin("DELETE", `/api/v1/nodes/${target.nodeName}`);
   return answers;
 }
+
+// A watch opened from a list's resourceVersion sees the same events for the same writes: pod
+// creates, a status patch that leaves the field selector, a no-op patch (no event), and a delete
+// (deletion mark, then DELETED).
+async function watchRun(target: ApiTarget, ns: string): Promise<unknown[]> {
+  await target.admin("POST", "/api/v1/namespaces", { body: { metadata: { name: ns } } });
+  if (target.kind === "kube-apiserver") {
+    await target.admin("POST", `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      body: { metadata: { name: "default" } },
+    });
+  }
+  const pods = `/api/v1/namespaces/${ns}/pods`;
+  const list = await target.admin("GET", pods);
+  const rv = list.body.metadata.resourceVersion;
+  const selector = encodeURIComponent("status.phase!=Failed");
+  const watch = target.admin(
+    "GET",
+    `${pods}?watch=true&resourceVersion=${rv}&fieldSelector=${selector}&timeoutSeconds=3`,
+  );
+  const container = { name: "app", image: "busybox:1.36" };
+  for (const name of ["w", "x"]) {
+    await target.admin("POST", pods, {
+      body: { metadata: { name }, spec: { nodeName: target.nodeName, containers: [container] } },
+    });
+  }
+  const merge = "application/merge-patch+json";
+  await target.admin("PATCH", `${pods}/x/status`, {
+    body: { status: { phase: "Failed" } },
+    contentType: merge,
+  });
+  await target.admin("PATCH", `${pods}/w/status`, {
+    body: { status: { phase: "Pending" } },
+    contentType: merge,
+  });
+  await target.admin("DELETE", `${pods}/w`, { body: { gracePeriodSeconds: 0 } });
+  const body = String((await watch).body);
+  return body.split("\n").filter((l) => l.trim() !== "").map((l) => normalize(JSON.parse(l)));
+}
+
+Deno.test({
+  name: "conformance: a watch sees the same events from the double as from kube-apiserver",
+  ignore: skip !== "",
+  fn: async () => {
+    const realTarget = real as ApiTarget;
+    const double = await startDoubleTarget(realTarget.nodeName);
+    const ns = `conformance-watch-${crypto.randomUUID().slice(0, 8)}`;
+    try {
+      const want = await watchRun(realTarget, ns);
+      const got = await watchRun(double, ns);
+      assertEquals(
+        want.map((e) => (e as { type: string }).type),
+        ["ADDED", "ADDED", "DELETED", "MODIFIED", "DELETED"],
+      );
+      assertEquals(got, want);
+    } finally {
+      await double.close();
+    }
+  },
+});
 
 Deno.test({
   name:

@@ -136,6 +136,7 @@ export interface PodSpec {
   /** Kept as sent; probelet's admission reads only `nodeAffinity.requiredDuringScheduling...`. */
   affinity?: Record<string, unknown>;
   serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
   priority?: number;
   priorityClassName?: string;
   /** Kept as sent (mirror pods must not reference secrets, config maps or claims). */

@@ -1,0 +1,37 @@
+/**
+ * Lists the requests of node identities (`system:node:*`) that a kube-apiserver refused (403) or
+ * failed (5xx), read from its JSON-lines audit log from a byte offset on; exits 1 when there are
+ * any. CI runs it after the API-mode e2e against the real server (scripts/kube-apiserver.sh writes
+ * the audit log), so "no request of the agent was ever forbidden" is checked there too.
+ *
+ *   deno run --allow-read scripts/audit_refusals.ts <audit.log> [byte offset]
+ * @module
+ */
+
+/** One refused request as `"<code> <verb> <requestURI> <user>"`, from an audit log's text. */
+export function nodeRefusals(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    const event = JSON.parse(line);
+    const code = event.responseStatus?.code ?? 0;
+    const user = String(event.user?.username ?? "");
+    if (user.startsWith("system:node:") && (code === 403 || code >= 500)) {
+      out.push(`${code} ${event.verb} ${event.requestURI} ${user}`);
+    }
+  }
+  return out;
+}
+
+if (import.meta.main) {
+  const [path, offset = "0"] = Deno.args;
+  if (!path) {
+    console.error("usage: audit_refusals.ts <audit.log> [byte offset]");
+    Deno.exit(2);
+  }
+  const bytes = await Deno.readFile(path);
+  const refused = nodeRefusals(new TextDecoder().decode(bytes.subarray(Number(offset))));
+  for (const r of refused) console.log(`refused: ${r}`);
+  console.log(`audit: ${refused.length} refused node request(s) in ${path} from byte ${offset}`);
+  Deno.exit(refused.length === 0 ? 0 : 1);
+}

@@ -1,0 +1,279 @@
+/**
+ * The kubelet in API-server mode on a fake runtime and the FakeClientset (the fake clock drives
+ * time): admission, mirror pods, graceful and forced deletion, and deletions seen at start-up.
+ * Kubelet's kubelet_test.go covers these through HandlePodAdditions/HandlePodUpdates with a fake
+ * pod worker; here the whole path runs, from the watch to the runtime and back to the API.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import type { Node, Pod } from "../../src/api/core/v1/mod.ts";
+import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
+import { Kubelet } from "../../src/kubelet/kubelet.ts";
+import { FakeClock, settle } from "../../src/util/clock.ts";
+import * as log from "../../src/util/log.ts";
+import { FakeClientset } from "../testing/fake_clientset.ts";
+import { FakeRuntime } from "./kuberuntime/fake_runtime.ts";
+
+const nodeName = "node";
+
+function node(): Node & { kind: string } {
+  return {
+    kind: "Node",
+    apiVersion: "v1",
+    metadata: { name: nodeName, uid: "node-uid", labels: { "probelet.io/agent": "true" } },
+    spec: { taints: [{ key: "probelet.io/agent", value: "true", effect: "NoExecute" }] },
+    status: { allocatable: { pods: "110" } },
+  };
+}
+
+function apiPod(name: string, extra: Partial<Pod["spec"]> = {}): Pod & { kind: string } {
+  return {
+    kind: "Pod",
+    apiVersion: "v1",
+    metadata: { name, namespace: "default", uid: `uid-${name}`, resourceVersion: "1" },
+    spec: {
+      nodeName,
+      restartPolicy: "Always",
+      terminationGracePeriodSeconds: 30,
+      tolerations: [{ key: "probelet.io/agent", operator: "Exists" }],
+      containers: [{ name: "app", image: "busybox", command: ["sleep", "600"] }],
+      ...extra,
+    },
+    status: { phase: "Pending" },
+  };
+}
+
+let clockForUntil: FakeClock;
+async function until(what: string, cond: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`condition never held: ${what}`);
+    await clockForUntil.step(0);
+    await settle();
+  }
+}
+
+async function setup(
+  objects: (Pod | Node)[],
+  prepare?: (runtime: FakeRuntime) => Promise<void>,
+) {
+  const clock = new FakeClock(Date.parse("2026-11-23T05:00:00Z"));
+  clockForUntil = clock;
+  const runtime = new FakeRuntime(clock);
+  await prepare?.(runtime);
+  // deno-lint-ignore no-explicit-any
+  const client = new FakeClientset(...(objects as any[]));
+  // Like the API server (and unlike client-go's tracker), a created pod gets a UID and a
+  // resourceVersion; the reflector needs the latter, mirror pods need the former.
+  let seq = 0;
+  client.prependReactor("create", "pods", (action) => {
+    const obj = structuredClone(action.object!);
+    obj.metadata.uid = `created-${++seq}`;
+    obj.metadata.resourceVersion = String(100 + seq);
+    return { handled: true, ret: client.tracker.create("pods", action.namespace, obj) };
+  });
+  const recorder = new FakeRecorder();
+  const rootDir = await Deno.makeTempDir({ prefix: "probelet-kubelet-api-test-" });
+  const previous = log.setLogSink(() => {});
+  const kubelet = new Kubelet({
+    runtime,
+    runtimeName: "embedded",
+    clock,
+    nodeName,
+    rootDir,
+    recorders: [recorder],
+    random: () => 0,
+    kubeClient: client,
+  });
+  await kubelet.start();
+  const apiGet = (name: string) =>
+    client.coreV1.pods("default").get(name).then((p) => p, () => undefined);
+  const cleanup = async () => {
+    await kubelet.stop();
+    log.setLogSink(previous);
+    await Deno.remove(rootDir, { recursive: true });
+  };
+  return { clock, runtime, client, recorder, kubelet, apiGet, cleanup };
+}
+
+const sandboxesOf = (runtime: FakeRuntime, name: string) =>
+  [...runtime.sandboxes.values()].filter((s) => s.config.metadata.name === name);
+
+Deno.test("API pods run, their status is patched; a wildcard toleration is rejected and never runs", async () => {
+  const s = await setup([
+    node(),
+    apiPod("web"),
+    apiPod("daemon", { tolerations: [{ operator: "Exists" }] }),
+  ]);
+  try {
+    await until(
+      "web Running in the API",
+      async () => (await s.apiGet("web"))?.status?.phase === "Running",
+    );
+    const daemon = await s.apiGet("daemon");
+    await until(
+      "daemon Failed in the API",
+      async () => (await s.apiGet("daemon"))?.status?.phase === "Failed",
+    );
+    const rejected = (await s.apiGet("daemon"))!;
+    assertEquals(rejected.status?.reason, "AgentTaintNotTolerated");
+    assert(
+      rejected.status?.message?.startsWith("Pod was rejected: "),
+      String(daemon?.status?.message),
+    );
+    assertEquals(sandboxesOf(s.runtime, "daemon"), []);
+    assert(
+      s.recorder.events.some((e) => e.startsWith("Warning AgentTaintNotTolerated ")),
+      JSON.stringify(s.recorder.events),
+    );
+    // Every status write was a patch of the status subresource, never a PUT.
+    assertEquals(
+      s.client.actions.filter((a) => a.resource === "pods" && a.verb === "update"),
+      [],
+    );
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("a static pod gets a Node-owned mirror, which is never run and carries its status", async () => {
+  const s = await setup([node()]);
+  try {
+    const staticPod: Pod = {
+      metadata: {
+        name: `web-${nodeName}`,
+        namespace: "default",
+        uid: "static-uid",
+        annotations: { "kubernetes.io/config.hash": "static-uid" },
+      },
+      spec: { nodeName, containers: [{ name: "app", image: "busybox", command: ["sleep", "1"] }] },
+      status: { phase: "Pending" },
+    };
+    s.kubelet.setPods([staticPod]);
+    await until(
+      "mirror Running",
+      async () => (await s.apiGet(`web-${nodeName}`))?.status?.phase === "Running",
+    );
+    const mirror = (await s.apiGet(`web-${nodeName}`))!;
+    assertEquals(mirror.metadata.annotations?.["kubernetes.io/config.mirror"], "static-uid");
+    assertEquals(mirror.metadata.ownerReferences, [{
+      apiVersion: "v1",
+      kind: "Node",
+      name: nodeName,
+      uid: "node-uid",
+      controller: true,
+    }]);
+    // The mirror came back through the watch; only the static pod runs.
+    await until(
+      "mirror known",
+      () => s.kubelet.podManager.getMirrorPodByPod(staticPod) !== undefined,
+    );
+    assertEquals(sandboxesOf(s.runtime, `web-${nodeName}`).length, 1);
+    // Deleted: recreated at the next sync.
+    await s.client.coreV1.pods("default").delete(`web-${nodeName}`);
+    await until("mirror recreated", async () => (await s.apiGet(`web-${nodeName}`)) !== undefined);
+    assertEquals(sandboxesOf(s.runtime, `web-${nodeName}`).length, 1);
+    // The static pod gone: its mirror is an orphan and is deleted.
+    s.kubelet.setPods([]);
+    await s.clock.step(2_000);
+    await until(
+      "orphaned mirror deleted",
+      async () => (await s.apiGet(`web-${nodeName}`)) === undefined,
+    );
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("graceful deletion kills with the deletion's grace, patches a terminal phase, then deletes; a forced removal kills with the pod's grace", async () => {
+  const s = await setup([node(), apiPod("graceful"), apiPod("forced")]);
+  try {
+    await until(
+      "both running",
+      async () =>
+        (await s.apiGet("graceful"))?.status?.phase === "Running" &&
+        (await s.apiGet("forced"))?.status?.phase === "Running",
+    );
+    s.client.clearActions();
+    const graceful = (await s.apiGet("graceful"))!;
+    graceful.metadata.deletionTimestamp = "2026-11-23T05:00:10Z";
+    graceful.metadata.deletionGracePeriodSeconds = 3;
+    await s.client.coreV1.pods("default").update(graceful);
+    await until("graceful deleted", async () => (await s.apiGet("graceful")) === undefined);
+    assertEquals(s.runtime.stopTimeouts.at(-1), 3_000);
+    const writes = s.client.actions.filter((a) =>
+      a.name === "graceful" && (a.verb === "patch" || a.verb === "delete")
+    );
+    const terminal = writes.find((a) => a.verb === "patch" && /"phase":"Failed"/.test(a.patch!));
+    assert(terminal, JSON.stringify(writes.map((w) => w.patch)));
+    const del = writes.at(-1)!;
+    assertEquals(del.verb, "delete");
+    assertEquals(del.deleteOptions, {
+      gracePeriodSeconds: 0,
+      preconditions: { uid: "uid-graceful" },
+    });
+    assert(writes.indexOf(terminal) < writes.indexOf(del));
+
+    // `kubectl delete --force --grace-period=0`: the object is gone at once (REMOVE).
+    await s.client.coreV1.pods("default").delete("forced");
+    await until("forced torn down", () => sandboxesOf(s.runtime, "forced").length === 0);
+    assertEquals(s.runtime.stopTimeouts.at(-1), 30_000);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("a pod deleted while the agent was away is killed, then deleted", async () => {
+  const deleted = apiPod("leftover");
+  deleted.metadata.deletionTimestamp = "2026-11-23T04:59:00Z";
+  deleted.metadata.deletionGracePeriodSeconds = 5;
+  deleted.status = { phase: "Running" };
+  const s = await setup([node(), deleted], async (runtime) => {
+    const labels = {
+      "io.kubernetes.pod.name": "leftover",
+      "io.kubernetes.pod.namespace": "default",
+      "io.kubernetes.pod.uid": "uid-leftover",
+      "io.probelet.node": nodeName,
+    };
+    const id = await runtime.runPodSandbox({
+      metadata: { name: "leftover", namespace: "default", uid: "uid-leftover", attempt: 0 },
+      labels,
+    });
+    const c = await runtime.createContainer(id, {
+      metadata: { name: "app", attempt: 0 },
+      image: { image: "busybox" },
+      labels: { ...labels, "io.kubernetes.container.name": "app" },
+    });
+    await runtime.startContainer(c);
+  });
+  try {
+    await until("leftover deleted", async () => (await s.apiGet("leftover")) === undefined);
+    assertEquals(s.runtime.stopTimeouts, [5_000]);
+    assertEquals(s.runtime.calls.filter((c) => c.startsWith("runPodSandbox")).length, 1);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("a readiness gate set in the API makes the pod Ready, and the gate condition is kept", async () => {
+  const gated = apiPod("gated", { readinessGates: [{ conditionType: "example.com/gate" }] });
+  const s = await setup([node(), gated]);
+  try {
+    const ready = async () =>
+      (await s.apiGet("gated"))?.status?.conditions?.find((c) => c.type === "Ready");
+    await until(
+      "Ready False for the gate",
+      async () => (await ready())?.reason === "ReadinessGatesNotReady",
+    );
+    // A controller sets the gate's condition.
+    await s.client.coreV1.pods("default").patchStatus(
+      "gated",
+      "application/strategic-merge-patch+json",
+      JSON.stringify({ status: { conditions: [{ type: "example.com/gate", status: "True" }] } }),
+    );
+    await until("Ready True", async () => (await ready())?.status === "True");
+    const conditions = (await s.apiGet("gated"))!.status!.conditions!;
+    assertEquals(conditions.find((c) => c.type === "example.com/gate")?.status, "True");
+  } finally {
+    await s.cleanup();
+  }
+});
