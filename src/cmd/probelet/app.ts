@@ -170,6 +170,11 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         listImages: () => images.listImages(),
         recorder: kubelet.events,
         kubeletPort: () => server?.port ?? flags.port,
+        // kubelet's closeAllConns: a half-open connection must not hold the heartbeat back.
+        onRepeatedHeartbeatFailure: () => {
+          log.info("Heartbeat failed repeatedly, closing the heartbeat client's connections");
+          clients?.heartbeatClient.closeAllConns();
+        },
         random: options.random,
       });
       node.start();
