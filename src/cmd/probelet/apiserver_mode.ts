@@ -48,6 +48,11 @@ export interface NodeAgentOptions {
   recorder: EventRecorder;
   /** The port the agent serves on, once listening. */
   kubeletPort: () => number;
+  /**
+   * Called after the second and later failed tries of a status update or lease renewal (kubelet
+   * drops the heartbeat client's connections there).
+   */
+  onRepeatedHeartbeatFailure?: () => void;
   /** Jitter source of the loops (tests). */
   random?: () => number;
   /** Machine facts (tests; default: read from this machine once). */
@@ -91,6 +96,7 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
     renewIntervalMs: flags.nodeLeaseDurationSeconds * 1000 * nodeLeaseRenewIntervalFraction,
     leaseNamespace: NamespaceNodeLease,
     newLeasePostProcessFunc: setNodeOwnerFunc(options.heartbeatClient, flags.nodeName),
+    onRepeatedHeartbeatFailure: options.onRepeatedHeartbeatFailure,
     random: options.random,
   });
   const runtimeStatus = async (): Promise<RuntimeCondition[]> => {
@@ -115,8 +121,7 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
     runtimeStatus,
     random: options.random,
     onRegistered: () => nodeLease.run(),
-    onRepeatedHeartbeatFailure: () =>
-      log.error(undefined, "Node status update failed repeatedly", { node: flags.nodeName }),
+    onRepeatedHeartbeatFailure: options.onRepeatedHeartbeatFailure,
     setters: {
       nodeIPs: parseNodeIP(flags.nodeIP),
       maxPods: flags.maxPods,

@@ -238,6 +238,11 @@ async function startAgent(
         listImages: () => images.listImages(),
         recorder: kubelet.events,
         kubeletPort: () => server?.port ?? flags.port,
+        // kubelet's closeAllConns: a half-open connection must not hold the heartbeat back.
+        onRepeatedHeartbeatFailure: () => {
+          log.info("Heartbeat failed repeatedly, closing the heartbeat client's connections");
+          clients?.heartbeatClient.closeAllConns();
+        },
         random: options.random,
       });
       node.start();
