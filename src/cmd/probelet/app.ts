@@ -136,14 +136,16 @@ async function startAgent(
       throw e;
     });
   } else {
-    if (flags.stopPodsOnExit === false) {
-      throw new Error(
-        "--stop-pods-on-exit=false needs --container-runtime-endpoint: the embedded runtime " +
-          "cannot leave its processes running for the next start yet",
-      );
-    }
-    embedded = new EmbeddedRuntimeService({ rootDir: join(flags.rootDir, "embedded"), clock });
-    // Containers of a previous run that did not shut down cleanly would still hold their ports.
+    // Adopts the containers a previous run left running; rotates logs as kubelet's flags say;
+    // --stop-pods-on-exit=false leaves the containers running at exit for the next start.
+    embedded = new EmbeddedRuntimeService({
+      rootDir: join(flags.rootDir, "embedded"),
+      clock,
+      containerLogMaxSizeBytes: flags.containerLogMaxSizeBytes,
+      containerLogMaxFiles: flags.containerLogMaxFiles,
+      stopContainersOnShutdown: flags.stopPodsOnExit ?? true,
+    });
+    // What cannot be adopted (execs of a killed agent, unreadable records) would hold ports.
     embedded.killLeftoverProcesses();
     runtime = embedded;
   }
