@@ -17,7 +17,11 @@ import {
   type VersionInfo,
 } from "../../kubelet/cadvisor/cadvisor.ts";
 import type { EventRecorder } from "../../kubelet/events/mod.ts";
-import { KubeletNodeStatus, type RuntimeCondition } from "../../kubelet/kubelet_node_status.ts";
+import {
+  KubeletNodeStatus,
+  nodeRef,
+  type RuntimeCondition,
+} from "../../kubelet/kubelet_node_status.ts";
 import {
   type Controller,
   NamespaceNodeLease,
@@ -48,6 +52,11 @@ export interface NodeAgentOptions {
   recorder: EventRecorder;
   /** The port the agent serves on, once listening. */
   kubeletPort: () => number;
+  /**
+   * Called after the second and later failed tries of a status update or lease renewal (kubelet
+   * drops the heartbeat client's connections there).
+   */
+  onRepeatedHeartbeatFailure?: () => void;
   /** Jitter source of the loops (tests). */
   random?: () => number;
   /** Machine facts (tests; default: read from this machine once). */
@@ -91,6 +100,7 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
     renewIntervalMs: flags.nodeLeaseDurationSeconds * 1000 * nodeLeaseRenewIntervalFraction,
     leaseNamespace: NamespaceNodeLease,
     newLeasePostProcessFunc: setNodeOwnerFunc(options.heartbeatClient, flags.nodeName),
+    onRepeatedHeartbeatFailure: options.onRepeatedHeartbeatFailure,
     random: options.random,
   });
   const runtimeStatus = async (): Promise<RuntimeCondition[]> => {
@@ -115,8 +125,7 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
     runtimeStatus,
     random: options.random,
     onRegistered: () => nodeLease.run(),
-    onRepeatedHeartbeatFailure: () =>
-      log.error(undefined, "Node status update failed repeatedly", { node: flags.nodeName }),
+    onRepeatedHeartbeatFailure: options.onRepeatedHeartbeatFailure,
     setters: {
       nodeIPs: parseNodeIP(flags.nodeIP),
       maxPods: flags.maxPods,
@@ -143,6 +152,12 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
     nodeStatus,
     nodeLease,
     start() {
+      // kubelet's Run announces itself on the Node before anything else.
+      options.recorder.event(nodeRef(flags.nodeName), {
+        type: "Normal",
+        reason: "Starting",
+        message: "Starting kubelet.",
+      });
       nodeStatus.start();
       // Without registration the Node is someone else's: heartbeat from the start.
       if (!flags.registerNode) nodeLease.run();

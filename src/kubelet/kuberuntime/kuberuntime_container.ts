@@ -295,6 +295,9 @@ export function toKubeContainerStatus(
     restartCount: hasRestartCount ? annotated.restartCount : status.metadata.attempt,
     reason: exited ? status.reason : "",
     message: exited ? status.message : "",
+    ...(annotated.podTerminationGracePeriod !== undefined
+      ? { podTerminationGracePeriod: annotated.podTerminationGracePeriod }
+      : {}),
   };
 }
 

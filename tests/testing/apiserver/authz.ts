@@ -331,7 +331,7 @@ function admitPodCreate(
   const node = storage.get("nodes", undefined, nodeName);
   if (!node) {
     // The plugin returns the lister's NotFound as is.
-    throw new ApiError(404, "NotFound", `node "${nodeName}" not found`, {
+    throw new ApiError({ code: 404, reason: "NotFound", message: `node "${nodeName}" not found` }, {
       details: { name: nodeName, kind: "node" },
     });
   }

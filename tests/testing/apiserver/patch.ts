@@ -79,19 +79,31 @@ function clone<T>(value: T): T {
   return structuredClone(value);
 }
 
-/** Applies a PATCH body of the given type to `original` (not modified); returns the result. */
+/**
+ * Applies a PATCH body of the given type to `original` (not modified) of `resource` (whose merge
+ * keys a strategic merge patch uses); returns the result.
+ */
 export function applyPatch(
-  resource: string,
   original: JsonObject,
-  patchType: PatchType,
-  body: string,
+  patch: { resource: string; type: PatchType; body: string },
 ): JsonObject {
-  let patch: JsonValue;
+  const { resource, type: patchType, body } = patch;
+  return applyParsed(original, { resource, patchType, parsed: parseJson(body) });
+}
+
+function parseJson(body: string): JsonValue {
   try {
-    patch = JSON.parse(body);
+    return JSON.parse(body);
   } catch (e) {
     throw badRequest(`error decoding patch: ${(e as Error).message}`);
   }
+}
+
+function applyParsed(
+  original: JsonObject,
+  options: { resource: string; patchType: PatchType; parsed: JsonValue },
+): JsonObject {
+  const { resource, patchType, parsed: patch } = options;
   switch (patchType) {
     case "application/merge-patch+json": {
       if (!isObject(patch)) throw badRequest("invalid JSON patch");
@@ -108,7 +120,10 @@ export function applyPatch(
       return jsonPatch(clone(original), patch);
     case "application/strategic-merge-patch+json":
       if (!isObject(patch)) throw badRequest("invalid JSON patch");
-      return strategicMerge(clone(original), patch, mergeKeys[resource] ?? {}, "");
+      return strategicMerge(clone(original), patch, {
+        schema: mergeKeys[resource] ?? {},
+        path: "",
+      });
   }
 }
 
@@ -142,9 +157,9 @@ function join(path: string, key: string): string {
 export function strategicMerge(
   original: JsonObject,
   patch: JsonObject,
-  schema: Record<string, ListStrategy>,
-  path: string,
+  options: { schema: Record<string, ListStrategy>; path: string },
 ): JsonObject {
+  const { schema, path } = options;
   const mode = patch[directive];
   if (mode !== undefined) {
     if (mode === "replace") {
@@ -179,7 +194,7 @@ export function strategicMerge(
         continue;
       }
       const base = isObject(original[key]) ? original[key] as JsonObject : {};
-      original[key] = strategicMerge(base, value, schema, fieldPath);
+      original[key] = strategicMerge(base, value, { schema, path: fieldPath });
       continue;
     }
     if (Array.isArray(value)) {
@@ -251,11 +266,11 @@ function mergeList(
     }
     patchKeys.push(key);
     if (index >= 0) {
-      out[index] = strategicMerge(out[index] as JsonObject, element, options.schema, options.path);
+      out[index] = strategicMerge(out[index] as JsonObject, element, options);
     } else {
       const added = clone(element);
       delete added[directive];
-      out.push(strategicMerge({}, added, options.schema, options.path));
+      out.push(strategicMerge({}, added, options));
     }
   }
   const order = options.order
@@ -312,7 +327,7 @@ export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): b
 // JSON patch (RFC 6902)
 
 function unprocessable(message: string): ApiError {
-  return new ApiError(422, "Invalid", message);
+  return new ApiError({ code: 422, reason: "Invalid", message: message });
 }
 
 function parsePointer(pointer: string): string[] {

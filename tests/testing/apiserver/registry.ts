@@ -50,6 +50,15 @@ export interface OperationContext {
   admission: boolean;
 }
 
+/** The object an update, patch or delete is for, and who asks. */
+export interface Target {
+  namespace?: string;
+  name: string;
+  /** "" or "status" (update and patch). */
+  subresource?: string;
+  ctx?: OperationContext;
+}
+
 /** Options of a DELETE (meta/v1 DeleteOptions). */
 export interface DeleteOptions {
   gracePeriodSeconds?: number;
@@ -89,10 +98,10 @@ export class Registry {
   /** POST: defaults, admission, AlreadyExists, then ADDED. */
   create(
     info: ResourceInfo,
-    namespace: string | undefined,
     body: JsonObject,
-    ctx?: OperationContext,
+    options: { namespace?: string; ctx?: OperationContext } = {},
   ): JsonObject {
+    const { namespace, ctx } = options;
     const obj = clone(body);
     checkTypeMeta(info, obj);
     const meta = metaOf(obj);
@@ -111,7 +120,7 @@ export class Registry {
     }
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
     if (!meta.name) {
-      throw invalid(info.kind, info.group, "", [{
+      throw invalid({ kind: info.kind, group: info.group, name: "" }, [{
         reason: "FieldValueRequired",
         message: "Required value: name or generateName is required",
         field: "metadata.name",
@@ -141,20 +150,16 @@ export class Registry {
   }
 
   /** PUT of the object or its status subresource. */
-  update(
-    info: ResourceInfo,
-    target: { namespace?: string; name: string; subresource: string },
-    body: JsonObject,
-    ctx?: OperationContext,
-  ): JsonObject {
+  update(info: ResourceInfo, body: JsonObject, target: Target): JsonObject {
+    const { ctx } = target;
     const obj = clone(body);
     checkTypeMeta(info, obj);
     checkName(info, obj, target);
     const current = this.storage.get(info.resource, target.namespace, target.name);
     if (!current) {
       // Only events may be created by PUT (AllowCreateOnUpdate).
-      if (info.resource === "events" && target.subresource === "") {
-        return this.create(info, target.namespace, obj, ctx);
+      if (info.resource === "events" && (target.subresource ?? "") === "") {
+        return this.create(info, obj, { namespace: target.namespace, ctx });
       }
       throw notFound(info, target.name);
     }
@@ -170,14 +175,10 @@ export class Registry {
   }
 
   /** PATCH of the object or its status subresource. */
-  patch(
-    info: ResourceInfo,
-    target: { namespace?: string; name: string; subresource: string },
-    patch: { type: PatchType; body: string },
-    ctx?: OperationContext,
-  ): JsonObject {
+  patch(info: ResourceInfo, patch: { type: PatchType; body: string }, target: Target): JsonObject {
+    const { ctx } = target;
     const current = this.storage.mustGet(info, target.namespace, target.name);
-    const patched = applyPatch(info.resource, withTypeMeta(info, current), patch.type, patch.body);
+    const patched = applyPatch(withTypeMeta(info, current), { resource: info.resource, ...patch });
     checkName(info, patched, target);
     const meta = metaOf(patched);
     const currentMeta = metaOf(current);
@@ -194,7 +195,7 @@ export class Registry {
         message: `Invalid value: ${JSON.stringify(meta.uid ?? "")}: field is immutable`,
         field: "metadata.uid",
       };
-      throw invalid(info.kind, info.group, target.name, [cause, cause]);
+      throw invalid({ kind: info.kind, group: info.group, name: target.name }, [cause, cause]);
     }
     return this.#finishUpdate(info, target, { next: patched, current, ctx });
   }
@@ -203,17 +204,18 @@ export class Registry {
   // validation, and the write (skipped when nothing changed, as etcd3's GuaranteedUpdate does).
   #finishUpdate(
     info: ResourceInfo,
-    target: { namespace?: string; name: string; subresource: string },
+    target: Target,
     update: { next: JsonObject; current: JsonObject; ctx?: OperationContext },
   ): JsonObject {
     const { current, ctx } = update;
+    const subresource = target.subresource ?? "";
     let next = update.next;
-    if (target.subresource === "status") {
+    if (subresource === "status") {
       next = prepareForStatusUpdate(info, next, current);
-    } else if (target.subresource === "") {
+    } else if (subresource === "") {
       if (info.hasStatus) next.status = clone(current.status ?? {});
     } else {
-      throw badRequest(`subresource ${target.subresource} is not served`);
+      throw badRequest(`subresource ${subresource} is not served`);
     }
     const meta = metaOf(next);
     const currentMeta = metaOf(current);
@@ -228,7 +230,7 @@ export class Registry {
       defaultPodSpec(next);
       next.status = normalizePodIPs(asObject(next.status));
     }
-    if (info.resource === "pods" && target.subresource === "") {
+    if (info.resource === "pods" && subresource === "") {
       validatePodSpecUpdate(info, target.name, next, current);
       if (!jsonEqual(next.spec, current.spec) && currentMeta.generation !== undefined) {
         meta.generation = currentMeta.generation + 1;
@@ -248,12 +250,9 @@ export class Registry {
   }
 
   /** DELETE with DeleteOptions: preconditions, admission, graceful pod deletion. */
-  delete(
-    info: ResourceInfo,
-    target: { namespace?: string; name: string },
-    options: DeleteOptions,
-    ctx?: OperationContext,
-  ): DeleteResult {
+  delete(info: ResourceInfo, target: Target & { options?: DeleteOptions }): DeleteResult {
+    const { ctx } = target;
+    const options = target.options ?? {};
     const current = this.storage.mustGet(info, target.namespace, target.name);
     const meta = metaOf(current);
     const pre = options.preconditions ?? {};
@@ -505,7 +504,7 @@ function prepareForStatusUpdate(
     if (status.qosClass === undefined || status.qosClass === null || status.qosClass === "") {
       setOrDelete(status, "qosClass", oldQos);
     } else if (oldQos !== undefined && status.qosClass !== oldQos) {
-      throw invalid(info.kind, info.group, metaOf(current).name ?? "", [{
+      throw invalid({ kind: info.kind, group: info.group, name: metaOf(current).name ?? "" }, [{
         reason: "FieldValueInvalid",
         message: `Invalid value: ${JSON.stringify(status.qosClass)}: field is immutable`,
         field: "status.qosClass",
@@ -730,7 +729,7 @@ function validatePodSpecUpdate(
   if ((b.terminationGracePeriodSeconds as number) < 0) delete a.terminationGracePeriodSeconds;
   if ((b.terminationGracePeriodSeconds as number) < 0) delete b.terminationGracePeriodSeconds;
   if (jsonEqual(a, b)) return;
-  throw invalid(info.kind, info.group, name, [{
+  throw invalid({ kind: info.kind, group: info.group, name: name }, [{
     reason: "FieldValueForbidden",
     message:
       "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
@@ -761,5 +760,9 @@ export function resourceName(info: ResourceInfo): string {
 /** Parses an ApiError-shaped value out of any thrown value (unknown errors become 500). */
 export function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  return new ApiError(500, "InternalError", `Internal error occurred: ${String(err)}`);
+  return new ApiError({
+    code: 500,
+    reason: "InternalError",
+    message: `Internal error occurred: ${String(err)}`,
+  });
 }

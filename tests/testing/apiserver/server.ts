@@ -155,7 +155,7 @@ export class ApiServerDouble {
   create(resource: string, obj: JsonObject): JsonObject {
     const info = resourceInfo(resource);
     const ns = info.namespaced ? (metaOf(obj).namespace ?? "default") : undefined;
-    return this.registry.create(info, ns, obj);
+    return this.registry.create(info, obj, { namespace: ns });
   }
 
   /** Reads an object as stored (undefined when absent). */
@@ -174,11 +174,11 @@ export class ApiServerDouble {
   update(resource: string, obj: JsonObject, options: { status?: boolean } = {}): JsonObject {
     const info = resourceInfo(resource);
     const meta = metaOf(obj);
-    return this.registry.update(info, {
+    return this.registry.update(info, obj, {
       namespace: info.namespaced ? meta.namespace ?? "default" : undefined,
       name: meta.name ?? "",
       subresource: options.status ? "status" : "",
-    }, obj);
+    });
   }
 
   /** Deletes as the admin (DELETE semantics, graceful for bound pods unless grace is 0). */
@@ -191,7 +191,8 @@ export class ApiServerDouble {
     return this.registry.delete(info, {
       namespace: info.namespaced ? target.namespace ?? "default" : undefined,
       name: target.name,
-    }, options).body;
+      options,
+    }).body;
   }
 
   /** Forgets watch history at or below `rv` (default: all); older watches get 410 Expired. */
@@ -304,6 +305,11 @@ export class ApiServerDouble {
       if (!decision.allowed) throw forbiddenByAuthorizer(attrs, decision.reason);
     }
     const op = { attrs, admission: this.authz };
+    const named = {
+      namespace: target.namespace,
+      name: target.name ?? "",
+      subresource: target.subresource,
+    };
     switch (verb) {
       case "get":
         return json(200, this.registry.get(info, target.namespace, target.name!));
@@ -314,49 +320,24 @@ export class ApiServerDouble {
         checkFieldLabels(info, selector.fields);
         return this.#watch(request, target, { selector, params, record });
       case "create":
-        return json(201, this.registry.create(info, target.namespace, parseBody(ctx.body), op));
+        return json(
+          201,
+          this.registry.create(info, parseBody(ctx.body), { namespace: target.namespace, ctx: op }),
+        );
       case "update":
         return json(
           200,
-          this.registry.update(
-            info,
-            {
-              namespace: target.namespace,
-              name: target.name!,
-              subresource: target.subresource,
-            },
-            parseBody(ctx.body),
-            op,
-          ),
+          this.registry.update(info, parseBody(ctx.body), { ...named, ctx: op }),
         );
       case "patch": {
         const type = (record.contentType.split(";")[0] ?? "").trim();
-        if (!(patchTypes as readonly string[]).includes(type)) {
-          throw unsupportedMediaType();
-        }
-        return json(
-          200,
-          this.registry.patch(
-            info,
-            {
-              namespace: target.namespace,
-              name: target.name!,
-              subresource: target.subresource,
-            },
-            { type: type as PatchType, body: ctx.body },
-            op,
-          ),
-        );
+        if (!(patchTypes as readonly string[]).includes(type)) throw unsupportedMediaType();
+        const patch = { type: type as PatchType, body: ctx.body };
+        return json(200, this.registry.patch(info, patch, { ...named, ctx: op }));
       }
       case "delete": {
         const options = deleteOptions(ctx.body, params);
-        const result = this.registry.delete(
-          info,
-          { namespace: target.namespace, name: target.name! },
-          options,
-          op,
-        );
-        return json(200, result.body);
+        return json(200, this.registry.delete(info, { ...named, options, ctx: op }).body);
       }
       default:
         throw methodNotSupported(info, verb);
