@@ -230,6 +230,8 @@ export class Kubelet {
   #lastContainerGC = -Infinity;
   #containerGCRun?: Promise<void>;
   #stopped = false;
+  /** The shutdown grace period while stopping (pods get at most this long). */
+  #stopGracePeriodOverride?: number;
   #started = false;
   #stop!: () => void;
   #stopSignal: Promise<void>;
@@ -1112,7 +1114,9 @@ export class Kubelet {
     const runtimeManager = this.#runtimeManager;
     this.probeManager.stopLivenessAndStartup(pod);
     // kubelet's calculateEffectiveGracePeriod: a deletion's grace period wins when shorter.
-    const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, pod);
+    const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, pod, {
+      override: this.#stopGracePeriodOverride,
+    });
     worker.gracePeriod = gracePeriod;
     try {
       if (runtimeManager) {
@@ -1208,8 +1212,12 @@ export class Kubelet {
    * `leavePodsRunning`, as kubelet does, pods are left running on the runtime for the next start to
    * adopt: syncs in progress finish, nothing is stopped or removed.
    */
-  async stop(options: { leavePodsRunning?: boolean } = {}): Promise<void> {
+  async stop(
+    options: { leavePodsRunning?: boolean; gracePeriodOverrideSeconds?: number } = {},
+  ): Promise<void> {
     if (this.#stopped) return;
+    // Like the node shutdown manager: no pod gets longer than the shutdown grace period.
+    this.#stopGracePeriodOverride = options.gracePeriodOverrideSeconds;
     log.info("Shutting down probelet node agent", {
       pods: this.#workers.size,
       leavePodsRunning: options.leavePodsRunning === true,

@@ -8,6 +8,8 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { runKubelet } from "../../src/cmd/probelet/app.ts";
+import { isSameProcess, killRecordedGroups } from "../../src/kubelet/kuberuntime/embedded/mod.ts";
+import { readJson } from "../../src/kubelet/kuberuntime/embedded/records.ts";
 import { probeletNodeLabel } from "../../src/kubelet/kuberuntime/labels.ts";
 import * as log from "../../src/util/log.ts";
 import {
@@ -123,10 +125,8 @@ async function processesMentioning(text: string): Promise<number[]> {
   return pids;
 }
 
-// The embedded runtime leaves its processes running and adopts them only once the embedded
-// engineer's persistence lands; until then `--stop-pods-on-exit=false` is refused there.
-const embeddedAdoptionSkipReason: string | undefined =
-  "the embedded runtime cannot leave its processes running for the next start yet";
+// The embedded runtime leaves its containers running under their shims and adopts them.
+const embeddedAdoptionSkipReason: string | undefined = undefined;
 if (embeddedAdoptionSkipReason) {
   console.error(`restart_test (embedded): skipped: ${embeddedAdoptionSkipReason}`);
 }
@@ -161,7 +161,15 @@ for (const runtimeName of ["containerd", "embedded"] as const) {
       ];
       const runtime = runtimeName === "containerd" ? await connectRuntime() : undefined;
       const stillRunning = async (id: string): Promise<boolean> => {
-        if (!runtime) return (await processesMentioning(`${markerDir}/crashed-once`)).length > 0;
+        if (!runtime) {
+          // The embedded runtime's record of the container's process (after `exec sleep` its
+          // command line no longer names the marker).
+          const state = readJson<{ pid: number; pidStartTime: number }>(
+            join(base, "root", "embedded", "containers", id, "state.json"),
+          );
+          return !!state && !(state instanceof Error) &&
+            isSameProcess(state.pid, state.pidStartTime);
+        }
         const listed = await runtime.listContainers({
           labelSelector: { [probeletNodeLabel]: node },
         });
@@ -232,6 +240,7 @@ for (const runtimeName of ["containerd", "embedded"] as const) {
               // Exited meanwhile.
             }
           }
+          killRecordedGroups(join(base, "root", "embedded"));
         }
         await Deno.remove(base, { recursive: true });
       }

@@ -17,7 +17,11 @@ import {
   type VersionInfo,
 } from "../../kubelet/cadvisor/cadvisor.ts";
 import type { EventRecorder } from "../../kubelet/events/mod.ts";
-import { KubeletNodeStatus, type RuntimeCondition } from "../../kubelet/kubelet_node_status.ts";
+import {
+  KubeletNodeStatus,
+  nodeRef,
+  type RuntimeCondition,
+} from "../../kubelet/kubelet_node_status.ts";
 import {
   type Controller,
   NamespaceNodeLease,
@@ -148,6 +152,12 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
     nodeStatus,
     nodeLease,
     start() {
+      // kubelet's Run announces itself on the Node before anything else.
+      options.recorder.event(nodeRef(flags.nodeName), {
+        type: "Normal",
+        reason: "Starting",
+        message: "Starting kubelet.",
+      });
       nodeStatus.start();
       // Without registration the Node is someone else's: heartbeat from the start.
       if (!flags.registerNode) nodeLease.run();

@@ -170,6 +170,7 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
     const reasons = agent.kubelet.events.list().filter((e) => e.involvedObject.kind === "Node")
       .map((e) => e.reason);
     assertEquals(reasons, [
+      "Starting",
       "NodeHasSufficientMemory",
       "NodeHasNoDiskPressure",
       "NodeHasSufficientPID",
@@ -179,14 +180,16 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
       // deno-lint-ignore no-explicit-any
       .map((a) => a.object as any);
     assertEquals(created.map((e) => e.reason), [
+      "Starting",
       "NodeHasSufficientMemory",
       "NodeHasNoDiskPressure",
       "NodeHasSufficientPID",
     ]);
-    assertEquals(created[0].metadata.namespace, "default");
-    assertEquals(created[0].source, { component: "kubelet", host: "probelet-test" });
-    assertEquals(created[0].involvedObject.kind, "Node");
-    assertEquals(created[0].message, "Node probelet-test status is now: NodeHasSufficientMemory");
+    assertEquals(created[0].message, "Starting kubelet.");
+    assertEquals(created[1].metadata.namespace, "default");
+    assertEquals(created[1].source, { component: "kubelet", host: "probelet-test" });
+    assertEquals(created[1].involvedObject.kind, "Node");
+    assertEquals(created[1].message, "Node probelet-test status is now: NodeHasSufficientMemory");
   } finally {
     await agent?.stop();
     setLogSink(previous);
