@@ -122,6 +122,9 @@ export class RESTClient {
   readonly #maxRetries: number;
   readonly #base: URL;
   #httpClient?: Deno.HttpClient;
+  /** TLS settings of `#httpClient`, to dial afresh after `closeAllConns()`. */
+  #tls?: Deno.CreateHttpClientOptions;
+  #closed = false;
   #token?: { value: string; readAt: number };
 
   /** A client for `config`; the TLS client is created once and shared by all requests. */
@@ -141,16 +144,40 @@ export class RESTClient {
       this.#fetch = options.fetch;
     } else {
       const tls = base.protocol === "https:" ? tlsOptions(config) : undefined;
-      if (tls) this.#httpClient = Deno.createHttpClient(tls);
-      const client = this.#httpClient;
-      this.#fetch = client ? (input, init) => fetch(input, { ...init, client }) : fetch;
+      if (tls) {
+        this.#tls = tls;
+        this.#httpClient = Deno.createHttpClient(tls);
+        // Read at each request: closeAllConns() swaps the client.
+        this.#fetch = (input, init) => {
+          if (this.#closed || !this.#httpClient) {
+            return Promise.reject(new Error(`client for ${config.host} is closed`));
+          }
+          return fetch(input, { ...init, client: this.#httpClient });
+        };
+      } else {
+        this.#fetch = fetch;
+      }
     }
   }
 
   /** Releases the TLS client's connections. */
   close(): void {
+    this.#closed = true;
     this.#httpClient?.close();
     this.#httpClient = undefined;
+  }
+
+  /**
+   * Drops every pooled TLS connection, so the next request dials afresh (kubelet's closeAllConns
+   * after repeated heartbeat failures: a half-open connection would fail every request sent on
+   * it). Requests in flight on the old connections fail. Plain HTTP uses Deno's shared pool and is
+   * left alone.
+   */
+  closeAllConns(): void {
+    if (this.#closed || !this.#tls || !this.#httpClient) return;
+    const old = this.#httpClient;
+    this.#httpClient = Deno.createHttpClient(this.#tls);
+    old.close();
   }
 
   /** The full URL of `path` with `query` (undefined values are left out). */

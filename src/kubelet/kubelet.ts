@@ -230,6 +230,8 @@ export class Kubelet {
   #lastContainerGC = -Infinity;
   #containerGCRun?: Promise<void>;
   #stopped = false;
+  /** The shutdown grace period while stopping (pods get at most this long). */
+  #stopGracePeriodOverride?: number;
   #started = false;
   #stop!: () => void;
   #stopSignal: Promise<void>;
@@ -557,7 +559,8 @@ export class Kubelet {
           continue;
         }
         worker.pod = pod;
-        void this.#terminatePod(worker);
+        if (worker.terminating) void this.#shortenTermination(worker);
+        else void this.#terminatePod(worker);
         continue;
       }
       if (!worker || this.#rejected.has(uid)) continue;
@@ -578,6 +581,28 @@ export class Kubelet {
       worker.pod = pod;
       worker.podJSON = canonicalJSON(pod);
       this.#dispatch(worker);
+    }
+  }
+
+  // kubelet's pod worker: a termination can only speed up. A shorter grace period arriving while
+  // the kill runs (a second delete) kills again with it; the runtime SIGKILLs at the earlier end.
+  async #shortenTermination(worker: PodWorker): Promise<void> {
+    const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, worker.pod);
+    const runtimeManager = this.#runtimeManager;
+    if (!runtimeManager || worker.gracePeriod === 0 || gracePeriod >= worker.gracePeriod) return;
+    worker.gracePeriod = gracePeriod;
+    const pod = worker.pod;
+    log.info("Killing pod with a shorter grace period", {
+      pod: podKey(pod),
+      podUID: pod.metadata.uid,
+      gracePeriod,
+    });
+    try {
+      const runtimeStatus = await runtimeManager.getPodStatus(pod);
+      await runtimeManager.killPod(pod, runtimeStatus, { gracePeriodOverrideSeconds: gracePeriod });
+    } catch (e) {
+      // The teardown in progress may have removed the pod meanwhile; it reports its own failures.
+      log.V(2).info("Faster kill did not complete", { pod: podKey(pod), err: String(e) });
     }
   }
 
@@ -1112,7 +1137,9 @@ export class Kubelet {
     const runtimeManager = this.#runtimeManager;
     this.probeManager.stopLivenessAndStartup(pod);
     // kubelet's calculateEffectiveGracePeriod: a deletion's grace period wins when shorter.
-    const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, pod);
+    const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, pod, {
+      override: this.#stopGracePeriodOverride,
+    });
     worker.gracePeriod = gracePeriod;
     try {
       if (runtimeManager) {
@@ -1208,8 +1235,12 @@ export class Kubelet {
    * `leavePodsRunning`, as kubelet does, pods are left running on the runtime for the next start to
    * adopt: syncs in progress finish, nothing is stopped or removed.
    */
-  async stop(options: { leavePodsRunning?: boolean } = {}): Promise<void> {
+  async stop(
+    options: { leavePodsRunning?: boolean; gracePeriodOverrideSeconds?: number } = {},
+  ): Promise<void> {
     if (this.#stopped) return;
+    // Like the node shutdown manager: no pod gets longer than the shutdown grace period.
+    this.#stopGracePeriodOverride = options.gracePeriodOverrideSeconds;
     log.info("Shutting down probelet node agent", {
       pods: this.#workers.size,
       leavePodsRunning: options.leavePodsRunning === true,

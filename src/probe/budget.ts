@@ -34,18 +34,17 @@ export class ProbeBudget {
   }
 
   /**
-   * Runs `probe` once a slot is free, passing the part of `timeoutMs` that is left (0 = no
-   * timeout, as for the handlers). When no slot frees up before the timeout, `probe` never runs
-   * and the outcome is a Failure naming the budget.
+   * Runs `probe` once a slot is free. The handler gets the whole `timeoutMs`: its deadline starts
+   * when it starts, as a Go handler's context does however late its goroutine was scheduled (and
+   * its texts quote the probe's timeout). When no slot frees up within `timeoutMs` (0 = wait as
+   * long as it takes), `probe` never runs and the outcome is a Failure naming the budget.
    */
   async run(
     options: { timeoutMs: number; clock: Clock },
     probe: (timeoutMs: number) => Promise<ProbeOutcome>,
   ): Promise<ProbeOutcome> {
     const { timeoutMs, clock } = options;
-    let left = timeoutMs;
     if (this.#inUse >= this.capacity || this.#waiting.length > 0) {
-      const start = clock.now();
       const granted = await this.#wait(timeoutMs, clock);
       if (!granted) {
         return {
@@ -54,12 +53,11 @@ export class ProbeBudget {
             `all ${this.capacity} probe slots were in use${this.#limitText()}`,
         };
       }
-      if (timeoutMs > 0) left = Math.max(1, timeoutMs - clock.since(start));
     } else {
       this.#inUse++;
     }
     try {
-      return await probe(left);
+      return await probe(timeoutMs);
     } finally {
       this.#release();
     }

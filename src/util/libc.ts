@@ -14,6 +14,9 @@ const symbols = {
   pipe2: { parameters: ["buffer", "i32"], result: "i32" },
   // Blocks a thread of Deno's pool, not the event loop.
   poll: { parameters: ["buffer", "u64", "i32"], result: "i32", nonblocking: true },
+  open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
+  flock: { parameters: ["i32", "i32"], result: "i32" },
+  ftruncate: { parameters: ["i32", "i64"], result: "i32" },
   getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
   setrlimit: { parameters: ["i32", "buffer"], result: "i32" },
 } as const;

@@ -4,7 +4,6 @@
  */
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import {
   CriError,
   GrpcCode,
@@ -13,6 +12,7 @@ import {
   parseEndpoint,
   RemoteRuntimeService,
 } from "../../src/cri_client/mod.ts";
+import { startFakeCriServer } from "../testing/fake_cri_server.ts";
 
 // grpc-js keeps reconnect timers and sockets of its own; each test closes its client.
 const grpcTest = (name: string, fn: () => Promise<void>) =>
@@ -118,13 +118,6 @@ grpcTest("closed client rejects", async () => {
 });
 
 grpcTest("Unavailable: idempotent calls are retried once, RunPodSandbox is not", async () => {
-  const definition = protoLoader.loadSync(
-    new URL("../../proto/runtime/v1/api.proto", import.meta.url).pathname,
-    { keepCase: false, longs: String, enums: String, defaults: true, arrays: true, objects: true },
-  );
-  const v1 = (grpc.loadPackageDefinition(definition).runtime as grpc.GrpcObject)
-    .v1 as grpc.GrpcObject;
-  const service = (v1.RuntimeService as grpc.ServiceClientConstructor).service;
   // Each method fails its first call with Unavailable after "acting", then succeeds.
   const calls: Record<string, number> = {};
   const flaky = (name: string, response: unknown) =>
@@ -137,21 +130,11 @@ grpcTest("Unavailable: idempotent calls are retried once, RunPodSandbox is not",
       callback({ code: grpc.status.UNAVAILABLE, details: "transport is closing" });
     } else callback(null, response);
   };
-  const server = new grpc.Server();
-  server.addService(service, {
+  const server = await startFakeCriServer({
     RunPodSandbox: flaky("RunPodSandbox", { podSandboxId: "sb-1" }),
     ListContainers: flaky("ListContainers", { containers: [] }),
   });
-  const dir = await Deno.makeTempDir();
-  const path = `${dir}/cri.sock`;
-  await new Promise<number>((resolve, reject) =>
-    server.bindAsync(
-      `unix://${path}`,
-      grpc.ServerCredentials.createInsecure(),
-      (err, port) => err ? reject(err) : resolve(port),
-    )
-  );
-  const runtime = new RemoteRuntimeService(`unix://${path}`, { connectTimeoutMs: 2_000 });
+  const runtime = new RemoteRuntimeService(server.endpoint, { connectTimeoutMs: 2_000 });
   try {
     assert.deepEqual(await runtime.listContainers(), []);
     assert.equal(calls.ListContainers, 2);
@@ -164,7 +147,6 @@ grpcTest("Unavailable: idempotent calls are retried once, RunPodSandbox is not",
     assert.equal(calls.RunPodSandbox, 1);
   } finally {
     runtime.close();
-    server.forceShutdown();
-    await Deno.remove(dir, { recursive: true });
+    await server.close();
   }
 });

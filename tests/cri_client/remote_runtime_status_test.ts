@@ -1,8 +1,7 @@
 /** `RemoteRuntimeService.status()` against a fake CRI server: the conditions behind node Ready. */
 import assert from "node:assert/strict";
-import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { RemoteRuntimeService } from "../../src/cri_client/mod.ts";
+import { startFakeCriServer } from "../testing/fake_cri_server.ts";
 
 Deno.test({
   name: "TestRemoteRuntimeStatus",
@@ -10,23 +9,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    const definition = protoLoader.loadSync(
-      new URL("../../proto/runtime/v1/api.proto", import.meta.url).pathname,
-      {
-        keepCase: false,
-        longs: String,
-        enums: String,
-        defaults: true,
-        arrays: true,
-        objects: true,
-      },
-    );
-    const v1 = (grpc.loadPackageDefinition(definition).runtime as grpc.GrpcObject)
-      .v1 as grpc.GrpcObject;
-    const service = (v1.RuntimeService as grpc.ServiceClientConstructor).service;
     const requests: unknown[] = [];
-    const server = new grpc.Server();
-    server.addService(service, {
+    const server = await startFakeCriServer({
       Status: (
         call: { request: unknown },
         callback: (err: null, response: unknown) => void,
@@ -48,16 +32,7 @@ Deno.test({
         });
       },
     });
-    const dir = await Deno.makeTempDir();
-    const path = `${dir}/cri.sock`;
-    await new Promise<number>((resolve, reject) =>
-      server.bindAsync(
-        `unix://${path}`,
-        grpc.ServerCredentials.createInsecure(),
-        (err, port) => err ? reject(err) : resolve(port),
-      )
-    );
-    const runtime = new RemoteRuntimeService(`unix://${path}`, { connectTimeoutMs: 2_000 });
+    const runtime = new RemoteRuntimeService(server.endpoint, { connectTimeoutMs: 2_000 });
     try {
       const status = await runtime.status();
       assert.deepEqual(status.status.conditions, [
@@ -72,8 +47,7 @@ Deno.test({
       assert.deepEqual(requests, [{ verbose: false }]);
     } finally {
       runtime.close();
-      server.forceShutdown();
-      await Deno.remove(dir, { recursive: true });
+      await server.close();
     }
   },
 });

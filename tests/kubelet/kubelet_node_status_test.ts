@@ -1,6 +1,6 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import type { Node, NodeCondition } from "../../src/api/core/v1/mod.ts";
-import { newAlreadyExists, newInternalError } from "../../src/client/errors.ts";
+import { newAlreadyExists, newConflict, newInternalError } from "../../src/client/errors.ts";
 import { newForConfig } from "../../src/client/kubernetes/clientset.ts";
 import type { Image } from "../../src/cri_client/api.ts";
 import type { MachineInfo } from "../../src/kubelet/cadvisor/cadvisor.ts";
@@ -10,6 +10,7 @@ import {
   type KubeletNodeStatusOptions,
   nodeStatusHasChanged,
   type RuntimeCondition,
+  updateDefaultLabels,
 } from "../../src/kubelet/kubelet_node_status.ts";
 import {
   goArch,
@@ -798,6 +799,250 @@ Deno.test("TestIsUpdateStatusPeriodExpired", async (t) => {
         const d = k.nodeStatus.calculateDelay();
         assert(Math.abs(d) <= 150_000, String(d));
       }
+    });
+  } finally {
+    restore();
+  }
+});
+
+Deno.test("TestTryRegisterWithApiServer", async (t) => {
+  const gr = { group: "", resource: "nodes" };
+  const alreadyExists = () => newAlreadyExists(gr, testKubeletHostname);
+  const conflict = () => newConflict(gr, testKubeletHostname, "the object has been modified");
+  const newNode = (cmad: boolean): Node => ({
+    metadata: {
+      name: testKubeletHostname,
+      labels: { "kubernetes.io/os": goOS(), "kubernetes.io/arch": goArch() },
+      ...(cmad
+        ? { annotations: { "volumes.kubernetes.io/controller-managed-attach-detach": "true" } }
+        : {}),
+    },
+  });
+  const cases: {
+    name: string;
+    newNode: Node;
+    existingNode?: Node;
+    createError?: () => Error;
+    getError?: () => Error;
+    patchError?: () => Error;
+    expectedResult: boolean;
+    expectedActions: number;
+    savedNodeCMAD?: boolean;
+  }[] = [
+    {
+      name: "success case - new node",
+      newNode: { metadata: { name: testKubeletHostname } },
+      expectedResult: true,
+      expectedActions: 1,
+    },
+    {
+      name: "success case - existing node - no change in CMAD",
+      newNode: newNode(true),
+      createError: alreadyExists,
+      existingNode: newNode(true),
+      expectedResult: true,
+      expectedActions: 2,
+    },
+    {
+      name: "success case - existing node - CMAD disabled",
+      newNode: newNode(false),
+      createError: alreadyExists,
+      existingNode: newNode(true),
+      expectedResult: true,
+      expectedActions: 3,
+      savedNodeCMAD: false,
+    },
+    {
+      name: "success case - existing node - CMAD enabled",
+      newNode: newNode(true),
+      createError: alreadyExists,
+      existingNode: newNode(false),
+      expectedResult: true,
+      expectedActions: 3,
+      savedNodeCMAD: true,
+    },
+    {
+      name: "create failed",
+      newNode: newNode(false),
+      createError: conflict,
+      expectedResult: false,
+      expectedActions: 1,
+    },
+    {
+      name: "get existing node failed",
+      newNode: newNode(false),
+      createError: alreadyExists,
+      getError: conflict,
+      expectedResult: false,
+      expectedActions: 2,
+    },
+    {
+      name: "update existing node failed",
+      newNode: newNode(false),
+      createError: alreadyExists,
+      existingNode: newNode(true),
+      patchError: conflict,
+      expectedResult: false,
+      expectedActions: 3,
+    },
+  ];
+  for (const tc of cases) {
+    await t.step(tc.name, async () => {
+      const restore = quiet();
+      try {
+        const client = new FakeClientset();
+        client.addReactor(
+          "create",
+          "nodes",
+          () =>
+            tc.createError
+              ? { handled: true, err: tc.createError() }
+              : { handled: true, ret: tc.newNode },
+        );
+        client.addReactor(
+          "get",
+          "nodes",
+          () =>
+            tc.getError
+              ? { handled: true, err: tc.getError() }
+              : { handled: true, ret: tc.existingNode },
+        );
+        client.addReactor("patch", "nodes", (a) => {
+          if (tc.patchError) return { handled: true, err: tc.patchError() };
+          return {
+            handled: true,
+            ret: strategicMergePatch(tc.existingNode!, JSON.parse(a.patch!), nodeSchema),
+          };
+        });
+        client.addReactor("*", "*", (a) => ({
+          handled: true,
+          err: new Error(`no reaction implemented for ${a.verb} ${a.resource}`),
+        }));
+        const k = newTestKubelet(client);
+        const result = await k.nodeStatus.tryRegisterWithAPIServer(tc.newNode);
+        assertEquals(result, tc.expectedResult);
+        assertEquals(client.actions.length, tc.expectedActions);
+        if (tc.savedNodeCMAD !== undefined) {
+          const patch = client.actions[2];
+          assertEquals([patch.verb, patch.subresource], ["patch", "status"]);
+          const saved = strategicMergePatch(tc.existingNode!, JSON.parse(patch.patch!), nodeSchema);
+          const cmad = saved.metadata.annotations
+            ?.["volumes.kubernetes.io/controller-managed-attach-detach"] ===
+            "true";
+          assertEquals(cmad, tc.savedNodeCMAD);
+        }
+      } finally {
+        restore();
+      }
+    });
+  }
+});
+
+Deno.test("TestUpdateDefaultLabels", async (t) => {
+  const node = (labels?: Record<string, string>): Node => ({ metadata: { name: "n", labels } });
+  const full = {
+    "kubernetes.io/hostname": "new-hostname",
+    "topology.kubernetes.io/zone": "new-zone-failure-domain",
+    "topology.kubernetes.io/region": "new-zone-region",
+    "failure-domain.beta.kubernetes.io/zone": "new-zone-failure-domain",
+    "failure-domain.beta.kubernetes.io/region": "new-zone-region",
+    "node.kubernetes.io/instance-type": "new-instance-type",
+    "beta.kubernetes.io/instance-type": "new-instance-type",
+    "kubernetes.io/os": "new-os",
+    "kubernetes.io/arch": "new-arch",
+  };
+  const old = Object.fromEntries(
+    Object.entries(full).map(([k, v]) => [k, v.replace("new", "old")]),
+  );
+  const cases: {
+    name: string;
+    initial: Node;
+    existing: Node;
+    needsUpdate: boolean;
+    finalLabels: Record<string, string>;
+  }[] = [
+    {
+      name: "make sure default labels exist",
+      initial: node(full),
+      existing: node({}),
+      needsUpdate: true,
+      finalLabels: full,
+    },
+    {
+      name: "make sure default labels are up to date",
+      initial: node(full),
+      existing: node(old),
+      needsUpdate: true,
+      finalLabels: full,
+    },
+    {
+      name: "make sure existing labels do not get deleted",
+      initial: node(full),
+      existing: node({ ...full, "please-persist": "foo" }),
+      needsUpdate: false,
+      finalLabels: { ...full, "please-persist": "foo" },
+    },
+    {
+      name: "make sure existing labels do not get deleted when initial node has no opinion",
+      initial: node({}),
+      existing: node({ ...full, "please-persist": "foo" }),
+      needsUpdate: false,
+      finalLabels: { ...full, "please-persist": "foo" },
+    },
+    {
+      name: "no update needed",
+      initial: node(full),
+      existing: node(full),
+      needsUpdate: false,
+      finalLabels: full,
+    },
+    {
+      name: "not panic when existing node has nil labels",
+      initial: node(full),
+      existing: node(undefined),
+      needsUpdate: true,
+      finalLabels: full,
+    },
+    {
+      name: "an empty initial value removes the label",
+      initial: node({ "kubernetes.io/hostname": "" }),
+      existing: node({ "kubernetes.io/hostname": "old" }),
+      needsUpdate: true,
+      finalLabels: {},
+    },
+  ];
+  for (const tc of cases) {
+    await t.step(tc.name, () => {
+      assertEquals(updateDefaultLabels(tc.initial, tc.existing), tc.needsUpdate);
+      assertEquals(tc.existing.metadata.labels, tc.finalLabels);
+    });
+  }
+});
+
+Deno.test("TestUpdateNewNodeStatusTooLargeReservation", async () => {
+  const restore = quiet();
+  try {
+    const existingNode: Node = { metadata: { name: testKubeletHostname } };
+    const client = new FakeClientset({ ...existingNode, kind: "Node" });
+    // Reservations above capacity leave zero allocatable, never a negative quantity.
+    const k = newTestKubelet(client, {
+      ephemeralStorage: 3000,
+      reservation: { cpu: "40000m", "ephemeral-storage": "4000" },
+    });
+    await k.nodeStatus.updateRuntimeUp();
+    await k.nodeStatus.updateNodeStatus();
+    const updated = applyNodeStatusPatch(existingNode, client.actions[1].patch!);
+    assertEquals(updated.status?.capacity, {
+      cpu: "2",
+      memory: "9765625Ki",
+      pods: "0",
+      "ephemeral-storage": "3000",
+    });
+    assertEquals(updated.status?.allocatable, {
+      cpu: "0",
+      memory: "9765625Ki",
+      pods: "0",
+      "ephemeral-storage": "0",
     });
   } finally {
     restore();

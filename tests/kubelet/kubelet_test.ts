@@ -278,6 +278,7 @@ Deno.test("TestHousekeepingRemovesOrphanedPods", async () => {
       metadata: { name: "app", attempt: 0 },
       image: { image: "busybox" },
       labels,
+      annotations: { "io.kubernetes.pod.terminationGracePeriod": "7" },
     });
     await runtime.startContainer(c);
   };
@@ -296,6 +297,8 @@ Deno.test("TestHousekeepingRemovesOrphanedPods", async () => {
     await s.clock.step(2000);
     await until("orphan removed", () => !uidsOnRuntime().includes("uid-old"));
     assertEquals(uidsOnRuntime(), ["uid-foreign", "uid-neighbour"]);
+    // Stopped with the grace period its annotation recorded, not the 2 s minimum.
+    assertEquals(s.runtime.stopTimeouts, [7000]);
     assertEquals(s.runtime.containers.size, 2);
     // And at a later housekeeping pass, while the desired pod is left alone.
     s.kubelet.setPods([probedPod()]);

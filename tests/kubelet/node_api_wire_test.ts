@@ -57,7 +57,32 @@ async function setUp() {
       await drain();
     }
   };
-  return { clock, server, double: server.double, client, sent, drain, advance };
+  const close = async () => {
+    await server.close();
+    client.close();
+  };
+  return { clock, server, double: server.double, client, sent, drain, advance, close };
+}
+
+/** A runtime that reports both conditions true. */
+function readyRuntime(): { conditions: RuntimeCondition[] } {
+  return {
+    conditions: [{ type: "RuntimeReady", status: true }, { type: "NetworkReady", status: true }],
+  };
+}
+
+/** The node lease controller as the agent runs it, on the test's client and clock. */
+function newLeaseController(env: Awaited<ReturnType<typeof setUp>>, random?: () => number) {
+  return newController({
+    clock: env.clock,
+    client: env.client,
+    holderIdentity: nodeName,
+    leaseDurationSeconds: 40,
+    renewIntervalMs: 10_000,
+    leaseNamespace: NamespaceNodeLease,
+    newLeasePostProcessFunc: setNodeOwnerFunc(env.client, nodeName),
+    random,
+  });
 }
 
 function quiet(): () => void {
@@ -111,12 +136,7 @@ function newNodeStatus(
 Deno.test("TestNodeStatusPatchOnTheWire", async () => {
   const restore = quiet();
   const env = await setUp();
-  const runtime = {
-    conditions: [
-      { type: "RuntimeReady", status: true },
-      { type: "NetworkReady", status: true },
-    ] as RuntimeCondition[],
-  };
+  const runtime = readyRuntime();
   const recorder = new FakeRecorder();
   const ns = newNodeStatus(env, runtime, recorder);
   try {
@@ -189,8 +209,7 @@ Deno.test("TestNodeStatusPatchOnTheWire", async () => {
     assert(!env.double.requests.some((r) => r.status === 403), "no request forbidden");
   } finally {
     await ns.stop();
-    await env.server.close();
-    env.client.close();
+    await env.close();
     restore();
   }
 });
@@ -198,9 +217,7 @@ Deno.test("TestNodeStatusPatchOnTheWire", async () => {
 Deno.test("TestRegistrationBackoffOnTheWire", async () => {
   const restore = quiet();
   const env = await setUp();
-  const ns = newNodeStatus(env, {
-    conditions: [{ type: "RuntimeReady", status: true }, { type: "NetworkReady", status: true }],
-  });
+  const ns = newNodeStatus(env, readyRuntime());
   const start = env.clock.now();
   env.double.injectFault({ method: "POST", path: "/api/v1/nodes", status: 500, times: 8 });
   try {
@@ -217,8 +234,7 @@ Deno.test("TestRegistrationBackoffOnTheWire", async () => {
     );
   } finally {
     await ns.stop();
-    await env.server.close();
-    env.client.close();
+    await env.close();
     restore();
   }
 });
@@ -229,16 +245,7 @@ Deno.test("TestNodeLeaseOnTheWire", async () => {
   const node = env.double.create("nodes", { metadata: { name: nodeName } });
   const randoms = [0.5, 0.999, 0, 0.25, 0.75];
   let r = 0;
-  const controller = newController({
-    clock: env.clock,
-    client: env.client,
-    holderIdentity: nodeName,
-    leaseDurationSeconds: 40,
-    renewIntervalMs: 10_000,
-    leaseNamespace: NamespaceNodeLease,
-    newLeasePostProcessFunc: setNodeOwnerFunc(env.client, nodeName),
-    random: () => randoms[r++ % randoms.length],
-  });
+  const controller = newLeaseController(env, () => randoms[r++ % randoms.length]);
   const start = env.clock.now();
   const leasePath = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1";
   try {
@@ -291,8 +298,7 @@ Deno.test("TestNodeLeaseOnTheWire", async () => {
     assert(!env.double.requests.some((q) => q.status === 403), "no request forbidden");
   } finally {
     await controller.stop();
-    await env.server.close();
-    env.client.close();
+    await env.close();
     restore();
   }
 });
@@ -302,17 +308,8 @@ Deno.test("TestStopDoesNotWaitForAHangingAPIServer", async () => {
   const restore = quiet();
   const env = await setUp();
   env.double.injectFault({ latencyMs: 3_600_000 });
-  const ns = newNodeStatus(env, {
-    conditions: [{ type: "RuntimeReady", status: true }, { type: "NetworkReady", status: true }],
-  });
-  const controller = newController({
-    clock: env.clock,
-    client: env.client,
-    holderIdentity: nodeName,
-    leaseDurationSeconds: 40,
-    renewIntervalMs: 10_000,
-    leaseNamespace: NamespaceNodeLease,
-  });
+  const ns = newNodeStatus(env, readyRuntime());
+  const controller = newLeaseController(env);
   try {
     ns.start();
     controller.run();
@@ -337,8 +334,7 @@ Deno.test("TestStopDoesNotWaitForAHangingAPIServer", async () => {
     // Let the double finish the requests it was holding, so its server can shut down.
     await env.clock.step(3_600_000);
     await env.drain();
-    await env.server.close();
-    env.client.close();
+    await env.close();
     restore();
   }
 });

@@ -3,7 +3,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { FakeClientset } from "./fake_clientset.ts";
+import { FakeClientset, FakeWatcher, type KubeObject } from "./fake_clientset.ts";
 import {
   isAlreadyExists,
   isConflict,
@@ -116,4 +116,25 @@ Deno.test("FakeClientset: a watch sees later writes in its namespace and stops c
   assert.deepStrictEqual(seen, ["ADDED y", "DELETED y"]);
   assert.deepStrictEqual(client.tracker.watchCount("pods"), 0);
   assert.deepStrictEqual(client.actions[0].listOptions, { resourceVersion: "0" });
+});
+
+Deno.test("FakeClientset: a watch reactor supplies the watch; generateName gets a name", async () => {
+  const client = new FakeClientset();
+  const scripted = new FakeWatcher<KubeObject>();
+  client.prependWatchReactor("pods", () => scripted);
+  const w = await client.coreV1.pods("default").watch({ fieldSelector: "spec.nodeName=n1" });
+  scripted.add(pod("p"));
+  scripted.fail(new Error("connection reset"));
+  const seen: string[] = [];
+  await assert.rejects(async () => {
+    for await (const e of w) seen.push(`${e.type} ${e.object.metadata.name}`);
+  }, /connection reset/);
+  assert.deepStrictEqual(seen, ["ADDED p"]);
+  assert.deepStrictEqual(client.actions[0].listOptions, { fieldSelector: "spec.nodeName=n1" });
+
+  const created = await client.coreV1.pods("default").create({
+    metadata: { generateName: "web-" },
+    spec: { containers: [] },
+  });
+  assert.match(created.metadata.name!, /^web-.+/);
 });

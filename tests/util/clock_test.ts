@@ -157,7 +157,7 @@ Deno.test("TestRealClock", async (t) => {
 Deno.test("TestRealClockLongDelay", async (t) => {
   // Global fake timers stand in for setTimeout/Date, so 30 days pass without waiting.
   const { install } = await import("@sinonjs/fake-timers");
-  const fake = install({ toFake: ["setTimeout", "clearTimeout", "Date"], now: 0 });
+  const fake = install({ toFake: ["setTimeout", "clearTimeout", "Date", "performance"], now: 0 });
   try {
     const clock = new RealClock();
     const day = 24 * 3600 * 1000;
@@ -182,6 +182,61 @@ Deno.test("TestRealClockLongDelay", async (t) => {
       assert.equal(timer.stop(), true);
       fake.tick(40 * day);
       assert.equal(fired, false);
+    });
+  } finally {
+    fake.uninstall();
+  }
+});
+
+Deno.test("TestRealClockTimerWheel", async (t) => {
+  const { install } = await import("@sinonjs/fake-timers");
+  const fake = install({ toFake: ["setTimeout", "clearTimeout", "Date", "performance"], now: 0 });
+  try {
+    const clock = new RealClock();
+
+    await t.step("timers due in the same millisecond fire together, in order added", () => {
+      const fired: number[] = [];
+      for (let i = 0; i < 5; i++) clock.afterFunc(10, () => fired.push(i));
+      clock.afterFunc(5, () => fired.push(-1));
+      fake.tick(9);
+      assert.deepEqual(fired, [-1]);
+      fake.tick(1);
+      assert.deepEqual(fired, [-1, 0, 1, 2, 3, 4]);
+    });
+
+    await t.step("a timer added by a firing callback waits for a later turn", () => {
+      const fired: string[] = [];
+      clock.afterFunc(1, () => {
+        fired.push("a");
+        clock.afterFunc(0, () => fired.push("c"));
+      });
+      clock.afterFunc(1, () => fired.push("b"));
+      fake.tick(1);
+      assert.deepEqual(fired, ["a", "b"]);
+      fake.tick(1);
+      assert.deepEqual(fired, ["a", "b", "c"]);
+    });
+
+    await t.step("a throwing callback does not keep the others from running", () => {
+      const fired: number[] = [];
+      clock.afterFunc(3, () => fired.push(1));
+      clock.afterFunc(3, () => {
+        throw new Error("boom");
+      });
+      clock.afterFunc(3, () => fired.push(3));
+      assert.throws(() => fake.tick(3), { message: "boom" });
+      assert.deepEqual(fired, [1, 3]);
+      // The wheel keeps working afterwards.
+      clock.afterFunc(2, () => fired.push(4));
+      fake.tick(2);
+      assert.deepEqual(fired, [1, 3, 4]);
+    });
+
+    await t.step("stopping every timer leaves no setTimeout armed", () => {
+      const timers = [clock.afterFunc(50, () => {}), clock.afterFunc(60_000, () => {})];
+      assert.ok(fake.countTimers() > 0);
+      for (const timer of timers) timer.stop();
+      assert.equal(fake.countTimers(), 0);
     });
   } finally {
     fake.uninstall();

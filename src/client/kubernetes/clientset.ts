@@ -225,6 +225,11 @@ export class HTTPClientset implements Clientset {
   close(): void {
     this.rest.close();
   }
+
+  /** Drops the pooled connections; the next request dials afresh (see `RESTClient`). */
+  closeAllConns(): void {
+    this.rest.closeAllConns();
+  }
 }
 
 interface NamedObject {

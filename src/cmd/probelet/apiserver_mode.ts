@@ -1,7 +1,7 @@
 /**
- * API-server mode's node side, assembled from the flags: node registration and status (on the
- * heartbeat client), the node lease (started right after registration), with this machine's
- * facts and the runtime's health as inputs. Pods from the API server and status sync are the
+ * API-server mode's node side, assembled from the flags: node registration (main client), node
+ * status and the node lease (heartbeat client; the lease starts right after registration), with
+ * this machine's facts and the runtime's health as inputs. Pods from the API server and status sync are the
  * Kubelet's (it gets the main client).
  * Mirrors the node parts of kubelet's NewMainKubelet and Kubelet.Run (kubelet.go).
  * @module
@@ -17,7 +17,11 @@ import {
   type VersionInfo,
 } from "../../kubelet/cadvisor/cadvisor.ts";
 import type { EventRecorder } from "../../kubelet/events/mod.ts";
-import { KubeletNodeStatus, type RuntimeCondition } from "../../kubelet/kubelet_node_status.ts";
+import {
+  KubeletNodeStatus,
+  nodeRef,
+  type RuntimeCondition,
+} from "../../kubelet/kubelet_node_status.ts";
 import {
   type Controller,
   NamespaceNodeLease,
@@ -48,6 +52,11 @@ export interface NodeAgentOptions {
   recorder: EventRecorder;
   /** The port the agent serves on, once listening. */
   kubeletPort: () => number;
+  /**
+   * Called after the second and later failed tries of a status update or lease renewal (kubelet
+   * drops the heartbeat client's connections there).
+   */
+  onRepeatedHeartbeatFailure?: () => void;
   /** Jitter source of the loops (tests). */
   random?: () => number;
   /** Machine facts (tests; default: read from this machine once). */
@@ -91,6 +100,7 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
     renewIntervalMs: flags.nodeLeaseDurationSeconds * 1000 * nodeLeaseRenewIntervalFraction,
     leaseNamespace: NamespaceNodeLease,
     newLeasePostProcessFunc: setNodeOwnerFunc(options.heartbeatClient, flags.nodeName),
+    onRepeatedHeartbeatFailure: options.onRepeatedHeartbeatFailure,
     random: options.random,
   });
   const runtimeStatus = async (): Promise<RuntimeCondition[]> => {
@@ -115,8 +125,7 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
     runtimeStatus,
     random: options.random,
     onRegistered: () => nodeLease.run(),
-    onRepeatedHeartbeatFailure: () =>
-      log.error(undefined, "Node status update failed repeatedly", { node: flags.nodeName }),
+    onRepeatedHeartbeatFailure: options.onRepeatedHeartbeatFailure,
     setters: {
       nodeIPs: parseNodeIP(flags.nodeIP),
       maxPods: flags.maxPods,
@@ -143,6 +152,12 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
     nodeStatus,
     nodeLease,
     start() {
+      // kubelet's Run announces itself on the Node before anything else.
+      options.recorder.event(nodeRef(flags.nodeName), {
+        type: "Normal",
+        reason: "Starting",
+        message: "Starting kubelet.",
+      });
       nodeStatus.start();
       // Without registration the Node is someone else's: heartbeat from the start.
       if (!flags.registerNode) nodeLease.run();

@@ -15,6 +15,7 @@ import { type EventRecorder, LogRecorder } from "../../kubelet/events/mod.ts";
 import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { type FileLock, LockHeldError, tryLockFile } from "../../util/flock.ts";
 import { defaultFlags, type KubeletFlags } from "./flags.ts";
 import { ProbePool } from "../../probe/pool/pool.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
@@ -55,6 +56,11 @@ export interface RunningKubelet {
   stopPodsOnExit: boolean;
   /** Stops the agent (and its pods if `stopPodsOnExit`), the server and the runtime; idempotent. */
   stop(): Promise<void>;
+  /**
+   * Synchronously SIGKILLs every process the embedded runtime started (containers and running
+   * exec probes), for an exit that cannot wait; a CRI runtime's containers are left to it.
+   */
+  kill(): void;
 }
 
 /**
@@ -71,6 +77,51 @@ export interface RunningKubelet {
 export async function runKubelet(options: RunKubeletOptions = {}): Promise<RunningKubelet> {
   const flags: KubeletFlags = { ...defaultFlags(), ...stripUndefined(options) };
   const clock = options.clock ?? new RealClock();
+  // One agent per state folder, and the port bound before anything is cleaned up: a second
+  // agent started by mistake must stop here, leaving the first one's containers alone.
+  const lock = await lockRootDir(flags.rootDir);
+  let server: KubeletServer | undefined;
+  try {
+    if (flags.port >= 0) {
+      server = serve(undefined, {
+        hostname: flags.address,
+        port: flags.port,
+        idleTimeoutMs: flags.httpIdleTimeoutMs,
+      });
+    }
+    return await startAgent(flags, options, { clock, lock, server });
+  } catch (e) {
+    await server?.shutdown().catch(() => {});
+    lock.release();
+    throw e;
+  }
+}
+
+/**
+ * Locks `<rootDir>/probelet.lock`; a held lock becomes an error saying which agent holds it and
+ * that nothing was touched.
+ */
+async function lockRootDir(rootDir: string): Promise<FileLock> {
+  await Deno.mkdir(rootDir, { recursive: true });
+  const path = join(rootDir, "probelet.lock");
+  try {
+    return tryLockFile(path);
+  } catch (e) {
+    if (!(e instanceof LockHeldError)) throw e;
+    throw new Error(
+      `another probelet${e.holderPid ? ` (pid ${e.holderPid})` : ""} is using --root-dir ` +
+        `${rootDir} (lock ${path}): exiting without touching its pods or state`,
+      { cause: e },
+    );
+  }
+}
+
+async function startAgent(
+  flags: KubeletFlags,
+  options: RunKubeletOptions,
+  claimed: { clock: Clock; lock: FileLock; server: KubeletServer | undefined },
+): Promise<RunningKubelet> {
+  const { clock, lock, server } = claimed;
   // API-server mode: clients first, so a wrong kubeconfig or identity fails before anything runs.
   let clients: KubeClients | undefined;
   const api = options.clients ??
@@ -85,14 +136,16 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
       throw e;
     });
   } else {
-    if (flags.stopPodsOnExit === false) {
-      throw new Error(
-        "--stop-pods-on-exit=false needs --container-runtime-endpoint: the embedded runtime " +
-          "cannot leave its processes running for the next start yet",
-      );
-    }
-    embedded = new EmbeddedRuntimeService({ rootDir: join(flags.rootDir, "embedded"), clock });
-    // Containers of a previous run that did not shut down cleanly would still hold their ports.
+    // Adopts the containers a previous run left running; rotates logs as kubelet's flags say;
+    // --stop-pods-on-exit=false leaves the containers running at exit for the next start.
+    embedded = new EmbeddedRuntimeService({
+      rootDir: join(flags.rootDir, "embedded"),
+      clock,
+      containerLogMaxSizeBytes: flags.containerLogMaxSizeBytes,
+      containerLogMaxFiles: flags.containerLogMaxFiles,
+      stopContainersOnShutdown: flags.stopPodsOnExit ?? true,
+    });
+    // What cannot be adopted (execs of a killed agent, unreadable records) would hold ports.
     embedded.killLeftoverProcesses();
     runtime = embedded;
   }
@@ -131,14 +184,32 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     hostIP: flags.nodeIP.split(",")[0] || undefined,
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
-  let server: KubeletServer | undefined;
   let node: NodeAgent | undefined;
   let imageService: RemoteImageService | undefined;
   let stopped: Promise<void> | undefined;
+  // The last resort (a second signal, a stop past its deadline): SIGKILL every process group the
+  // embedded runtime started, containers and running exec probes alike. A CRI runtime's containers
+  // stay with the runtime, which keeps track of them.
+  const kill = () => embedded?.killAll();
   const stop = () =>
     stopped ??= (async () => {
       try {
-        await kubelet.stop({ leavePodsRunning: !stopPodsOnExit });
+        // Each pod gets at most the shutdown grace period; past it (plus time to remove what
+        // stopped), whatever still runs is killed so that the stop ends.
+        const graceSeconds = Math.floor(flags.shutdownGracePeriodMs / 1000);
+        await withDeadline(
+          kubelet.stop({
+            leavePodsRunning: !stopPodsOnExit,
+            gracePeriodOverrideSeconds: graceSeconds,
+          }),
+          { clock, ms: flags.shutdownGracePeriodMs + stopSlackMs },
+          () => {
+            log.info("Shutdown grace period exceeded, killing what is left", {
+              shutdownGracePeriod: `${graceSeconds}s`,
+            });
+            kill();
+          },
+        );
       } finally {
         probePool?.close();
         // The node keeps its heartbeat until its pods are down.
@@ -150,12 +221,11 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         await server?.shutdown().catch(() => {});
         if (embedded) await embedded.shutdown();
         else runtime.close();
+        lock.release();
       }
     })();
   try {
-    if (flags.port >= 0) {
-      server = await serve(kubelet, { hostname: flags.address, port: flags.port });
-    }
+    server?.setSource(kubelet);
     if (api) {
       const images = embedded ??
         (imageService = await newRemoteImageService(flags.containerRuntimeEndpoint, {
@@ -170,6 +240,11 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         listImages: () => images.listImages(),
         recorder: kubelet.events,
         kubeletPort: () => server?.port ?? flags.port,
+        // kubelet's closeAllConns: a half-open connection must not hold the heartbeat back.
+        onRepeatedHeartbeatFailure: () => {
+          log.info("Heartbeat failed repeatedly, closing the heartbeat client's connections");
+          clients?.heartbeatClient.closeAllConns();
+        },
         random: options.random,
       });
       node.start();
@@ -188,7 +263,25 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     node,
     stopPodsOnExit,
     stop,
+    kill,
   };
+}
+
+/** Time a stop may take beyond the shutdown grace period: removing what was stopped. */
+export const stopSlackMs = 5_000;
+
+/** Waits for `work`; if it is not done after `ms`, calls `onTimeout` once and waits on. */
+async function withDeadline(
+  work: Promise<void>,
+  deadline: { clock: Clock; ms: number },
+  onTimeout: () => void,
+): Promise<void> {
+  const timer = deadline.clock.afterFunc(deadline.ms, onTimeout);
+  try {
+    await work;
+  } finally {
+    timer.stop();
+  }
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -53,6 +53,10 @@ export interface KubeletFlags {
   loggingFormat: "text" | "json";
   /** How often the manifest folder is checked for changes, in milliseconds. */
   fileCheckFrequencyMs: number;
+  /** Cap on the time a stop gives pods to end (kubelet's `shutdownGracePeriod`), milliseconds. */
+  shutdownGracePeriodMs: number;
+  /** HTTP connections idle this long are closed, in milliseconds. */
+  httpIdleTimeoutMs: number;
   /** Live view on the terminal: `auto` (when stdout is a TTY), `always` or `never`. */
   liveView: "auto" | "always" | "never";
   /** kubeconfig file of the API server; empty = standalone (static pods only). */
@@ -237,6 +241,22 @@ const flagDefs: FlagDef[] = [
     defaultText: "20s",
   },
   {
+    name: "shutdown-grace-period",
+    kind: "duration",
+    key: "shutdownGracePeriodMs",
+    usage: "Longest a stop (Ctrl-C, SIGTERM) lets pods end: each pod gets the shorter of its " +
+      "terminationGracePeriodSeconds and this, then anything left is killed. 0s kills at once.",
+    defaultText: "30s",
+  },
+  {
+    name: "http-idle-timeout",
+    kind: "duration",
+    positive: true,
+    key: "httpIdleTimeoutMs",
+    usage: "HTTP server: a connection waiting this long for a request is closed.",
+    defaultText: "1m30s",
+  },
+  {
     name: "live-view",
     kind: "enum",
     key: "liveView",
@@ -416,6 +436,8 @@ export function defaultFlags(): KubeletFlags {
     stopPodsOnExit: undefined,
     loggingFormat: "text",
     fileCheckFrequencyMs: 20_000,
+    shutdownGracePeriodMs: 30_000,
+    httpIdleTimeoutMs: 90_000,
     liveView: "auto",
     kubeconfig: "",
     nodeIP: "",

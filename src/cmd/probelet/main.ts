@@ -12,7 +12,8 @@ import { RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { kubernetesVersion } from "../../version.ts";
 import { FlagError, parseFlags, usage } from "./flags.ts";
-import { runKubelet } from "./app.ts";
+import { runKubelet, type RunningKubelet, stopSlackMs } from "./app.ts";
+import { raiseOpenFileLimit } from "../../util/rlimit.ts";
 import { LiveView } from "./live_view.ts";
 
 /**
@@ -65,26 +66,35 @@ export async function main(args: string[]): Promise<number> {
   const { promise: signalled, resolve } = Promise.withResolvers<Deno.Signal>();
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
   let firstAt = 0;
+  let agent: RunningKubelet | undefined;
+  // Exits now, but never leaves a process of ours running untracked: the embedded runtime's
+  // containers and exec probes are killed first (a CRI runtime keeps track of its own).
+  const exitNow = (why: string) => {
+    console.error(`probelet: ${why}, killing what is left and exiting`);
+    log.info("Exiting without waiting for the teardown", { reason: why });
+    agent?.kill();
+    Deno.exit(1);
+  };
   const handlers = signals.map((sig) => {
     const handler = () => {
       // Ctrl-C reaches both `deno task` and the agent, and the task runner forwards it again: only
       // a signal well after the first one means "stop waiting".
       if (firstAt === 0) firstAt = Date.now();
-      else if (Date.now() - firstAt > 1500) {
-        console.error("probelet: second signal, exiting without waiting for the teardown");
-        Deno.exit(1);
-      }
+      else if (Date.now() - firstAt > 1500) exitNow("second signal");
       resolve(sig);
     };
     Deno.addSignalListener(sig, handler);
     return { sig, handler };
   });
-  let agent;
+  const limit = raiseOpenFileLimit().after;
+  if (limit) log.info("Open file limit", { soft: limit.soft, hard: limit.hard });
   try {
     agent = await runKubelet(flags);
   } catch (e) {
     log.error(e, "Failed to start the node agent");
-    if (tty) console.error(`probelet: ${e instanceof Error ? e.message : e} (log: ${logFile})`);
+    console.error(
+      `probelet: ${e instanceof Error ? e.message : e}${tty ? ` (log: ${logFile})` : ""}`,
+    );
     for (const { sig, handler } of handlers) Deno.removeSignalListener(sig, handler);
     logHandle?.close();
     return 1;
@@ -117,6 +127,12 @@ export async function main(args: string[]): Promise<number> {
       `probelet: ${sig}: ${agent.stopPodsOnExit ? "stopping pods..." : "leaving pods running..."}`,
     );
   }
+  // The stop itself is bounded (--shutdown-grace-period plus removal time); this is the backstop
+  // for a stop stuck elsewhere (a runtime that does not answer).
+  const backstop = setTimeout(
+    () => exitNow("shutdown did not finish in time"),
+    flags.shutdownGracePeriodMs + stopSlackMs + 10_000,
+  );
   let code = 0;
   try {
     await agent.stop();
@@ -124,6 +140,7 @@ export async function main(args: string[]): Promise<number> {
     log.error(e, "Shutdown failed");
     code = 1;
   }
+  clearTimeout(backstop);
   for (const { sig, handler } of handlers) Deno.removeSignalListener(sig, handler);
   log.info("Stopped", {});
   logHandle?.close();

@@ -61,6 +61,8 @@ export interface RuntimeContainerStatus {
   restartCount: number;
   reason: string;
   message: string;
+  /** The pod's `terminationGracePeriodSeconds` when it was created (its annotation), if recorded. */
+  podTerminationGracePeriod?: number;
 }
 
 /**
@@ -1047,11 +1049,19 @@ export class KubeGenericRuntimeManager {
   }
 
   /**
-   * Stops and removes a pod known only from the runtime (no spec): containers get the minimum
-   * grace period, as kubelet's killPod of an orphaned running pod without its spec.
+   * Stops and removes a pod known only from the runtime (no spec): containers get the grace period
+   * recorded in their annotations (the minimum, 2 s, when there is none), as kubelet's killPod of a
+   * running pod without its spec.
    */
   async removeOrphanedPod(pod: Pod): Promise<void> {
     let status = await this.getPodStatus(pod);
+    // Without the spec, the grace period comes from the containers' annotations, as kubelet's
+    // restoreSpecsFromContainerLabels does.
+    const recorded = status.containerStatuses.map((c) => c.podTerminationGracePeriod)
+      .filter((g): g is number => g !== undefined);
+    if (recorded.length > 0 && pod.spec.terminationGracePeriodSeconds === undefined) {
+      pod = { ...pod, spec: { ...pod.spec, terminationGracePeriodSeconds: Math.max(...recorded) } };
+    }
     await this.killPod(pod, status);
     status = await this.getPodStatus(pod);
     await this.removePod(pod, status);

@@ -7,7 +7,10 @@
 import type { Registry } from "prom-client";
 import type { PodWithStatus } from "../kubelet.ts";
 import type { StoredEvent } from "../kubelet_events.ts";
+import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { openFileLimit } from "../../util/rlimit.ts";
+import { defaultIdleTimeoutMs, HttpServer, type HttpServerStats } from "./http_server.ts";
 
 /** What the server reads; the `Kubelet` provides all of it. */
 export interface ServerSource {
@@ -21,6 +24,10 @@ export interface KubeletServer {
   /** The port actually bound (useful with port 0). */
   port: number;
   hostname: string;
+  /** Connection counters (open, accepted, rejected at the limit, closed idle, accept errors). */
+  stats: HttpServerStats;
+  /** Starts answering from `source` (see {@linkcode serve}). */
+  setSource(source: ServerSource): void;
   /** Stops listening and closes open connections. */
   shutdown(): Promise<void>;
 }
@@ -75,41 +82,78 @@ function json(value: unknown): Response {
   });
 }
 
+/** Options of {@linkcode serve}. */
+export interface ServeOptions {
+  hostname: string;
+  /** Port to bind; 0 picks a free one. */
+  port: number;
+  /** Most connections at once (default: {@link defaultMaxConnections} of the descriptor limit). */
+  maxConnections?: number;
+  /** Idle connections are closed after this long (default 90 s, kubelet's `IdleTimeout`). */
+  idleTimeoutMs?: number;
+  /** Drives the server's timers (default: the wall clock). */
+  clock?: Clock;
+}
+
 /**
- * Serves the endpoints on `hostname:port` (port 0 picks a free one).
+ * The connection limit for a soft descriptor limit of `openFiles`: a quarter of it, between 16 and
+ * 1024. The other three quarters stay for what the agent exists for: probe sockets, container
+ * pipes and log files, runtime connections.
  *
  * @example
  * ```ts
- * const server = await serve(kubelet, { hostname: "127.0.0.1", port: 10255 });
+ * defaultMaxConnections(256); // 64
+ * defaultMaxConnections(1048576); // 1024
+ * ```
+ */
+export function defaultMaxConnections(openFiles = openFileLimit()?.soft ?? 1024): number {
+  return Math.max(16, Math.min(1024, Math.floor(openFiles / 4)));
+}
+
+/**
+ * Binds `hostname:port` at once and serves the endpoints of `source`. The source may be given
+ * later ({@linkcode KubeletServer.setSource}): the agent binds its port before it touches any
+ * state, so that a second agent fails before cleaning anything up. Until then `/healthz` answers
+ * and the other paths answer 503.
+ *
+ * @example
+ * ```ts
+ * const server = serve(kubelet, { hostname: "127.0.0.1", port: 10255 });
  * await server.shutdown();
  * ```
  */
-export function serve(
-  source: ServerSource,
-  options: { hostname: string; port: number },
-): Promise<KubeletServer> {
-  const handler = newHandler(source);
-  return new Promise((resolve, reject) => {
-    try {
-      const server = Deno.serve({
-        hostname: options.hostname,
-        port: options.port,
-        onListen: (addr) => {
-          log.info("Starting to listen", { address: addr.hostname, port: addr.port });
-          resolve({
-            port: addr.port,
-            hostname: addr.hostname,
-            shutdown: () => server.shutdown(),
-          });
-        },
-        onError: (e) => {
-          log.error(e, "HTTP handler failed");
-          return new Response("internal error\n", { status: 500 });
-        },
-      }, handler);
-    } catch (e) {
-      const why = e instanceof Error ? e.message : String(e);
-      reject(new Error(`listen tcp ${options.hostname}:${options.port}: ${why}`, { cause: e }));
-    }
+export function serve(source: ServerSource | undefined, options: ServeOptions): KubeletServer {
+  let listener: Deno.TcpListener;
+  try {
+    listener = Deno.listen({ hostname: options.hostname, port: options.port });
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new Error(`listen tcp ${options.hostname}:${options.port}: ${why}`, { cause: e });
+  }
+  let handler = source ? newHandler(source) : undefined;
+  const maxConnections = options.maxConnections ?? defaultMaxConnections();
+  const server = new HttpServer(listener, {
+    handler: (req) => {
+      if (handler) return handler(req);
+      if (new URL(req.url).pathname === "/healthz") return new Response("ok");
+      return new Response("starting\n", { status: 503 });
+    },
+    maxConnections,
+    idleTimeoutMs: options.idleTimeoutMs,
+    clock: options.clock,
   });
+  const addr = listener.addr;
+  log.info("Starting to listen", {
+    address: addr.hostname,
+    port: addr.port,
+    maxConnections,
+    idleTimeout: `${(options.idleTimeoutMs ?? defaultIdleTimeoutMs) / 1000}s`,
+  });
+  return {
+    port: addr.port,
+    hostname: addr.hostname,
+    stats: server.stats,
+    setSource: (s) => handler = newHandler(s),
+    shutdown: () => server.shutdown(),
+  };
 }

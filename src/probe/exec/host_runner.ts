@@ -155,9 +155,10 @@ export function resolveExecutable(
     if (info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0) return candidate;
     denied = true;
   }
-  const why = denied
-    ? "permission denied"
-    : executable.includes("/")
+  if (denied) {
+    throw new Deno.errors.PermissionDenied(`exec: ${goQuote(executable)}: permission denied`);
+  }
+  const why = executable.includes("/")
     ? "no such file or directory"
     : "executable file not found in $PATH";
   throw new Deno.errors.NotFound(`exec: ${goQuote(executable)}: ${why}`);

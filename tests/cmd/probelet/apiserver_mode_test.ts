@@ -13,49 +13,24 @@ import { checkNodeIdentity } from "../../../src/cmd/probelet/kube_clients.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 import { setLogSink } from "../../../src/util/log.ts";
 import { FakeClientset } from "../../testing/fake_clientset.ts";
+import { makeTestPki, opensslAvailable } from "../../testing/apiserver/mod.ts";
 
 const mainPath = new URL("../../../src/cmd/probelet/main.ts", import.meta.url).pathname;
 
-async function makeCert(dir: string, subject: string): Promise<{ cert: string; key: string }> {
-  const cert = join(dir, "client.crt");
-  const key = join(dir, "client.key");
-  const out = await new Deno.Command("openssl", {
-    args: [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-days",
-      "1",
-      "-subj",
-      subject,
-      "-keyout",
-      key,
-      "-out",
-      cert,
-    ],
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
-  return { cert: await Deno.readTextFile(cert), key: await Deno.readTextFile(key) };
-}
-
-const haveOpenssl = await new Deno.Command("openssl", { args: ["version"], stdout: "null" })
-  .output().then((o) => o.success, () => false);
+const haveOpenssl = await opensslAvailable();
 if (!haveOpenssl) console.log("apiserver_mode_test: identity tests skipped: openssl not found");
 
 Deno.test({
   name: "TestCheckNodeIdentity",
   ignore: !haveOpenssl,
   fn: async () => {
-    const dir = await Deno.makeTempDir();
     const previous = setLogSink(() => {});
     try {
-      const { cert, key } = await makeCert(dir, "/O=system:nodes/CN=system:node:node-a");
+      const pki = await makeTestPki({
+        node: { cn: "system:node:node-a", groups: ["system:nodes"] },
+        admin: { cn: "kubernetes-admin", groups: ["system:masters"] },
+      });
+      const { cert, key } = pki.clients.node;
       const config = { host: "https://127.0.0.1:6443", certData: cert, keyData: key };
       checkNodeIdentity(config, "node-a", "kc");
       throws(
@@ -72,12 +47,10 @@ Deno.test({
         },
       );
       // Not a node identity (an admin certificate), or no certificate: not checked.
-      const admin = await makeCert(dir, "/O=system:masters/CN=kubernetes-admin");
-      checkNodeIdentity({ host: "h", certData: admin.cert }, "node-b", "kc");
+      checkNodeIdentity({ host: "h", certData: pki.clients.admin.cert }, "node-b", "kc");
       checkNodeIdentity({ host: "h", bearerToken: "t" }, "node-b", "kc");
     } finally {
       setLogSink(previous);
-      await Deno.remove(dir, { recursive: true });
     }
   },
 });
@@ -88,7 +61,10 @@ Deno.test({
   fn: async () => {
     const dir = await Deno.makeTempDir();
     try {
-      const { cert, key } = await makeCert(dir, "/O=system:nodes/CN=system:node:node-a");
+      const pki = await makeTestPki({
+        node: { cn: "system:node:node-a", groups: ["system:nodes"] },
+      });
+      const { cert, key } = pki.clients.node;
       const b64 = (s: string) => btoa(s);
       const kubeconfig = join(dir, "kubeconfig");
       await Deno.writeTextFile(
@@ -194,6 +170,7 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
     const reasons = agent.kubelet.events.list().filter((e) => e.involvedObject.kind === "Node")
       .map((e) => e.reason);
     assertEquals(reasons, [
+      "Starting",
       "NodeHasSufficientMemory",
       "NodeHasNoDiskPressure",
       "NodeHasSufficientPID",
@@ -203,14 +180,16 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
       // deno-lint-ignore no-explicit-any
       .map((a) => a.object as any);
     assertEquals(created.map((e) => e.reason), [
+      "Starting",
       "NodeHasSufficientMemory",
       "NodeHasNoDiskPressure",
       "NodeHasSufficientPID",
     ]);
-    assertEquals(created[0].metadata.namespace, "default");
-    assertEquals(created[0].source, { component: "kubelet", host: "probelet-test" });
-    assertEquals(created[0].involvedObject.kind, "Node");
-    assertEquals(created[0].message, "Node probelet-test status is now: NodeHasSufficientMemory");
+    assertEquals(created[0].message, "Starting kubelet.");
+    assertEquals(created[1].metadata.namespace, "default");
+    assertEquals(created[1].source, { component: "kubelet", host: "probelet-test" });
+    assertEquals(created[1].involvedObject.kind, "Node");
+    assertEquals(created[1].message, "Node probelet-test status is now: NodeHasSufficientMemory");
   } finally {
     await agent?.stop();
     setLogSink(previous);

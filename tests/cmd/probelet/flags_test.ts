@@ -394,3 +394,30 @@ Deno.test("TestContainerLogFlags", async (t) => {
     });
   }
 });
+
+Deno.test("TestRestartSafetyFlags", () => {
+  const d = parseFlags([]);
+  assertEquals(d.syncFrequencyMs, 60_000);
+  assertEquals(d.maxPerPodContainer, 1);
+  assertEquals(d.minimumGCAgeMs, 0);
+  // Unset: the runtime decides (embedded: stop, CRI: leave running).
+  assertEquals(d.stopPodsOnExit, undefined);
+  assertEquals(d.loggingFormat, "text");
+  const f = parseFlags([
+    "--stop-pods-on-exit=false",
+    "--maximum-dead-containers-per-container=3",
+    "--minimum-container-ttl-duration=1m",
+    "--logging-format=json",
+  ]);
+  assertEquals(
+    [f.stopPodsOnExit, f.maxPerPodContainer, f.minimumGCAgeMs, f.loggingFormat],
+    [false, 3, 60_000, "json"],
+  );
+  assertEquals(parseFlags(["--stop-pods-on-exit"]).stopPodsOnExit, true);
+  throws(() => parseFlags(["--logging-format=xml"]), FlagError);
+  // --help says which behaviour is which.
+  const help = usage();
+  assert(help.includes("--stop-pods-on-exit"));
+  assert(help.includes("true on the embedded runtime"));
+  assert(help.includes("false with --container-runtime-endpoint"));
+});

@@ -8,9 +8,10 @@ import type { ContainerConfig } from "../../../src/cri_client/api.ts";
 import {
   ContainerLog,
   EmbeddedRuntimeService,
+  killRecordedGroups,
   maxLogLineBytes,
-  pidRecordDir,
   procStat,
+  recordDirs,
 } from "../../../src/kubelet/kuberuntime/embedded/mod.ts";
 import { CommandTimedOutError, ExitError } from "../../../src/probe/exec/errors.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
@@ -412,7 +413,10 @@ Deno.test("TestExecSync", async (t) => {
           err.message,
           'command timed out: "sh -c sleep 30 & echo started" timed out after 1s',
         );
-        assert.equal(liveProcessesIn(new Set([leader])).length, 0, "the background sleep is gone");
+        await waitFor(
+          () => liveProcessesIn(new Set([leader])).length === 0,
+          "the background sleep to be killed",
+        );
       } finally {
         await runtime.shutdown();
         await Deno.remove(rootDir, { recursive: true });
@@ -479,9 +483,9 @@ Deno.test("TestContainerLog", async (t) => {
       const clock = new FakeClock(Date.UTC(2026, 0, 2, 3, 4, 5, 678));
       const log = await ContainerLog.open(join(dir, "nested", "c.log"), clock);
       const enc = new TextEncoder();
-      log.append("stdout", enc.encode("one\ntw"));
-      log.append("stderr", enc.encode("oops\n"));
-      log.append("stdout", enc.encode("o\n" + "x".repeat(maxLogLineBytes + 10)));
+      await log.write("stdout", enc.encode("one\ntw"));
+      await log.write("stderr", enc.encode("oops\n"));
+      await log.write("stdout", enc.encode("o\n" + "x".repeat(maxLogLineBytes + 10)));
       await log.close();
       const lines = await logLines(join(dir, "nested", "c.log"));
       const ts = "2026-01-02T03:04:05.678Z";
@@ -499,21 +503,29 @@ Deno.test("TestContainerLog", async (t) => {
 });
 
 Deno.test("TestKillLeftoverProcesses", async (t) => {
-  await t.step("groups recorded by a crashed run are killed by the next one", async () => {
-    await withRuntime(async (crashed, rootDir) => {
-      const { id } = await runContainer(crashed, "sleep 600 & sleep 600");
-      const [pgid] = crashed.processIds();
-      const record = JSON.parse(
-        await Deno.readTextFile(join(pidRecordDir(rootDir), `${id}.json`)),
+  await t.step("groups recorded by the previous version are killed by the next start", async () => {
+    const rootDir = await Deno.makeTempDir({ prefix: "probelet-embedded-" });
+    const old = new Deno.Command("sh", { args: ["-c", "sleep 600 & sleep 600"], detached: true })
+      .spawn();
+    try {
+      await Deno.mkdir(recordDirs.legacyPids(rootDir), { recursive: true });
+      await Deno.writeTextFile(
+        join(recordDirs.legacyPids(rootDir), "c1.json"),
+        JSON.stringify({
+          pgid: old.pid,
+          startTime: procStat(old.pid)!.startTime,
+          containerId: "c1",
+        }),
       );
-      assert.equal(record.pgid, pgid);
-      // A new runtime on the same folder, as after the agent was SIGKILLed.
       const next = new EmbeddedRuntimeService({ rootDir });
-      assert.deepEqual(next.killLeftoverProcesses(), [pgid]);
-      await waitFor(() => liveProcessesIn(new Set([pgid])).length === 0, "the group to die");
-      assert.deepEqual([...Deno.readDirSync(pidRecordDir(rootDir))], []);
+      assert.deepEqual(next.killLeftoverProcesses(), [old.pid]);
+      await old.status;
+      await waitFor(() => liveProcessesIn(new Set([old.pid])).length === 0, "the group to die");
+      assert.deepEqual([...Deno.readDirSync(recordDirs.legacyPids(rootDir))], []);
       await next.shutdown();
-    });
+    } finally {
+      await Deno.remove(rootDir, { recursive: true });
+    }
   });
 
   await t.step("a record whose pid now belongs to another process is not acted on", async () => {
@@ -521,9 +533,9 @@ Deno.test("TestKillLeftoverProcesses", async (t) => {
     const other = new Deno.Command("sleep", { args: ["600"], detached: true }).spawn();
     try {
       const start = procStat(other.pid)!.startTime;
-      await Deno.mkdir(pidRecordDir(rootDir), { recursive: true });
+      await Deno.mkdir(recordDirs.legacyPids(rootDir), { recursive: true });
       await Deno.writeTextFile(
-        join(pidRecordDir(rootDir), "old.json"),
+        join(recordDirs.legacyPids(rootDir), "old.json"),
         JSON.stringify({ pgid: other.pid, startTime: start - 1, containerId: "old" }),
       );
       const next = new EmbeddedRuntimeService({ rootDir });
@@ -533,6 +545,25 @@ Deno.test("TestKillLeftoverProcesses", async (t) => {
     } finally {
       other.kill("SIGKILL");
       await other.status;
+      await Deno.remove(rootDir, { recursive: true });
+    }
+  });
+
+  await t.step("a container whose record is corrupt cannot be adopted: it is killed", async () => {
+    const rootDir = await Deno.makeTempDir({ prefix: "probelet-embedded-" });
+    const first = new EmbeddedRuntimeService({ rootDir });
+    try {
+      const { id } = await runContainer(first, "sleep 600 & sleep 600");
+      const [pgid] = first.processIds();
+      await first.shutdown({ stopContainers: false });
+      await Deno.writeTextFile(join(recordDirs.containers(rootDir), id, "container.json"), "{");
+      const next = new EmbeddedRuntimeService({ rootDir });
+      assert.deepEqual(await next.listContainers(), []);
+      assert.deepEqual(next.killLeftoverProcesses(), [pgid]);
+      await waitFor(() => liveProcessesIn(new Set([pgid])).length === 0, "the group to die");
+      await next.shutdown();
+    } finally {
+      killRecordedGroups(rootDir);
       await Deno.remove(rootDir, { recursive: true });
     }
   });

@@ -676,3 +676,135 @@ Deno.test("a Ready flip is patched as kubelet sends it (Go-shaped statuses, SMP 
       '"state":{"running":{"startedAt":"2026-11-23T05:00:00Z"}}}]}}',
   );
 });
+
+const expectUnknownState = {
+  terminated: {
+    reason: "ContainerStatusUnknown",
+    message: "The container could not be located when the pod was terminated",
+    exitCode: 137,
+  },
+};
+
+Deno.test("TestTerminatePod", () => {
+  const { m } = newTestManager(new FakeClientset());
+  const testPod = getTestPod();
+  // The pod's status was Failed; terminatePod keeps that.
+  const firstStatus: PodStatus = {
+    ...getRandomPodStatus(),
+    phase: "Failed",
+    initContainerStatuses: [
+      { name: "init-test-1", ready: false, restartCount: 0 },
+      {
+        name: "init-test-2",
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { reason: "InitTest", exitCode: 0 } },
+      },
+      {
+        name: "init-test-3",
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { reason: "InitTest", exitCode: 3 } },
+      },
+    ],
+    containerStatuses: [
+      { name: "test-1", ready: false, restartCount: 0 },
+      {
+        name: "test-2",
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { reason: "Test", exitCode: 2 } },
+      },
+      {
+        name: "test-3",
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { reason: "Test", exitCode: 0 } },
+      },
+    ],
+  };
+  m.setPodStatus(testPod, firstStatus);
+  // A stale copy of the pod says Running.
+  testPod.status = { ...getRandomPodStatus(), phase: "Running" };
+  m.terminatePod(testPod);
+  const status = m.getPodStatus(testPod.metadata.uid!)!;
+  for (const c of [...status.containerStatuses!, ...status.initContainerStatuses!]) {
+    assert(c.state?.terminated, `${c.name} terminated`);
+  }
+  assertEquals(status.initContainerStatuses![0].state, expectUnknownState);
+  assertEquals(status.initContainerStatuses![1].state, firstStatus.initContainerStatuses![1].state);
+  assertEquals(status.initContainerStatuses![2].state, firstStatus.initContainerStatuses![2].state);
+  assertEquals(status.containerStatuses![0].state, expectUnknownState);
+  assertEquals(status.containerStatuses![1].state, firstStatus.containerStatuses![1].state);
+  assertEquals(status.containerStatuses![2].state, firstStatus.containerStatuses![2].state);
+  assertEquals(status.phase, firstStatus.phase);
+  assertEquals(status.message, firstStatus.message);
+});
+
+Deno.test("TestTerminatePodWaiting", () => {
+  const { m } = newTestManager(new FakeClientset());
+  const testPod = getTestPod();
+  const firstStatus: PodStatus = {
+    ...getRandomPodStatus(),
+    phase: "Failed",
+    initContainerStatuses: [
+      { name: "init-test-1", ready: false, restartCount: 0 },
+      {
+        name: "init-test-2",
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { reason: "InitTest", exitCode: 0 } },
+      },
+      {
+        name: "init-test-3",
+        ready: false,
+        restartCount: 0,
+        state: { waiting: { reason: "InitTest" } },
+      },
+    ],
+    containerStatuses: [
+      { name: "test-1", ready: false, restartCount: 0 },
+      {
+        name: "test-2",
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { reason: "Test", exitCode: 2 } },
+      },
+      { name: "test-3", ready: false, restartCount: 0, state: { waiting: { reason: "Test" } } },
+    ],
+  };
+  m.setPodStatus(testPod, firstStatus);
+  testPod.status = { ...getRandomPodStatus(), phase: "Running" };
+  m.terminatePod(testPod);
+  const status = m.getPodStatus(testPod.metadata.uid!)!;
+  for (const c of status.containerStatuses!) assert(c.state?.terminated, `${c.name} terminated`);
+  // The trailing init container never started: it stays waiting.
+  assert(status.initContainerStatuses![0].state?.terminated);
+  assert(status.initContainerStatuses![1].state?.terminated);
+  assert(status.initContainerStatuses![2].state?.waiting);
+  assertEquals(status.initContainerStatuses![0].state, expectUnknownState);
+  assertEquals(status.containerStatuses![0].state, expectUnknownState);
+  assertEquals(status.containerStatuses![2].state, expectUnknownState);
+  assertEquals(status.phase, firstStatus.phase);
+  assertEquals(status.message, firstStatus.message);
+});
+
+Deno.test("TerminatePod: a running API pod becomes Failed; a static pod keeps its phase", () => {
+  const { m } = newTestManager(new FakeClientset());
+  const pod = getTestPod();
+  pod.spec.containers = [{ name: "app" }];
+  m.setPodStatus(pod, {
+    phase: "Running",
+    containerStatuses: [{ name: "app", ready: true, restartCount: 0, state: { running: {} } }],
+  });
+  m.terminatePod(pod);
+  assertEquals(m.getPodStatus(pod.metadata.uid!)?.phase, "Failed");
+  assertEquals(m.getPodStatus(pod.metadata.uid!)?.containerStatuses?.[0].state, expectUnknownState);
+
+  const staticPod = getTestPod();
+  staticPod.metadata.uid = "static";
+  staticPod.metadata.annotations = { [ConfigSourceAnnotationKey]: "file" };
+  m.setPodStatus(staticPod, { phase: "Running" });
+  m.terminatePod(staticPod);
+  assertEquals(m.getPodStatus("static")?.phase, "Running");
+});

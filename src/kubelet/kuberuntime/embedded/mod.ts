@@ -1,5 +1,8 @@
 /**
- * The embedded runtime: containers as host processes behind the CRI `RuntimeService` interface.
+ * The embedded runtime: containers as host processes behind the CRI `RuntimeService` interface,
+ * each started by a shim that outlives the agent (shim.ts), recorded under the root folder so the
+ * next runtime adopts them (records.ts), tracked in a cgroup where the machine allows one
+ * (cgroup.ts).
  *
  * @example
  * ```ts
@@ -11,13 +14,24 @@
  * @module
  */
 export * from "./runtime.ts";
-export { ContainerLog, type LogStream, maxLogLineBytes } from "./log.ts";
-export { CappedBuffer, HostProcess, type ProcessExit, type SpawnOptions } from "./process.ts";
 export {
-  killRecordedGroups,
-  type PidRecord,
-  pidRecordDir,
+  ContainerLog,
+  defaultLogMaxFiles,
+  defaultLogMaxSizeBytes,
+  type LogRotation,
+  type LogStream,
+  maxLogLineBytes,
+  rotatedLogFiles,
+} from "./log.ts";
+export { signalGroup, spawnError } from "./process.ts";
+export {
+  type ExecRecord,
+  isSameProcess,
+  killLegacyPidRecords,
+  killRecordedExecs,
+  type ProcStat,
   procStat,
-  removePidRecord,
-  writePidRecord,
-} from "./pid_records.ts";
+  recordDirs,
+} from "./records.ts";
+export { cgroup2Mount, cgroupPids, runtimeCgroup } from "./cgroup.ts";
+export { outputDrainMs, type ShimExit, shimFiles, type ShimSpec, type ShimState } from "./shim.ts";

@@ -4,10 +4,16 @@
  * `ImageManagerService` interfaces as the CRI client, so the node agent and the prober work on a
  * laptop without root or containerd.
  *
- * Sandboxes are bookkeeping only. A container is a process group: created → running → exited,
- * with its output in a CRI-format log file. Any image name is accepted (nothing is pulled); the
- * command must therefore come from the pod spec. The state transitions, error texts and exit codes
- * follow containerd's CRI plugin (pkg/cri/server) where a host process allows it.
+ * Sandboxes are bookkeeping only. A container is a process started by its own shim (shim.ts): the
+ * shim holds the output and writes the CRI-format log with rotation, records the exit, and
+ * outlives the agent. Sandboxes and containers are recorded under the root folder (records.ts),
+ * so a new runtime on the same folder lists the same IDs, metadata, labels, annotations, times
+ * and states, adopts the running containers without touching them, and reports the containers
+ * that ended meanwhile with the exit code their shim recorded. Every process of a container, and
+ * of an exec in it, is kept in the container's cgroup where the machine allows one (cgroup.ts).
+ * Any image name is accepted (nothing is pulled); the command must therefore come from the pod
+ * spec. The state transitions, error texts and exit codes follow containerd's CRI plugin
+ * (pkg/cri/server) where a host process allows it.
  * @module
  */
 import { createHash } from "node:crypto";
@@ -45,26 +51,70 @@ import {
 import { type Clock, RealClock } from "../../../util/clock.ts";
 import { goQuote } from "../../../util/go_format.ts";
 import * as klog from "../../../util/log.ts";
-import { ContainerLog } from "./log.ts";
-import { killRecordedGroups, removePidRecord, writePidRecord } from "./pid_records.ts";
-import { HostProcess, type ProcessExit, signalGroup, spawnError } from "./process.ts";
+import {
+  createCgroup,
+  execCgroupPrefix,
+  joinCgroupWrapper,
+  killCgroup,
+  removeCgroup,
+  runtimeCgroup,
+} from "./cgroup.ts";
+import {
+  defaultLogMaxFiles,
+  defaultLogMaxSizeBytes,
+  type LogRotation,
+  rotatedLogFiles,
+} from "./log.ts";
+import { signalGroup, spawnError } from "./process.ts";
+import {
+  isSameProcess,
+  killLegacyPidRecords,
+  killRecordedExecs,
+  procStat,
+  readJson,
+  readRecords,
+  recordDirs,
+  removeExecRecord,
+  writeExecRecord,
+  writeJsonAtomic,
+} from "./records.ts";
+import {
+  type ShimExit,
+  shimFiles,
+  shimModulePath,
+  type ShimReport,
+  type ShimSpec,
+  type ShimState,
+} from "./shim.ts";
 
 /** The runtime's name, and so the type in container IDs: `embedded://<id>`. */
 export const embeddedRuntimeName = "embedded";
 /** The version of the embedded runtime. */
-export const embeddedRuntimeVersion = "0.1.0";
+export const embeddedRuntimeVersion = "0.2.0";
 /** Exit code and reason of a container whose process could not be started (containerd's). */
 export const startErrorExitCode = 128;
 export const startErrorReason = "StartError";
+/**
+ * Exit code and reason of a container whose end nobody recorded (its shim was killed), as
+ * containerd reports a task it lost (`unknownExitCode`, `unknownExitReason`).
+ */
+export const unknownExitCode = 255;
+export const unknownExitReason = "Unknown";
 /**
  * The most ExecSync keeps of each stream: kubelet's exec probe keeps 10 KiB, and only the prober
  * calls ExecSync here (containerd allows 16 MiB, the CRI message limit).
  */
 export const maxExecOutputBytes = maxProbeOutputBytes;
 
+// How often the runtime looks whether the shim of an adopted container (not its child) is gone.
+const adoptedPollMs = 100;
+
 /** Options of {@link EmbeddedRuntimeService}. */
 export interface EmbeddedRuntimeOptions {
-  /** Where container logs go (`<rootDir>/containers/<id>.log` unless the sandbox sets a log folder). */
+  /**
+   * Where the runtime keeps its records and the containers' logs (`<rootDir>/containers/<id>.log`
+   * unless the sandbox sets a log folder). A new runtime on the same folder adopts what is there.
+   */
   rootDir: string;
   /** Timestamps, stop grace periods and exec timeouts (default: the wall clock). */
   clock?: Clock;
@@ -72,6 +122,18 @@ export interface EmbeddedRuntimeOptions {
   podIP?: string;
   /** Start containers with probelet's environment plus their own (default true; false: only theirs). */
   inheritEnv?: boolean;
+  /** Log rotation: kubelet's `--container-log-max-size` (default 10Mi). */
+  containerLogMaxSizeBytes?: number;
+  /** Log rotation: kubelet's `--container-log-max-files` (default 5). */
+  containerLogMaxFiles?: number;
+  /**
+   * What {@link EmbeddedRuntimeService.shutdown} does with running containers by default: stop
+   * them (true, the default: Ctrl-C on a laptop leaves no process) or leave them running for the
+   * next agent to adopt (false, kubelet's behaviour).
+   */
+  stopContainersOnShutdown?: boolean;
+  /** Use a cgroup per container when the machine allows it (default true). */
+  cgroups?: boolean;
 }
 
 interface SandboxRecord {
@@ -81,6 +143,26 @@ interface SandboxRecord {
   createdAt: bigint;
   runtimeHandler: string;
   nameKey: string;
+}
+
+/** `sandboxes/<id>.json`. */
+interface SandboxFile {
+  id: string;
+  config: PodSandboxConfig;
+  state: PodSandboxState;
+  createdAtNs: string;
+  runtimeHandler: string;
+}
+
+/** A running container's processes. */
+interface ShimHandle {
+  /** The container's main process (and process group). */
+  pid: number;
+  pidStartTime: number;
+  shimPid: number;
+  shimStartTime: number;
+  /** The shim when this runtime started it; absent for an adopted container. */
+  child?: Deno.ChildProcess;
 }
 
 interface ContainerRecord {
@@ -100,14 +182,37 @@ interface ContainerRecord {
   /** True when the log path is the runtime's own choice, so removing the container removes it. */
   ownsLog: boolean;
   nameKey: string;
-  process?: HostProcess;
-  /** Resolves when the process has exited and its output is written. */
+  /** The container's cgroup, when it has one. */
+  cgroup?: string;
+  shim?: ShimHandle;
+  /** Resolves when the container has exited and its output is written. */
   done?: Promise<void>;
 }
 
+/** `containers/<id>/container.json`: what the agent knows (the shim writes the rest). */
+interface ContainerFile {
+  id: string;
+  sandboxId: string;
+  config: ContainerConfig;
+  command: string[];
+  env: Record<string, string>;
+  logPath: string;
+  ownsLog: boolean;
+  cgroup?: string;
+  createdAtNs: string;
+  /** `created`; `started` (the shim's files say the rest); `failed` to start. */
+  phase: "created" | "started" | "failed";
+  startedAtNs?: string;
+  finishedAtNs?: string;
+  exitCode?: number;
+  reason?: string;
+  message?: string;
+}
+
 /**
- * The embedded runtime. Call {@link shutdown} before exiting: it kills every process group the
- * runtime started (containers and execs) and waits for them.
+ * The embedded runtime. Call {@link shutdown} before exiting: by default it stops every container
+ * and exec the runtime started and waits for them; with `stopContainers: false` it leaves the
+ * containers running for the next runtime on the same root folder to adopt.
  *
  * @example
  * ```ts
@@ -126,24 +231,43 @@ interface ContainerRecord {
 export class EmbeddedRuntimeService implements RuntimeService, ImageManagerService {
   readonly rootDir: string;
   readonly podIP: string;
+  /** The cgroup holding the containers' cgroups; undefined when the machine allows none. */
+  readonly cgroupRoot: string | undefined;
   #clock: Clock;
   #inheritEnv: boolean;
+  #logRotation: LogRotation;
+  #stopOnShutdown: boolean;
   #sandboxes = new Map<string, SandboxRecord>();
   #containers = new Map<string, ContainerRecord>();
   /** Reserved names, as containerd's name index: sandbox and container names must be unique. */
   #names = new Map<string, string>();
   /** Running execs: process group id → settles when the exec is over. */
-  #execs = new Map<number, Promise<void>>();
+  #execs = new Map<number, { done: Promise<void>; cgroup?: string }>();
   #images = new Map<string, Image>();
+  /** Container folders whose records cannot be read: their processes cannot be adopted. */
+  #unadoptable: string[] = [];
   #closed = false;
   #shutdown: Promise<void> | undefined;
+  /** Stops the polling of adopted containers' shims. */
+  #detached = new AbortController();
 
-  /** Creates an empty runtime; nothing runs until a container is started. */
+  /**
+   * Creates the runtime and loads what a previous runtime on the same root folder recorded:
+   * sandboxes and containers come back with their IDs, configs and times; running containers are
+   * adopted (nothing is signalled); those that ended meanwhile show their recorded exit.
+   */
   constructor(options: EmbeddedRuntimeOptions) {
     this.rootDir = resolve(options.rootDir);
     this.podIP = options.podIP ?? "127.0.0.1";
     this.#clock = options.clock ?? new RealClock();
     this.#inheritEnv = options.inheritEnv ?? true;
+    this.#logRotation = {
+      maxSizeBytes: options.containerLogMaxSizeBytes ?? defaultLogMaxSizeBytes,
+      maxFiles: options.containerLogMaxFiles ?? defaultLogMaxFiles,
+    };
+    this.#stopOnShutdown = options.stopContainersOnShutdown ?? true;
+    this.cgroupRoot = options.cgroups === false ? undefined : runtimeCgroup(this.rootDir);
+    this.#load();
   }
 
   /** The runtime's name and versions. */
@@ -170,16 +294,23 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         throw new Error("sandbox config must include metadata with name, uid and namespace");
       }
       const id = newID();
-      const nameKey = ["sandbox", m.name, m.namespace, m.uid, m.attempt ?? 0].join("_");
+      const nameKey = sandboxNameKey(config);
       this.#reserve(nameKey, id);
-      this.#sandboxes.set(id, {
+      const sandbox: SandboxRecord = {
         id,
         config: structuredClone(config),
         state: "SANDBOX_READY",
         createdAt: this.#nowNs(),
         runtimeHandler: options.runtimeHandler ?? "",
         nameKey,
-      });
+      };
+      try {
+        this.#saveSandbox(sandbox);
+      } catch (err) {
+        this.#names.delete(nameKey);
+        throw new Error(`failed to record sandbox: ${errorText(err)}`, { cause: err });
+      }
+      this.#sandboxes.set(id, sandbox);
       return id;
     });
   }
@@ -193,6 +324,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         this.#containersOf(podSandboxId).map((c) => this.#stop(c, 0)),
       );
       sandbox.state = "SANDBOX_NOTREADY";
+      this.#saveSandbox(sandbox);
     });
   }
 
@@ -205,6 +337,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       await Promise.all(this.#containersOf(podSandboxId).map((c) => this.#remove(c)));
       this.#sandboxes.delete(podSandboxId);
       this.#names.delete(sandbox.nameKey);
+      removePath(join(recordDirs.sandboxes(this.rootDir), `${podSandboxId}.json`));
     });
   }
 
@@ -271,8 +404,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         );
       }
       const id = newID();
-      const attempt = config.metadata.attempt ?? 0;
-      const nameKey = ["container", podSandboxId, name, attempt].join("_");
+      const nameKey = containerNameKey(podSandboxId, config);
       this.#reserve(nameKey, id);
 
       const logDirectory = sandbox.config.logDirectory;
@@ -283,8 +415,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
 
       const env: Record<string, string> = {};
       for (const kv of config.envs ?? []) env[kv.key] = kv.value;
-      this.#rememberImage(image);
-      this.#containers.set(id, {
+      const c: ContainerRecord = {
         id,
         sandboxId: podSandboxId,
         config: structuredClone(config),
@@ -300,14 +431,25 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         logPath,
         ownsLog,
         nameKey,
-      });
+      };
+      try {
+        Deno.mkdirSync(this.#containerDir(id), { recursive: true });
+        this.#saveContainer(c, "created");
+      } catch (err) {
+        this.#names.delete(nameKey);
+        removePath(this.#containerDir(id));
+        throw new Error(`failed to record container: ${errorText(err)}`, { cause: err });
+      }
+      this.#rememberImage(image);
+      this.#containers.set(id, c);
       return id;
     });
   }
 
   /**
-   * Starts a created container's process. When the process cannot be started, the container ends
-   * up exited with code 128 and reason `StartError`, as in containerd, and the call rejects.
+   * Starts a created container: its shim starts the process and reports. When the process cannot
+   * be started, the container ends up exited with code 128 and reason `StartError`, as in
+   * containerd, and the call rejects.
    */
   startContainer(containerId: string, _options?: CallOptions): Promise<void> {
     return this.#call(async () => {
@@ -321,42 +463,93 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       }
       // Claim the transition before the first await, so two starts cannot both spawn.
       c.state = "CONTAINER_UNKNOWN";
-      let log: ContainerLog;
-      let process: HostProcess;
+      const cwd = c.config.workingDir || undefined;
+      const fail = (message: string) => {
+        this.#startFailed(c, message);
+        return new Error(`failed to start container ${goQuote(containerId)}: ${message}`);
+      };
+      if (cwd !== undefined && !isAbsolute(cwd)) {
+        throw fail(`the working directory ${goQuote(cwd)} is invalid, it needs to be absolute`);
+      }
+      const dir = this.#containerDir(c.id);
+      if (this.cgroupRoot) {
+        try {
+          c.cgroup = createCgroup(join(this.cgroupRoot, c.id));
+        } catch (err) {
+          klog.V(1).info("No cgroup for the container: process group only", {
+            containerID: c.id,
+            err: errorText(err),
+          });
+        }
+      }
+      const spec: ShimSpec = {
+        id: c.id,
+        command: c.command,
+        env: c.env,
+        clearEnv: !this.#inheritEnv,
+        cwd,
+        logPath: c.logPath,
+        logRotation: this.#logRotation,
+        cgroup: c.cgroup,
+      };
+      let child: Deno.ChildProcess;
       try {
-        log = await ContainerLog.open(c.logPath, this.#clock);
+        writeJsonAtomic(join(dir, shimFiles.spec), spec);
+        this.#saveContainer(c, "created");
+        child = new Deno.Command(Deno.execPath(), {
+          args: [
+            "run",
+            "--allow-all",
+            "--no-config",
+            "--no-lock",
+            "--quiet",
+            "--v8-flags=--max-semi-space-size=1",
+            shimModulePath,
+            dir,
+          ],
+          stdin: "null",
+          stdout: "piped",
+          stderr: "null",
+          // Its own session: Ctrl-C on the agent's terminal does not reach the container.
+          detached: true,
+        }).spawn();
       } catch (err) {
-        this.#startFailed(c, `failed to open log ${goQuote(c.logPath)}: ${errorText(err)}`);
-        throw new Error(`failed to start container ${goQuote(containerId)}: ${c.message}`);
+        if (c.cgroup) removeCgroup(c.cgroup);
+        throw fail(`failed to start shim: ${errorText(err)}`);
       }
-      if (this.#closed) { // shut down while the log was being opened: start nothing new
-        await log.close();
-        this.#startFailed(c, "embedded runtime is closed");
-        throw new Error(`failed to start container ${goQuote(containerId)}: ${c.message}`);
-      }
+      const reportText = await firstLine(child.stdout);
+      let report: ShimReport | undefined;
       try {
-        process = this.#spawn(c, (stream, chunk) => log.append(stream, chunk));
-      } catch (err) {
-        await log.close();
-        this.#startFailed(c, errorText(err));
-        throw new Error(`failed to start container ${goQuote(containerId)}: ${c.message}`);
+        report = JSON.parse(reportText);
+      } catch {
+        report = undefined;
       }
-      c.process = process;
+      if (!report || "error" in report) {
+        if (!report) killShim(child); // it said nothing sensible: do not wait on it
+        await child.status;
+        if (c.cgroup) removeCgroup(c.cgroup);
+        throw fail(report ? report.error : "the shim exited before starting the container");
+      }
+      const state = readJson<ShimState>(join(dir, shimFiles.state));
+      c.shim = {
+        pid: report.pid,
+        pidStartTime: state && !(state instanceof Error) ? state.pidStartTime : 0,
+        shimPid: child.pid,
+        shimStartTime: state && !(state instanceof Error) ? state.shimStartTime : 0,
+        child,
+      };
       c.state = "CONTAINER_RUNNING";
       c.startedAt = this.#nowNs();
-      // Lets a later run kill this group should the agent die without shutting down.
-      writePidRecord(this.rootDir, c.id, process.pid);
-      process.exited.then((exit) => this.#exited(c, exit));
-      c.done = process.done.then(() => log.close()).catch((e) =>
-        klog.error(e, "Could not finish the container log", { containerID: c.id })
-      ).finally(() => removePidRecord(this.rootDir, c.id));
+      this.#saveContainer(c, "started");
+      c.done = child.status.then(() => this.#shimGone(c, { ownChild: true }));
+      if (this.#closed) await this.#stop(c, 0); // shut down meanwhile: start nothing new
     });
   }
 
   /**
-   * Stops a running container: SIGTERM to its process group, SIGKILL after `timeoutMs`
-   * (0 = at once). Resolves once it has exited. Does nothing for a container that is not running
-   * or does not exist.
+   * Stops a running container: SIGTERM to its process group, SIGKILL (to its whole cgroup when it
+   * has one) after `timeoutMs` (0 = at once). Resolves once it has exited. Does nothing for a
+   * container that is not running or does not exist.
    */
   stopContainer(containerId: string, options: CallOptions & { timeoutMs: number }): Promise<void> {
     return this.#call(async () => {
@@ -424,7 +617,14 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         imageId: imageID(c.config.image.image),
       };
       const info: Record<string, string> = options.verbose
-        ? { info: JSON.stringify({ pid: c.process?.pid ?? 0, command: c.command }) }
+        ? {
+          info: JSON.stringify({
+            pid: c.state === "CONTAINER_RUNNING" ? c.shim?.pid ?? 0 : 0,
+            shimPid: c.shim?.shimPid ?? 0,
+            cgroup: c.cgroup ?? "",
+            command: c.command,
+          }),
+        }
         : {};
       return { status, info };
     });
@@ -432,10 +632,12 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
 
   /**
    * Runs `cmd` on the host with the container's environment and working directory, in its own
-   * process group. Errors follow the `RuntimeService` contract: a non-zero exit is an `ExitError`
-   * carrying stdout then stderr; past `timeoutMs` the group is killed and the call rejects with
-   * `CommandTimedOutError`; a container that is not running, or a command that cannot be started,
-   * is a plain `Error`.
+   * process group and inside the container's cgroup (so that whatever it leaves behind goes with
+   * the container). It is over when the command has exited and its output is closed, or at the
+   * timeout (see host_runner.ts). Errors follow the `RuntimeService` contract: a non-zero exit is
+   * an `ExitError` carrying stdout then stderr; past `timeoutMs` everything the exec started is
+   * killed and the call rejects with `CommandTimedOutError`; a container that is not running, or
+   * a command that cannot be started, is a plain `Error`. At most 10 KiB of each stream are kept.
    */
   execSync(
     containerId: string,
@@ -448,6 +650,14 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         throw new Error(`failed to exec in container: container is in ${c.state} state`);
       }
       options.signal?.throwIfAborted();
+      let cgroup: string | undefined;
+      if (c.cgroup) {
+        try {
+          cgroup = createCgroup(join(c.cgroup, `${execCgroupPrefix}${newID().slice(0, 12)}`));
+        } catch {
+          cgroup = undefined; // the container is going away; the exec still runs in its group
+        }
+      }
       let pid = 0;
       let done = () => {};
       let r: HostCommandResult;
@@ -460,9 +670,19 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
           clearEnv: !this.#inheritEnv,
           cwd: c.config.workingDir || undefined,
           signal: options.signal,
+          wrapper: cgroup ? joinCgroupWrapper(cgroup) : undefined,
           onStarted: (started) => {
             pid = started;
-            this.#execs.set(pid, new Promise<void>((resolve) => done = resolve));
+            this.#execs.set(pid, { done: new Promise<void>((resolve) => done = resolve), cgroup });
+            writeExecRecord(this.rootDir, {
+              pgid: pid,
+              startTime: procStat(pid)?.startTime ?? 0,
+              containerId: c.id,
+              cgroup,
+            });
+          },
+          onKill: () => {
+            if (cgroup) killCgroup(cgroup);
           },
         });
       } catch (err) {
@@ -472,29 +692,30 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
           : err;
         throw new Error(`failed to exec in container: ${errorText(why)}`, { cause: err });
       } finally {
+        if (pid > 0) removeExecRecord(this.rootDir, pid);
         this.#execs.delete(pid);
+        // Whatever the exec left running stays in the container (as with runc) and goes with it.
+        if (cgroup) removeCgroup(cgroup);
         done();
       }
       options.signal?.throwIfAborted();
       if (r.timedOut) throw new CommandTimedOutError(cmd, { timeoutMs: options.timeoutMs });
-      const exit = { code: r.status.code };
-      const result = { stdout: r.stdout, stderr: r.stderr };
-      if (exit.code !== 0) {
-        const output = new Uint8Array(result.stdout.length + result.stderr.length);
-        output.set(result.stdout);
-        output.set(result.stderr, result.stdout.length);
-        throw new ExitError(exit.code, {
+      const exitCode = r.status.code;
+      if (exitCode !== 0) {
+        const output = new Uint8Array(r.stdout.length + r.stderr.length);
+        output.set(r.stdout);
+        output.set(r.stderr, r.stdout.length);
+        throw new ExitError(exitCode, {
           output,
-          message: `command '${cmd.join(" ")}' exited with ${exit.code}: ${
-            new TextDecoder().decode(result.stderr)
+          message: `command '${cmd.join(" ")}' exited with ${exitCode}: ${
+            new TextDecoder().decode(r.stderr)
           }`,
         });
       }
-      return result;
+      return { stdout: r.stdout, stderr: r.stderr };
     });
   }
 
-  // ---------------------------------------------------------------------------------------------
   // Images: any name is accepted; nothing is pulled.
 
   /** The images of the containers created so far. */
@@ -515,82 +736,268 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Shutdown
+  // ---------------------------------------------------------------------------------------------
+  // Shutdown and clean-up
 
-  /** Starts {@link shutdown} and makes later calls reject. */
+  /** Starts {@link shutdown} (with the default for running containers); later calls reject. */
   close(): void {
     this.shutdown().catch((e) => klog.error(e, "Embedded runtime shutdown failed"));
   }
 
   /**
-   * Kills the container process groups a previous run on the same `rootDir` left behind (the agent
-   * crashed or was SIGKILLed), after checking each is still the group it started (see
-   * pid_records.ts). Call once at start-up, before starting containers. Returns the group ids killed.
+   * Kills what a previous run on the same root folder left and no runtime can adopt: execs that
+   * were running when the agent died, containers whose records cannot be read, and process groups
+   * recorded by the previous version of the runtime. Running containers with good records are
+   * adopted by the constructor instead, and never signalled here. Call once at start-up, before
+   * starting containers. Returns the process group ids killed.
    */
   killLeftoverProcesses(): number[] {
-    return killRecordedGroups(this.rootDir);
+    const killed = [...killLegacyPidRecords(this.rootDir), ...killRecordedExecs(this.rootDir)];
+    for (const dir of this.#unadoptable) {
+      killed.push(...killContainerFolder(dir));
+      removePath(dir);
+    }
+    this.#unadoptable = [];
+    return killed;
   }
 
   /**
-   * Kills every process group the runtime started (containers and running execs) with SIGKILL,
-   * waits for them and their logs, and makes later calls reject. Safe to call more than once.
+   * Stops the runtime; later calls reject. Running execs are killed. Containers are stopped
+   * (SIGKILL, waiting for their shims to record the exit) when `stopContainers` is true (the
+   * default unless the runtime was created with `stopContainersOnShutdown: false`); otherwise they
+   * keep running, and a new runtime on the same root folder adopts them. Safe to call more than
+   * once; the first call decides.
    */
-  shutdown(): Promise<void> {
+  shutdown(options: { stopContainers?: boolean } = {}): Promise<void> {
     this.#closed = true;
     this.#shutdown ??= (async () => {
-      this.killAll();
-      await Promise.all([
-        ...[...this.#containers.values()].map((c) => c.done),
-        ...this.#execs.values(),
-      ]);
+      const stop = options.stopContainers ?? this.#stopOnShutdown;
+      for (const [pgid, exec] of this.#execs) {
+        signalGroup(pgid, "SIGKILL");
+        if (exec.cgroup) killCgroup(exec.cgroup);
+      }
+      await Promise.all([...this.#execs.values()].map((e) => e.done));
+      if (stop) {
+        this.killAll();
+        await Promise.all([...this.#containers.values()].map((c) => c.done));
+      } else {
+        // The shims live on; this process must not wait for them.
+        for (const c of this.#containers.values()) c.shim?.child?.unref();
+      }
+      this.#detached.abort();
+      // Only empty cgroups go: those of containers left running stay.
+      if (this.cgroupRoot) removeCgroup(this.cgroupRoot);
     })();
     return this.#shutdown;
   }
 
   /**
-   * Sends SIGKILL to every process group still running, synchronously: for an exit path that
-   * cannot wait (an `unload` handler). Prefer {@link shutdown}.
+   * Sends SIGKILL to every container and exec still running, synchronously: for an exit path
+   * that cannot wait (an `unload` handler). Prefer {@link shutdown}.
    */
   killAll(): void {
-    for (const c of this.#containers.values()) c.process?.signal("SIGKILL");
-    for (const pgid of this.#execs.keys()) signalGroup(pgid, "SIGKILL");
+    for (const c of this.#containers.values()) {
+      if (c.state === "CONTAINER_RUNNING") this.#signal(c, "SIGKILL");
+    }
+    for (const [pgid, exec] of this.#execs) {
+      signalGroup(pgid, "SIGKILL");
+      if (exec.cgroup) killCgroup(exec.cgroup);
+    }
   }
 
   /** Process IDs (group leaders) of running containers and execs, for tests and diagnostics. */
   processIds(): number[] {
     const pids: number[] = [];
     for (const c of this.#containers.values()) {
-      if (c.process && !c.process.exit) pids.push(c.process.pid);
+      if (c.state === "CONTAINER_RUNNING" && c.shim) pids.push(c.shim.pid);
     }
     pids.push(...this.#execs.keys());
     return pids;
   }
 
-  // ---------------------------------------------------------------------------------------------
+  /** Process IDs of the shims of running containers, for tests and diagnostics. */
+  shimProcessIds(): number[] {
+    return [...this.#containers.values()].filter((c) => c.state === "CONTAINER_RUNNING" && c.shim)
+      .map((c) => c.shim!.shimPid);
+  }
 
-  #spawn(
-    c: ContainerRecord,
-    onOutput: (stream: "stdout" | "stderr", chunk: Uint8Array) => void,
-  ): HostProcess {
-    const cwd = c.config.workingDir || undefined;
-    if (cwd !== undefined && !isAbsolute(cwd)) {
-      throw new Error(`the working directory ${goQuote(cwd)} is invalid, it needs to be absolute`);
+  // ---------------------------------------------------------------------------------------------
+  // Records
+
+  #load(): void {
+    for (const [file, f] of readRecords<SandboxFile>(recordDirs.sandboxes(this.rootDir))) {
+      if (!f?.id || !f.config?.metadata) {
+        klog.info("Ignoring an unreadable sandbox record", { file });
+        continue;
+      }
+      const nameKey = sandboxNameKey(f.config);
+      this.#sandboxes.set(f.id, {
+        id: f.id,
+        config: f.config,
+        state: f.state,
+        createdAt: BigInt(f.createdAtNs),
+        runtimeHandler: f.runtimeHandler ?? "",
+        nameKey,
+      });
+      this.#names.set(nameKey, f.id);
     }
-    return HostProcess.spawn(c.command, {
-      env: c.env,
-      clearEnv: !this.#inheritEnv,
-      cwd,
-      clock: this.#clock,
-      onOutput,
+    let entries: Deno.DirEntry[] = [];
+    try {
+      entries = [...Deno.readDirSync(recordDirs.containers(this.rootDir))];
+    } catch {
+      // nothing recorded yet
+    }
+    const loaded: ContainerRecord[] = [];
+    for (const entry of entries) {
+      if (!entry.isDirectory) continue;
+      const dir = join(recordDirs.containers(this.rootDir), entry.name);
+      const f = readJson<ContainerFile>(join(dir, "container.json"));
+      if (!f || f instanceof Error || f.id !== entry.name || !f.config?.metadata) {
+        this.#unadoptable.push(dir);
+        continue;
+      }
+      loaded.push(this.#restore(f, dir));
+    }
+    loaded.sort((a, b) => a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0);
+    for (const c of loaded) {
+      this.#containers.set(c.id, c);
+      this.#names.set(c.nameKey, c.id);
+      this.#rememberImage(c.config.image?.image ?? "");
+    }
+  }
+
+  #restore(f: ContainerFile, dir: string): ContainerRecord {
+    const c: ContainerRecord = {
+      id: f.id,
+      sandboxId: f.sandboxId,
+      config: f.config,
+      command: f.command,
+      env: f.env,
+      state: "CONTAINER_CREATED",
+      createdAt: BigInt(f.createdAtNs),
+      startedAt: BigInt(f.startedAtNs ?? "0"),
+      finishedAt: BigInt(f.finishedAtNs ?? "0"),
+      exitCode: f.exitCode ?? 0,
+      reason: f.reason ?? "",
+      message: f.message ?? "",
+      logPath: f.logPath,
+      ownsLog: f.ownsLog,
+      nameKey: containerNameKey(f.sandboxId, f.config),
+      cgroup: f.cgroup,
+    };
+    if (f.phase === "failed") {
+      c.state = "CONTAINER_EXITED";
+      return c;
+    }
+    const state = readJson<ShimState>(join(dir, shimFiles.state));
+    if (!state || state instanceof Error) return c; // never started (or died before running)
+    // Started, possibly by an agent that died before it could record so.
+    if (c.startedAt === 0n) c.startedAt = msToNs(state.startedAtMs);
+    c.shim = {
+      pid: state.pid,
+      pidStartTime: state.pidStartTime,
+      shimPid: state.shimPid,
+      shimStartTime: state.shimStartTime,
+    };
+    const exitFile = join(dir, shimFiles.exit);
+    if (!exists(exitFile) && isSameProcess(state.shimPid, state.shimStartTime)) {
+      c.state = "CONTAINER_RUNNING";
+      c.done = this.#watchShim(c.shim, exitFile).then(() => this.#shimGone(c, { ownChild: false }));
+    } else {
+      this.#shimGone(c, { ownChild: false });
+      c.done = Promise.resolve();
+    }
+    return c;
+  }
+
+  /**
+   * Resolves when the shim of an adopted container (not this process's child) is gone; polls
+   * `/proc` until then, or until the runtime is shut down (the next runtime watches).
+   */
+  #watchShim(shim: ShimHandle, exitFile: string): Promise<void> {
+    const signal = this.#detached.signal;
+    return new Promise<void>((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => clearTimeout(timer);
+      signal.addEventListener("abort", onAbort, { once: true });
+      const check = () => {
+        // The exit record comes first; the shim then removes the cgroup and exits.
+        if (exists(exitFile) || !isSameProcess(shim.shimPid, shim.shimStartTime)) {
+          signal.removeEventListener("abort", onAbort);
+          return resolve();
+        }
+        if (!signal.aborted) timer = setTimeout(check, adoptedPollMs);
+      };
+      check();
     });
   }
 
-  #exited(c: ContainerRecord, exit: ProcessExit): void {
+  // The shim has exited: the container is over. Its exit comes from exit.json; without one the
+  // shim was killed, and whatever the container left is killed too (no one holds its output).
+  #shimGone(c: ContainerRecord, options: { ownChild: boolean }): void {
+    const exit = readJson<ShimExit>(join(this.#containerDir(c.id), shimFiles.exit));
     c.state = "CONTAINER_EXITED";
-    c.finishedAt = msToNs(exit.finishedAt);
-    c.exitCode = exit.code;
-    c.reason = exit.code === 0 ? "Completed" : "Error";
+    if (exit && !(exit instanceof Error)) {
+      c.exitCode = exit.exitCode;
+      c.reason = exit.exitCode === 0 ? "Completed" : "Error";
+      c.finishedAt = options.ownChild ? this.#nowNs() : msToNs(exit.finishedAtMs);
+    } else {
+      if (c.cgroup) killCgroup(c.cgroup);
+      else if (c.shim && isSameProcess(c.shim.pid, c.shim.pidStartTime)) {
+        signalGroup(c.shim.pid, "SIGKILL");
+      }
+      if (c.cgroup) removeCgroup(c.cgroup);
+      c.exitCode = unknownExitCode;
+      c.reason = unknownExitReason;
+      c.message = "the container's shim exited without recording how the container ended";
+      c.finishedAt = this.#nowNs();
+      klog.info("Container shim gone without an exit record", { containerID: c.id });
+    }
   }
+
+  #saveSandbox(s: SandboxRecord): void {
+    const dir = recordDirs.sandboxes(this.rootDir);
+    Deno.mkdirSync(dir, { recursive: true });
+    const f: SandboxFile = {
+      id: s.id,
+      config: s.config,
+      state: s.state,
+      createdAtNs: String(s.createdAt),
+      runtimeHandler: s.runtimeHandler,
+    };
+    writeJsonAtomic(join(dir, `${s.id}.json`), f);
+  }
+
+  #saveContainer(c: ContainerRecord, phase: ContainerFile["phase"]): void {
+    const f: ContainerFile = {
+      id: c.id,
+      sandboxId: c.sandboxId,
+      config: c.config,
+      command: c.command,
+      env: c.env,
+      logPath: c.logPath,
+      ownsLog: c.ownsLog,
+      cgroup: c.cgroup,
+      createdAtNs: String(c.createdAt),
+      phase,
+      startedAtNs: String(c.startedAt),
+    };
+    if (phase === "failed") {
+      Object.assign(f, {
+        finishedAtNs: String(c.finishedAt),
+        exitCode: c.exitCode,
+        reason: c.reason,
+        message: c.message,
+      });
+    }
+    writeJsonAtomic(join(this.#containerDir(c.id), "container.json"), f);
+  }
+
+  #containerDir(id: string): string {
+    return join(recordDirs.containers(this.rootDir), id);
+  }
+
+  // ---------------------------------------------------------------------------------------------
 
   #startFailed(c: ContainerRecord, message: string): void {
     c.state = "CONTAINER_EXITED";
@@ -598,10 +1005,36 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
     c.exitCode = startErrorExitCode;
     c.reason = startErrorReason;
     c.message = message;
+    try {
+      this.#saveContainer(c, "failed");
+    } catch (err) {
+      klog.error(err, "Could not record a failed start", { containerID: c.id });
+    }
+  }
+
+  /** Signals the container's process group (SIGKILL: its whole cgroup), if it is still ours. */
+  #signal(c: ContainerRecord, sig: Deno.Signal): void {
+    const shim = c.shim;
+    if (!shim) return;
+    // The group too: it reaches a process that has not joined its cgroup yet.
+    if (shim.child || isSameProcess(shim.pid, shim.pidStartTime)) signalGroup(shim.pid, sig);
+    if (sig === "SIGKILL" && c.cgroup) killCgroup(c.cgroup);
   }
 
   async #stop(c: ContainerRecord, gracePeriodMs: number): Promise<void> {
-    if (c.process && !c.process.exit) await c.process.terminate(Math.max(0, gracePeriodMs));
+    if (c.state === "CONTAINER_RUNNING") {
+      if (gracePeriodMs > 0) {
+        this.#signal(c, "SIGTERM");
+        let timer: { stop(): boolean } | undefined;
+        const expired = new Promise<"expired">((resolve) => {
+          timer = this.#clock.afterFunc(gracePeriodMs, () => resolve("expired"));
+        });
+        const first = await Promise.race([c.done, expired]);
+        timer?.stop();
+        if (first !== "expired") return;
+      }
+      this.#signal(c, "SIGKILL");
+    }
     await c.done;
   }
 
@@ -610,7 +1043,11 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
     if (!this.#containers.has(c.id)) return; // removed by a concurrent call
     this.#containers.delete(c.id);
     this.#names.delete(c.nameKey);
-    if (c.ownsLog) await Deno.remove(c.logPath).catch(() => {});
+    if (c.cgroup) removeCgroup(c.cgroup);
+    removePath(this.#containerDir(c.id));
+    if (c.ownsLog) {
+      for (const file of [c.logPath, ...await rotatedLogFiles(c.logPath)]) removePath(file);
+    }
   }
 
   #containersOf(sandboxId: string): ContainerRecord[] {
@@ -672,6 +1109,102 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
   async #call<T>(fn: () => T | Promise<T>): Promise<T> {
     if (this.#closed) throw new Error("embedded runtime is closed");
     return await fn();
+  }
+}
+
+/**
+ * Kills everything a runtime recorded under `rootDir` (containers, their shims and cgroups, execs,
+ * the previous version's process groups), for clean-up after a test or a crashed agent whose
+ * state is to be thrown away. Returns the process group ids signalled.
+ */
+export function killRecordedGroups(rootDir: string): number[] {
+  const root = resolve(rootDir);
+  const killed = [...killLegacyPidRecords(root), ...killRecordedExecs(root)];
+  let entries: Deno.DirEntry[] = [];
+  try {
+    entries = [...Deno.readDirSync(recordDirs.containers(root))];
+  } catch {
+    // nothing recorded
+  }
+  for (const e of entries) {
+    if (e.isDirectory) {
+      killed.push(...killContainerFolder(join(recordDirs.containers(root), e.name)));
+    }
+  }
+  return killed;
+}
+
+// Kills the processes a container folder names (cgroup, process group, shim), after checking that
+// each pid is still the recorded process.
+function killContainerFolder(dir: string): number[] {
+  const killed: number[] = [];
+  const spec = readJson<ShimSpec>(join(dir, shimFiles.spec));
+  const state = readJson<ShimState>(join(dir, shimFiles.state));
+  const cgroup = spec && !(spec instanceof Error) ? spec.cgroup : undefined;
+  if (state && !(state instanceof Error)) {
+    if (isSameProcess(state.pid, state.pidStartTime)) {
+      signalGroup(state.pid, "SIGKILL");
+      killed.push(state.pid);
+    }
+    if (isSameProcess(state.shimPid, state.shimStartTime)) signalGroup(state.shimPid, "SIGKILL");
+  }
+  if (cgroup) {
+    killCgroup(cgroup);
+    removeCgroup(cgroup);
+  }
+  return killed;
+}
+
+// The first line of a stream (the shim keeps its stdout open, so the end cannot be awaited).
+async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  const reader = stream.getReader();
+  try {
+    while (!text.includes("\n")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    // the shim died: what arrived is all there is
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return text.split("\n")[0];
+}
+
+function sandboxNameKey(config: PodSandboxConfig): string {
+  const m = config.metadata;
+  return ["sandbox", m.name, m.namespace, m.uid, m.attempt ?? 0].join("_");
+}
+
+function containerNameKey(sandboxId: string, config: ContainerConfig): string {
+  return ["container", sandboxId, config.metadata.name, config.metadata.attempt ?? 0].join("_");
+}
+
+function killShim(child: Deno.ChildProcess): void {
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // exited already
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function removePath(path: string): void {
+  try {
+    Deno.removeSync(path, { recursive: true });
+  } catch {
+    // gone already
   }
 }
 

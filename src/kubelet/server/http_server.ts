@@ -1,0 +1,399 @@
+/**
+ * A small HTTP/1.1 server for the agent's read-only endpoints, with the protections Go's
+ * `http.Server` gives kubelet and `Deno.serve` lacks:
+ *
+ * - accept errors (EMFILE when descriptors run out) are retried with Go's back-off (5 ms doubling
+ *   to 1 s) instead of ending the process (`Deno.serve` rejects an uncaught promise and the agent
+ *   dies; `node:http` stops accepting for good);
+ * - at most `maxConnections` connections at once; one more is closed at once (like Node's
+ *   `server.maxConnections`), so a flood cannot take the descriptors probes and containers need;
+ * - a connection waiting for a request (new, or kept alive after a response) is closed after
+ *   `idleTimeoutMs` (kubelet's `IdleTimeout`, 90 s); a request head is at most `maxHeaderBytes`;
+ *   a response that cannot be written within `writeTimeoutMs` closes the connection.
+ *
+ * Requests are GET/HEAD without bodies here, so the server supports exactly that: a request with
+ * a body gets its answer and the connection is closed; chunked request bodies are refused.
+ * Mirrors the parts of Go's net/http `Server.Serve` and `conn.serve` the agent needs.
+ * @module
+ */
+import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
+import * as log from "../../util/log.ts";
+
+/** kubelet's `IdleTimeout` of its servers. */
+export const defaultIdleTimeoutMs = 90_000;
+/** How long writing one response may take. */
+export const defaultWriteTimeoutMs = 60_000;
+/**
+ * Largest request head: the endpoints take no headers worth more; Go's default (1 MiB) per
+ * connection would let the connection limit pin a gigabyte.
+ */
+export const defaultMaxHeaderBytes = 64 * 1024;
+/** Go's accept back-off bounds. */
+export const acceptBackoffMinMs = 5;
+export const acceptBackoffMaxMs = 1_000;
+
+/** What the server needs of a listener (a `Deno.Listener`, or a test's stand-in). */
+export interface ConnListener {
+  accept(): Promise<Deno.Conn>;
+  close(): void;
+  readonly addr: Deno.Addr;
+}
+
+/** Options of {@linkcode HttpServer}. */
+export interface HttpServerOptions {
+  /** Answers one request. A throw becomes a 500. */
+  handler: (req: Request) => Response | Promise<Response>;
+  /** Most connections open at once (default 1024). */
+  maxConnections?: number;
+  /** Idle time before a connection without a request in progress is closed (default 90 s). */
+  idleTimeoutMs?: number;
+  /** Time allowed to write one response (default 60 s). */
+  writeTimeoutMs?: number;
+  /** Largest request head in bytes (default 64 KiB). */
+  maxHeaderBytes?: number;
+  /** Drives the idle, write and back-off timers (default: the wall clock). */
+  clock?: Clock;
+}
+
+/** Counters, for tests and diagnostics. */
+export interface HttpServerStats {
+  /** Connections open now. */
+  open: number;
+  /** Connections accepted since the start. */
+  accepted: number;
+  /** Connections closed at once because `maxConnections` were open. */
+  rejected: number;
+  /** Connections closed because they were idle too long. */
+  idleClosed: number;
+  /** Accept calls that failed and were retried. */
+  acceptErrors: number;
+}
+
+const statusTexts: Record<number, string> = {
+  200: "OK",
+  400: "Bad Request",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  413: "Request Entity Too Large",
+  431: "Request Header Fields Too Large",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  505: "HTTP Version Not Supported",
+};
+
+const crlfcrlf = new Uint8Array([13, 10, 13, 10]);
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * Serves `handler` on a listener until {@link shutdown}.
+ *
+ * @example
+ * ```ts
+ * const server = new HttpServer(Deno.listen({ hostname: "127.0.0.1", port: 0 }), {
+ *   handler: () => new Response("ok"),
+ * });
+ * await server.shutdown();
+ * ```
+ */
+export class HttpServer {
+  readonly listener: ConnListener;
+  readonly stats: HttpServerStats = {
+    open: 0,
+    accepted: 0,
+    rejected: 0,
+    idleClosed: 0,
+    acceptErrors: 0,
+  };
+  #options: HttpServerOptions;
+  #clock: Clock;
+  #maxConnections: number;
+  #idleTimeoutMs: number;
+  #writeTimeoutMs: number;
+  #maxHeaderBytes: number;
+  #conns = new Set<Deno.Conn>();
+  #closed = false;
+  #backoffTimer: ClockTimer | undefined;
+  #wakeBackoff: (() => void) | undefined;
+  #acceptLoop: Promise<void>;
+  #connLoops = new Set<Promise<void>>();
+  #lastRejectLog = -Infinity;
+
+  /** Starts accepting on `listener`. */
+  constructor(listener: ConnListener, options: HttpServerOptions) {
+    this.listener = listener;
+    this.#options = options;
+    this.#clock = options.clock ?? new RealClock();
+    this.#maxConnections = options.maxConnections ?? 1024;
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? defaultIdleTimeoutMs;
+    this.#writeTimeoutMs = options.writeTimeoutMs ?? defaultWriteTimeoutMs;
+    this.#maxHeaderBytes = options.maxHeaderBytes ?? defaultMaxHeaderBytes;
+    this.#acceptLoop = this.#serve();
+  }
+
+  /** The connection limit in force. */
+  get maxConnections(): number {
+    return this.#maxConnections;
+  }
+
+  /** Stops accepting, closes every connection and waits for their handlers to end. */
+  async shutdown(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#backoffTimer?.stop();
+      this.#wakeBackoff?.();
+      try {
+        this.listener.close();
+      } catch {
+        // already closed
+      }
+      for (const conn of this.#conns) closeQuietly(conn);
+    }
+    await this.#acceptLoop;
+    await Promise.all([...this.#connLoops]);
+  }
+
+  // Go's Server.Serve: on a failed accept, wait 5 ms, doubling up to 1 s, and try again.
+  async #serve(): Promise<void> {
+    let delayMs = 0;
+    while (!this.#closed) {
+      let conn: Deno.Conn;
+      try {
+        conn = await this.listener.accept();
+      } catch (e) {
+        if (this.#closed || e instanceof Deno.errors.BadResource) return;
+        delayMs = delayMs === 0 ? acceptBackoffMinMs : Math.min(delayMs * 2, acceptBackoffMaxMs);
+        this.stats.acceptErrors++;
+        log.error(e, "http: Accept error; retrying", { delay: `${delayMs}ms` });
+        await new Promise<void>((resolve) => {
+          this.#wakeBackoff = resolve;
+          this.#backoffTimer = this.#clock.afterFunc(delayMs, resolve);
+        });
+        this.#wakeBackoff = undefined;
+        continue;
+      }
+      delayMs = 0;
+      if (this.#closed) {
+        closeQuietly(conn);
+        return;
+      }
+      if (this.#conns.size >= this.#maxConnections) {
+        this.stats.rejected++;
+        closeQuietly(conn);
+        // One line per 10 s at most: a flood must not turn into a log flood.
+        if (this.#clock.now() - this.#lastRejectLog >= 10_000) {
+          this.#lastRejectLog = this.#clock.now();
+          log.info("http: connection limit reached, closing new connections", {
+            limit: this.#maxConnections,
+            rejected: this.stats.rejected,
+          });
+        }
+        continue;
+      }
+      this.stats.accepted++;
+      this.#conns.add(conn);
+      this.stats.open = this.#conns.size;
+      const loop = this.#serveConn(conn).finally(() => {
+        this.#conns.delete(conn);
+        this.stats.open = this.#conns.size;
+        this.#connLoops.delete(loop);
+      });
+      this.#connLoops.add(loop);
+    }
+  }
+
+  async #serveConn(conn: Deno.Conn): Promise<void> {
+    const pending = new ByteBuffer();
+    const chunk = new Uint8Array(16 * 1024);
+    try {
+      for (;;) {
+        // Read one request head, closing the connection if it stays idle too long.
+        let idle = false;
+        const timer = this.#clock.afterFunc(this.#idleTimeoutMs, () => {
+          idle = true;
+          closeQuietly(conn);
+        });
+        let end = indexOf(pending.bytes, crlfcrlf, 0);
+        try {
+          while (end < 0 && pending.length <= this.#maxHeaderBytes) {
+            const n = await conn.read(chunk);
+            if (n === null) return; // the client closed
+            // Only the new bytes (and the 3 before them) can complete the terminator.
+            const from = Math.max(0, pending.length - 3);
+            pending.append(chunk.subarray(0, n));
+            end = indexOf(pending.bytes, crlfcrlf, from);
+          }
+        } catch (e) {
+          if (idle) this.stats.idleClosed++;
+          else if (!this.#closed) log.V(4).info("http: read failed", { err: String(e) });
+          return;
+        } finally {
+          timer.stop();
+        }
+        if (idle) {
+          this.stats.idleClosed++;
+          return;
+        }
+        if (end < 0 || end > this.#maxHeaderBytes) {
+          await this.#write(conn, plain(431, "request header too large\n"), "GET", true);
+          return;
+        }
+        const head = decoder.decode(pending.bytes.subarray(0, end));
+        pending.consume(end + 4);
+        const parsed = parseHead(head, this.listener.addr);
+        if ("status" in parsed) {
+          await this.#write(conn, plain(parsed.status, parsed.message), "GET", true);
+          return;
+        }
+        const { request, keepAlive, hasBody } = parsed;
+        let response: Response;
+        try {
+          response = await this.#options.handler(request);
+        } catch (e) {
+          log.error(e, "HTTP handler failed");
+          response = plain(500, "internal error\n");
+        }
+        // A body is never read: answer, then close rather than parse what follows it.
+        const close = !keepAlive || hasBody || this.#closed;
+        if (!await this.#write(conn, response, request.method, close) || close) return;
+      }
+    } finally {
+      closeQuietly(conn);
+    }
+  }
+
+  /** Writes a response; false when the connection failed or the write timed out. */
+  async #write(conn: Deno.Conn, res: Response, method: string, close: boolean): Promise<boolean> {
+    const body = new Uint8Array(await res.arrayBuffer());
+    const lines = [`HTTP/1.1 ${res.status} ${statusTexts[res.status] ?? res.statusText}`];
+    res.headers.forEach((value, name) => {
+      if (name !== "content-length" && name !== "connection") lines.push(`${name}: ${value}`);
+    });
+    lines.push(`date: ${new Date(this.#clock.now()).toUTCString()}`);
+    lines.push(`content-length: ${body.length}`);
+    if (close) lines.push("connection: close");
+    const head = encoder.encode(lines.join("\r\n") + "\r\n\r\n");
+    const bytes = method === "HEAD" ? head : concat(head, body);
+    const timer = this.#clock.afterFunc(this.#writeTimeoutMs, () => closeQuietly(conn));
+    try {
+      for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
+      return true;
+    } catch {
+      return false;
+    } finally {
+      timer.stop();
+    }
+  }
+}
+
+type ParsedHead =
+  | { request: Request; keepAlive: boolean; hasBody: boolean }
+  | { status: number; message: string };
+
+// The request line and headers, as Go's readRequest checks them (reduced to what GET needs).
+function parseHead(head: string, addr: Deno.Addr): ParsedHead {
+  const lines = head.split("\r\n");
+  const [method, target, version, ...rest] = lines[0].split(" ");
+  if (!method || !target || !version || rest.length > 0) {
+    return { status: 400, message: "malformed request line\n" };
+  }
+  if (version !== "HTTP/1.1" && version !== "HTTP/1.0") {
+    return { status: 505, message: "unsupported protocol version\n" };
+  }
+  if (!target.startsWith("/")) return { status: 400, message: "malformed request target\n" };
+  const headers = new Headers();
+  for (const line of lines.slice(1)) {
+    const colon = line.indexOf(":");
+    if (colon <= 0) return { status: 400, message: "malformed header line\n" };
+    try {
+      headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+    } catch {
+      return { status: 400, message: "malformed header line\n" };
+    }
+  }
+  if (headers.has("transfer-encoding")) {
+    return { status: 501, message: "request bodies are not supported\n" };
+  }
+  const length = headers.get("content-length");
+  const hasBody = length !== null && length !== "0";
+  const connection = (headers.get("connection") ?? "").toLowerCase();
+  const keepAlive = version === "HTTP/1.1"
+    ? !connection.includes("close")
+    : connection.includes("keep-alive");
+  const host = addr.transport === "tcp"
+    ? (addr.hostname.includes(":")
+      ? `[${addr.hostname}]:${addr.port}`
+      : `${addr.hostname}:${addr.port}`)
+    : "localhost";
+  let request: Request;
+  try {
+    request = new Request(`http://${host}${target}`, { method, headers });
+  } catch {
+    return { status: 400, message: "malformed request\n" };
+  }
+  return { request, keepAlive, hasBody };
+}
+
+function plain(status: number, text: string): Response {
+  return new Response(text, {
+    status,
+    headers: { "content-type": "text/plain; charset=utf-8" },
+  });
+}
+
+function closeQuietly(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // already closed
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b.slice();
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+function indexOf(haystack: Uint8Array, needle: Uint8Array, from: number): number {
+  outer: for (let i = from; i + needle.length <= haystack.length; i++) {
+    for (let j = 0; j < needle.length; j++) {
+      if (haystack[i + j] !== needle[j]) continue outer;
+    }
+    return i;
+  }
+  return -1;
+}
+
+/** A growable byte buffer (doubling), so a head arriving byte by byte is not copied per byte. */
+class ByteBuffer {
+  #buf = new Uint8Array(0);
+  #len = 0;
+
+  get length(): number {
+    return this.#len;
+  }
+
+  get bytes(): Uint8Array {
+    return this.#buf.subarray(0, this.#len);
+  }
+
+  append(data: Uint8Array): void {
+    if (this.#len + data.length > this.#buf.length) {
+      const grown = new Uint8Array(Math.max(1024, (this.#len + data.length) * 2));
+      grown.set(this.bytes);
+      this.#buf = grown;
+    }
+    this.#buf.set(data, this.#len);
+    this.#len += data.length;
+  }
+
+  /** Drops the first `n` bytes (pipelined requests keep what follows). */
+  consume(n: number): void {
+    const rest = this.#buf.slice(n, this.#len);
+    this.#buf = rest;
+    this.#len = rest.length;
+  }
+}
