@@ -411,3 +411,28 @@ Deno.test("TestContainerLogRotation", async (t) => {
     }
   });
 });
+
+Deno.test("TestKillAllFollowsTheStopPolicy", async () => {
+  // The agent's last resort (a second signal) kills running execs; containers only when the
+  // agent stops its pods on exit (--stop-pods-on-exit), else they are left for the next start.
+  await withRoot(async (rootDir) => {
+    const runtime = new EmbeddedRuntimeService({ rootDir, stopContainersOnShutdown: false });
+    try {
+      const { id } = await startContainer(runtime, "sleep 600");
+      const [container] = runtime.processIds();
+      const exec = runtime.execSync(id, ["sleep", "600"], { timeoutMs: 0 }).then(
+        () => undefined,
+        (e) => e,
+      );
+      await waitFor(() => runtime.processIds().length === 2, "the exec to start");
+      runtime.killAll();
+      const err = await exec;
+      assert.ok(err instanceof ExitError && err.exitStatus() === 137, String(err));
+      assert.ok(alive(container), "the container is left running");
+      runtime.killAll({ containers: true });
+      await waitFor(() => !alive(container), "the container to be killed");
+    } finally {
+      await runtime.shutdown();
+    }
+  });
+});

@@ -778,7 +778,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       }
       await Promise.all([...this.#execs.values()].map((e) => e.done));
       if (stop) {
-        this.killAll();
+        this.killAll({ containers: true });
         await Promise.all([...this.#containers.values()].map((c) => c.done));
       } else {
         // The shims live on; this process must not wait for them.
@@ -792,12 +792,16 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
   }
 
   /**
-   * Sends SIGKILL to every container and exec still running, synchronously: for an exit path
-   * that cannot wait (an `unload` handler). Prefer {@link shutdown}.
+   * Sends SIGKILL to every exec still running and, when `containers` is true (default: what
+   * {@link shutdown} does by default, so false with `stopContainersOnShutdown: false`), to every
+   * running container, synchronously: for an exit path that cannot wait (a second signal, an
+   * `unload` handler). Prefer {@link shutdown}.
    */
-  killAll(): void {
-    for (const c of this.#containers.values()) {
-      if (c.state === "CONTAINER_RUNNING") this.#signal(c, "SIGKILL");
+  killAll(options: { containers?: boolean } = {}): void {
+    if (options.containers ?? this.#stopOnShutdown) {
+      for (const c of this.#containers.values()) {
+        if (c.state === "CONTAINER_RUNNING") this.#signal(c, "SIGKILL");
+      }
     }
     for (const [pgid, exec] of this.#execs) {
       signalGroup(pgid, "SIGKILL");
