@@ -172,6 +172,26 @@ Deno.test("TestContainerExitedWhileAway", async (t) => {
     });
   });
 
+  await t.step("an exit the agent saw keeps its status after a restart", async () => {
+    await withRoot(async (rootDir) => {
+      const a = new EmbeddedRuntimeService({ rootDir });
+      const { id } = await startContainer(a, "exit 7");
+      await waitFor(
+        async () => (await a.containerStatus(id)).status.state === "CONTAINER_EXITED",
+        "the container to exit",
+      );
+      const seen = (await a.containerStatus(id)).status;
+      await a.shutdown();
+      const b = new EmbeddedRuntimeService({ rootDir });
+      try {
+        assert.deepEqual((await b.containerStatus(id)).status, seen);
+        assert.equal(seen.exitCode, 7);
+      } finally {
+        await b.shutdown();
+      }
+    });
+  });
+
   await t.step("an adopted container that exits later is seen to exit", async () => {
     await withRoot(async (rootDir) => {
       const go = join(rootDir, "go");
