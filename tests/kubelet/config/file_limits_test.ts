@@ -6,7 +6,9 @@
 import nodeAssert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  inlineDecoder,
   loadPodManifests,
+  type ManifestDecoder,
   maxDocumentsPerFile,
   maxManifestBytes,
   parsePodManifest,
@@ -338,4 +340,39 @@ Deno.test("a manifest that is one plain value quotes only a short prefix", () =>
     }"... (1360 more characters)`,
   ]);
   assert(!errors[0].includes(secret.slice(0, 60)));
+});
+
+Deno.test("a parser failure (not the content) keeps that file's pods", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(join(dir, "a.yaml"), podYaml("alpha"));
+    await Deno.writeTextFile(join(dir, "b.yaml"), podYaml("beta"));
+    let failB = false;
+    const decoder: ManifestDecoder = {
+      decode: (bytes, options) =>
+        failB && options.source.endsWith("b.yaml")
+          ? Promise.reject(new Error("manifest decoder failed: worker died"))
+          : inlineDecoder.decode(bytes, options),
+      close: () => {},
+    };
+    const updates: PodUpdate[] = [];
+    const watcher = await watchManifests(dir, {
+      nodeName,
+      clock: new FakeClock(0),
+      watchFs: false,
+      decoder,
+      onChange: (u) => void updates.push(u),
+    });
+    try {
+      failB = true;
+      await Deno.writeTextFile(join(dir, "a.yaml"), podYaml("gamma"));
+      await watcher.resync();
+      const last = updates.at(-1)!;
+      assertEquals(last.pods.map((p) => p.metadata.name), ["gamma-node-a", "beta-node-a"]);
+      assertEquals(last.errors.map((e) => e.message), [
+        `${join(dir, "b.yaml")}: manifest decoder failed: worker died`,
+      ]);
+    } finally {
+      await watcher.stop();
+    }
+  });
 });
