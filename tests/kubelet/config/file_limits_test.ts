@@ -15,6 +15,7 @@ import {
   type PodUpdate,
   watchManifests,
 } from "../../../src/kubelet/config/mod.ts";
+import { openRegularFile } from "../../../src/kubelet/config/file_linux.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 
 const nodeName = "node-a";
@@ -376,3 +377,22 @@ Deno.test("a parser failure (not the content) keeps that file's pods", async () 
     }
   });
 });
+
+Deno.test("openRegularFile looks at a named pipe without waiting for a writer", async () => {
+  await withTempDir(async (dir) => {
+    const fifo = join(dir, "p.yaml");
+    assert((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success);
+    const opened = await within("opening the FIFO", openRegularFile(fifo), 5_000);
+    assert(opened && !("file" in opened), "a FIFO is not opened for reading");
+    assert(opened.info.isFifo);
+    await Deno.writeTextFile(join(dir, "a.yaml"), "x: 1\n");
+    const regular = await openRegularFile(join(dir, "a.yaml"));
+    assert(regular && "file" in regular);
+    // Reading the stream to its end closes the file.
+    assertEquals(new TextDecoder().decode(await readAll(regular.file)), "x: 1\n");
+  });
+});
+
+async function readAll(file: Deno.FsFile): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(file.readable).arrayBuffer());
+}
