@@ -20,6 +20,8 @@ export * as events from "./src/kubelet/events/mod.ts";
 export * as config from "./src/kubelet/config/mod.ts";
 export * as cri from "./src/cri_client/mod.ts";
 export * as kubelet from "./src/kubelet/mod.ts";
+export * as nodestatus from "./src/kubelet/nodestatus/mod.ts";
+export * as nodelease from "./src/kubelet/nodelease/mod.ts";
 export { runKubelet } from "./src/cmd/probelet/app.ts";
 export * as flowcontrol from "./src/util/flowcontrol/backoff.ts";
 export * as clock from "./src/util/clock.ts";

@@ -559,7 +559,8 @@ export class Kubelet {
           continue;
         }
         worker.pod = pod;
-        void this.#terminatePod(worker);
+        if (worker.terminating) void this.#shortenTermination(worker);
+        else void this.#terminatePod(worker);
         continue;
       }
       if (!worker || this.#rejected.has(uid)) continue;
@@ -580,6 +581,28 @@ export class Kubelet {
       worker.pod = pod;
       worker.podJSON = canonicalJSON(pod);
       this.#dispatch(worker);
+    }
+  }
+
+  // kubelet's pod worker: a termination can only speed up. A shorter grace period arriving while
+  // the kill runs (a second delete) kills again with it; the runtime SIGKILLs at the earlier end.
+  async #shortenTermination(worker: PodWorker): Promise<void> {
+    const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, worker.pod);
+    const runtimeManager = this.#runtimeManager;
+    if (!runtimeManager || worker.gracePeriod === 0 || gracePeriod >= worker.gracePeriod) return;
+    worker.gracePeriod = gracePeriod;
+    const pod = worker.pod;
+    log.info("Killing pod with a shorter grace period", {
+      pod: podKey(pod),
+      podUID: pod.metadata.uid,
+      gracePeriod,
+    });
+    try {
+      const runtimeStatus = await runtimeManager.getPodStatus(pod);
+      await runtimeManager.killPod(pod, runtimeStatus, { gracePeriodOverrideSeconds: gracePeriod });
+    } catch (e) {
+      // The teardown in progress may have removed the pod meanwhile; it reports its own failures.
+      log.V(2).info("Faster kill did not complete", { pod: podKey(pod), err: String(e) });
     }
   }
 

@@ -20,6 +20,7 @@ export {
   type PodWithStatus,
 } from "./kubelet.ts";
 export { EventStore, type StoredEvent } from "./kubelet_events.ts";
+export * from "./kubelet_node_status.ts";
 export {
   ContainerCreating,
   convertToAPIContainerStatuses,

@@ -369,6 +369,42 @@ spec:
         },
       );
 
+      await t.step("a second delete with a shorter grace period speeds up the kill", async () => {
+        await pods.create(apiPod("slow", nodeName, {
+          terminationGracePeriodSeconds: 60,
+          containers: [{
+            name: "app",
+            image: "busybox",
+            command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.2; done"],
+          }],
+        }));
+        created.push("slow");
+        await waitFor(
+          "slow running",
+          async () =>
+            (await pods.get("slow")).status?.containerStatuses?.[0]?.state?.running !== undefined,
+          {
+            timeoutMs: 30_000,
+          },
+        );
+        await pods.delete("slow", { gracePeriodSeconds: 60 });
+        await waitFor(
+          "slow being deleted",
+          async () => (await pods.get("slow")).metadata.deletionTimestamp !== undefined,
+        );
+        await new Promise((r) => setTimeout(r, 1_000));
+        const start = Date.now();
+        await pods.delete("slow", { gracePeriodSeconds: 2 });
+        await waitFor(
+          "slow gone",
+          async () => (await getOrUndefined(() => pods.get("slow"))) === undefined,
+          { timeoutMs: 20_000 },
+        );
+        const elapsed = Date.now() - start;
+        console.log(`second delete (60 s → 2 s): gone after ${elapsed} ms`);
+        assert(elapsed >= 2_000 && elapsed < 10_000, `removed after ${elapsed} ms`);
+      });
+
       await t.step("a static pod gets a mirror pod; a deleted mirror is recreated", async () => {
         const name = `static-${nodeName}`;
         const mirror = await waitFor("the mirror pod", () => getOrUndefined(() => pods.get(name)), {

@@ -1018,3 +1018,33 @@ Deno.test("TestUpdateDefaultLabels", async (t) => {
     });
   }
 });
+
+Deno.test("TestUpdateNewNodeStatusTooLargeReservation", async () => {
+  const restore = quiet();
+  try {
+    const existingNode: Node = { metadata: { name: testKubeletHostname } };
+    const client = new FakeClientset({ ...existingNode, kind: "Node" });
+    // Reservations above capacity leave zero allocatable, never a negative quantity.
+    const k = newTestKubelet(client, {
+      ephemeralStorage: 3000,
+      reservation: { cpu: "40000m", "ephemeral-storage": "4000" },
+    });
+    await k.nodeStatus.updateRuntimeUp();
+    await k.nodeStatus.updateNodeStatus();
+    const updated = applyNodeStatusPatch(existingNode, client.actions[1].patch!);
+    assertEquals(updated.status?.capacity, {
+      cpu: "2",
+      memory: "9765625Ki",
+      pods: "0",
+      "ephemeral-storage": "3000",
+    });
+    assertEquals(updated.status?.allocatable, {
+      cpu: "0",
+      memory: "9765625Ki",
+      pods: "0",
+      "ephemeral-storage": "0",
+    });
+  } finally {
+    restore();
+  }
+});

@@ -1,7 +1,7 @@
 /**
- * API-server mode's node side, assembled from the flags: node registration and status (on the
- * heartbeat client), the node lease (started right after registration), with this machine's
- * facts and the runtime's health as inputs. Pods from the API server and status sync are the
+ * API-server mode's node side, assembled from the flags: node registration (main client), node
+ * status and the node lease (heartbeat client; the lease starts right after registration), with
+ * this machine's facts and the runtime's health as inputs. Pods from the API server and status sync are the
  * Kubelet's (it gets the main client).
  * Mirrors the node parts of kubelet's NewMainKubelet and Kubelet.Run (kubelet.go).
  * @module

@@ -116,6 +116,16 @@ export async function startContainer(
   const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
   const restartCount = previous ? previous.restartCount + 1 : 0;
   const config = generateContainerConfig(pod, container, { restartCount, nodeName: m.nodeName });
+  // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
+  const failed = (reason: string, e: unknown) => {
+    const message = statusMessage(e);
+    recordEvent(m.recorder, pod, container, {
+      type: "Warning",
+      reason: "Failed",
+      message: `Error: ${message}`,
+    });
+    return { reason, message };
+  };
   let containerID: string;
   try {
     await Deno.mkdir(buildContainerLogsDirectory(sandboxConfig.logDirectory!, container.name), {
@@ -123,14 +133,7 @@ export async function startContainer(
     });
     containerID = await m.runtime.createContainer(sandboxID, config, { sandboxConfig });
   } catch (e) {
-    // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
-    const message = statusMessage(e);
-    recordEvent(m.recorder, pod, container, {
-      type: "Warning",
-      reason: "Failed",
-      message: `Error: ${message}`,
-    });
-    return { reason: ErrCreateContainer, message };
+    return failed(ErrCreateContainer, e);
   }
   recordEvent(m.recorder, pod, container, {
     type: "Normal",
@@ -140,13 +143,7 @@ export async function startContainer(
   try {
     await m.runtime.startContainer(containerID);
   } catch (e) {
-    const message = statusMessage(e);
-    recordEvent(m.recorder, pod, container, {
-      type: "Warning",
-      reason: "Failed",
-      message: `Error: ${message}`,
-    });
-    return { reason: ErrRunContainer, message };
+    return failed(ErrRunContainer, e);
   }
   recordEvent(m.recorder, pod, container, {
     type: "Normal",

@@ -422,9 +422,9 @@ export function goArch(arch: string = Deno.build.arch): string {
   return ({ x86_64: "amd64", aarch64: "arm64" } as Record<string, string>)[arch] ?? arch;
 }
 
-/** Go's GOOS for Deno's OS names. */
+/** Go's GOOS for Deno's OS names (they are the same: `linux`, `darwin`, `windows`, ...). */
 export function goOS(os: string = Deno.build.os): string {
-  return os === "darwin" ? "darwin" : os;
+  return os;
 }
 
 /**

@@ -341,6 +341,48 @@ Deno.test("TestEscapedProcessesAreTracked", async (t) => {
 });
 
 Deno.test("TestContainerLogRotation", async (t) => {
+  await t.step("many rotations within one second keep the newest lines", async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const clock = new FakeClock(Date.UTC(2026, 0, 2, 3, 4, 5));
+      const path = join(dir, "0.log");
+      const log = await ContainerLog.open(path, clock, { maxSizeBytes: 200, maxFiles: 3 });
+      for (let i = 0; i < 100; i++) {
+        await log.write("stdout", new TextEncoder().encode(`line ${i}\n`));
+      }
+      await log.close();
+      const files = [...await rotatedLogFiles(path), path];
+      assert.equal(files.length, 3);
+      const numbers = await Promise.all(
+        files.map(async (f) =>
+          (await Deno.readTextFile(f)).trimEnd().split("\n").map((l) => Number(l.split(" ").at(-1)))
+        ),
+      );
+      const all = numbers.flat();
+      assert.deepEqual(all, all.toSorted((a, b) => a - b), "rotated files keep their order");
+      assert.equal(all.at(-1), 99);
+      assert.equal(all.length, 100 - all[0], "no line lost between the kept files");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+
+  await t.step("short lines: one entry per line", async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const path = join(dir, "0.log");
+      const log = await ContainerLog.open(path, new FakeClock(0), { maxSizeBytes: 0, maxFiles: 0 });
+      const chunk = new TextEncoder().encode("y\n".repeat(32768));
+      for (let i = 0; i < 16; i++) await log.write("stdout", chunk);
+      await log.close();
+      const text = await Deno.readTextFile(path);
+      assert.equal(text.split("\n").length - 1, 16 * 32768);
+      assert.ok(text.startsWith("1970-01-01T00:00:00Z stdout F y\n"));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+
   await t.step("at most maxFiles files of at most maxSize bytes", async () => {
     const dir = await Deno.makeTempDir();
     try {

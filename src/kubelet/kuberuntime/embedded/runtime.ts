@@ -70,6 +70,7 @@ import {
   isSameProcess,
   killLegacyPidRecords,
   killRecordedExecs,
+  procStat,
   readJson,
   readRecords,
   recordDirs,
@@ -524,6 +525,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         report = undefined;
       }
       if (!report || "error" in report) {
+        if (!report) killShim(child); // it said nothing sensible: do not wait on it
         await child.status;
         if (c.cgroup) removeCgroup(c.cgroup);
         throw fail(report ? report.error : "the shim exited before starting the container");
@@ -674,7 +676,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
             this.#execs.set(pid, { done: new Promise<void>((resolve) => done = resolve), cgroup });
             writeExecRecord(this.rootDir, {
               pgid: pid,
-              startTime: procStartTime(pid),
+              startTime: procStat(pid)?.startTime ?? 0,
               containerId: c.id,
               cgroup,
             });
@@ -1181,12 +1183,11 @@ function containerNameKey(sandboxId: string, config: ContainerConfig): string {
   return ["container", sandboxId, config.metadata.name, config.metadata.attempt ?? 0].join("_");
 }
 
-function procStartTime(pid: number): number {
+function killShim(child: Deno.ChildProcess): void {
   try {
-    const text = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[19]);
+    child.kill("SIGKILL");
   } catch {
-    return 0;
+    // exited already
   }
 }
 

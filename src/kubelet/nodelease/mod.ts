@@ -1,0 +1,12 @@
+/**
+ * The node lease: the controller that renews `kube-node-lease/<node>` and the post-process step
+ * that makes the Node its owner.
+ *
+ * @example
+ * ```ts
+ * import { NamespaceNodeLease, newController, setNodeOwnerFunc } from "./mod.ts";
+ * ```
+ * @module
+ */
+export * from "./controller.ts";
+export { setNodeOwnerFunc } from "../util/nodelease.ts";
