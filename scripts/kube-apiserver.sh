@@ -3,11 +3,13 @@
 #
 #   bash scripts/kube-apiserver.sh build    # build (or reuse) the pinned binaries, print measurements
 #   bash scripts/kube-apiserver.sh up       # build if needed, make certificates, start etcd + kube-apiserver
+#   bash scripts/kube-apiserver.sh controllers  # also start kube-controller-manager + kube-scheduler
 #   bash scripts/kube-apiserver.sh down     # stop what `up` started (by pid file) and remove its state
 #   bash scripts/kube-apiserver.sh status   # print what is running
 #   bash scripts/kube-apiserver.sh env      # print the paths tests read (KUBECONFIG files, server URL)
 #
-# Pinned: kube-apiserver from k8s.io/kubernetes v1.36.3 (build module scripts/kube-apiserver/apiserver,
+# Pinned: kube-apiserver, kube-controller-manager and kube-scheduler from k8s.io/kubernetes v1.36.3
+# (build module scripts/kube-apiserver/apiserver,
 # staging modules replaced by their published v0.36.3) and etcd v3.6.16 (scripts/kube-apiserver/etcd).
 # Binaries are cached OUTSIDE the clone, keyed by those versions and a hash of the build modules:
 #   ${PROBELET_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/probelet}/kube-<k8s>-etcd-<etcd>-<hash>/
@@ -98,7 +100,8 @@ cmd_build() {
   command -v go >/dev/null || die "go not found: kube-apiserver and etcd are built from Go modules (Go >= 1.26)"
   local cache
   cache=$(cache_dir)
-  if [ -x "$cache/kube-apiserver" ] && [ -x "$cache/etcd" ]; then
+  if [ -x "$cache/kube-apiserver" ] && [ -x "$cache/etcd" ] && [ -x "$cache/kube-controller-manager" ] &&
+    [ -x "$cache/kube-scheduler" ]; then
     say "build=cached dir=$cache"
     return
   fi
@@ -118,9 +121,13 @@ cmd_build() {
   local v=k8s.io/component-base/version cv=k8s.io/client-go/pkg/version
   local k8s_ldflags="-X $v.gitVersion=$k8s_version -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
   k8s_ldflags+=" -X $cv.gitVersion=$k8s_version -X $cv.gitMajor=1 -X $cv.gitMinor=$minor"
-  build_one etcd "$build_dir/etcd" go.etcd.io/etcd/server/v3 "" "$cache/etcd"
-  build_one kube-apiserver "$build_dir/apiserver" k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags" \
-    "$cache/kube-apiserver"
+  [ -x "$cache/etcd" ] || build_one etcd "$build_dir/etcd" go.etcd.io/etcd/server/v3 "" "$cache/etcd"
+  local component
+  for component in kube-apiserver kube-controller-manager kube-scheduler; do
+    [ -x "$cache/$component" ] && continue
+    build_one "$component" "$build_dir/apiserver" "k8s.io/kubernetes/cmd/$component" "$k8s_ldflags" \
+      "$cache/$component"
+  done
   say "build=done dir=$cache total_seconds=$(($(date +%s) - start))"
 }
 
@@ -129,13 +136,16 @@ cmd_build() {
 
 alive() { kill -0 "$1" 2>/dev/null; }
 
-# Prints the pid from a pid file when that process is alive and still runs the binary we started.
+# Prints the pid from a pid file when that process is alive and is still ours: the binary has the
+# component's name and its command line names our state folder (true across rebuilds, false for a
+# recycled pid).
 running_pid() {
   local pidfile=$1 binary=$2 pid
   [ -f "$pidfile" ] || return 1
   pid=$(cat "$pidfile")
   [ -n "$pid" ] && alive "$pid" || return 1
-  [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$binary" ] || return 1
+  [ "$(basename "$(readlink "/proc/$pid/exe" 2>/dev/null)")" = "$(basename "$binary")" ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$base/" || return 1
   echo "$pid"
 }
 
@@ -182,6 +192,8 @@ make_certs() {
   client_cert admin probelet-admin system:masters
   client_cert node "system:node:$node_name" system:nodes
   client_cert other-node "system:node:$other_node" system:nodes
+  client_cert controller-manager system:kube-controller-manager ""
+  client_cert scheduler system:kube-scheduler ""
 }
 
 # client_cert <file stem> <CN> <O>
@@ -189,7 +201,7 @@ client_cert() {
   local pki=$base/pki
   (
     cd "$pki"
-    openssl req -newkey rsa:2048 -nodes -subj "/CN=$2/O=$3" -keyout "$1.key" -out "$1.csr" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=$2${3:+/O=$3}" -keyout "$1.key" -out "$1.csr" 2>/dev/null
     printf 'extendedKeyUsage=clientAuth\n' >client.ext
     openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile client.ext \
       -out "$1.crt" 2>/dev/null
@@ -229,7 +241,8 @@ port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 choose_ports() {
   local tries=0
-  while port_taken "$api_port" || port_taken "$etcd_port" || port_taken "$((etcd_port + 1))"; do
+  while port_taken "$api_port" || port_taken "$((api_port + 1))" || port_taken "$((api_port + 2))" ||
+    port_taken "$etcd_port" || port_taken "$((etcd_port + 1))"; do
     [ -z "${PROBELET_KUBE_PORT:-}" ] && [ -z "${PROBELET_ETCD_PORT:-}" ] ||
       die "port $api_port, $etcd_port or $((etcd_port + 1)) is taken (set PROBELET_KUBE_PORT/PROBELET_ETCD_PORT)"
     tries=$((tries + 1))
@@ -315,8 +328,57 @@ cmd_up() {
   cmd_env
 }
 
-# No controller-manager runs, so nothing creates the namespaces' `default` ServiceAccount, without
-# which the ServiceAccount admission plugin refuses every pod.
+# `controllers`: kube-controller-manager (node lifecycle: Ready=Unknown after a missed lease,
+# taint-based eviction; CSR signing with the test CA; service accounts; garbage collection) and
+# kube-scheduler next to a running kube-apiserver, each with its own client certificate and
+# --leader-elect=false; secure ports are the API port + 1 and + 2. Separate from `up` because they
+# change objects behind a test's back (node annotations, evictions): the conformance tests need the
+# API server alone, the cluster e2e needs them. PROBELET_KUBE_NODE_MONITOR_GRACE (default 40s) is how
+# long a node may miss its lease before it turns Ready=Unknown.
+cmd_controllers() {
+  local cache pki=$base/pki
+  cache=$(cache_dir)
+  running_pid "$base/kube-apiserver.pid" "$cache/kube-apiserver" >/dev/null ||
+    die "kube-apiserver is not running: \`$0 up\` first"
+  if running_pid "$base/kube-controller-manager.pid" "$cache/kube-controller-manager" >/dev/null; then
+    say "controllers=running"
+    return
+  fi
+  "$cache/kube-controller-manager" \
+    --kubeconfig "$base/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$base/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$base/controller-manager.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$((api_port + 1))" --leader-elect=false \
+    --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key" \
+    --root-ca-file "$pki/ca.crt" --service-account-private-key-file "$pki/sa.key" \
+    --use-service-account-credentials \
+    --node-monitor-grace-period "${PROBELET_KUBE_NODE_MONITOR_GRACE:-40s}" \
+    --cert-dir "$base/cert-dir-kcm" >"$base/kube-controller-manager.log" 2>&1 &
+  echo $! >"$base/kube-controller-manager.pid"
+  "$cache/kube-scheduler" \
+    --kubeconfig "$base/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$base/scheduler.kubeconfig" \
+    --authorization-kubeconfig "$base/scheduler.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$((api_port + 2))" --leader-elect=false \
+    --cert-dir "$base/cert-dir-scheduler" >"$base/kube-scheduler.log" 2>&1 &
+  echo $! >"$base/kube-scheduler.pid"
+  say "started=kube-controller-manager pid=$(cat "$base/kube-controller-manager.pid") started=kube-scheduler pid=$(cat "$base/kube-scheduler.pid")"
+  # Healthy = serving /healthz on their own (self-signed) ports, so tests do not race their start.
+  local start port
+  start=$(date +%s%3N)
+  for port in "$((api_port + 1))" "$((api_port + 2))"; do
+    for _ in $(seq 1 300); do
+      curl -skf "https://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+      sleep 0.2
+    done
+    curl -skf "https://127.0.0.1:$port/healthz" >/dev/null 2>&1 ||
+      die "controller on port $port not healthy after 60s (logs: $base/kube-controller-manager.log, $base/kube-scheduler.log)"
+  done
+  say "controllers=healthy ms=$(($(date +%s%3N) - start))"
+}
+
+# The controller-manager creates each namespace's `default` ServiceAccount, but only a moment after
+# start; the ServiceAccount admission plugin refuses pods until then, so `up` creates them at once.
 default_service_accounts() {
   local pki=$base/pki ns code
   for ns in default kube-system kube-public kube-node-lease; do
@@ -335,6 +397,8 @@ default_service_accounts() {
 cmd_down() {
   local cache
   cache=$(cache_dir)
+  stop_pid kube-scheduler "$base/kube-scheduler.pid" "$cache/kube-scheduler"
+  stop_pid kube-controller-manager "$base/kube-controller-manager.pid" "$cache/kube-controller-manager"
   stop_pid kube-apiserver "$base/kube-apiserver.pid" "$cache/kube-apiserver"
   stop_pid etcd "$base/etcd.pid" "$cache/etcd"
   # Only a folder that `up` marked as ours is removed.
@@ -355,6 +419,10 @@ cmd_status() {
   else
     say "kube-apiserver=stopped"
   fi
+  local c
+  for c in kube-controller-manager kube-scheduler; do
+    if pid=$(running_pid "$base/$c.pid" "$cache/$c"); then say "$c=running pid=$pid"; else say "$c=stopped"; fi
+  done
 }
 
 cmd_env() {
@@ -366,14 +434,21 @@ cmd_env() {
   echo "PROBELET_KUBE_AUDIT_LOG=$base/audit.log"
 }
 
-case "${1:-}" in
-build) cmd_build ;;
-up) cmd_up ;;
-down) cmd_down ;;
-status) cmd_status ;;
-env) cmd_env ;;
-*)
-  echo "usage: $0 build|up|down|status|env" >&2
-  exit 2
-  ;;
-esac
+main() {
+  case "${1:-}" in
+  build) cmd_build ;;
+  up) cmd_up ;;
+  controllers) cmd_controllers ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  *)
+    echo "usage: $0 build|up|controllers|down|status|env" >&2
+    exit 2
+    ;;
+  esac
+}
+
+# One line, so bash has read it whole before a long build starts: editing this file meanwhile
+# cannot make it run what follows.
+main "$@"; exit $?

@@ -10,7 +10,7 @@
  * to the script's default state folder `.run/kube-apiserver/`.
  * @module
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { nodeRefusals } from "../../scripts/audit_refusals.ts";
 import {
@@ -53,6 +53,11 @@ export interface ApiTarget {
    * `"<code> <verb> <uri> <user>"`: from the double's request log, or the real server's audit log.
    */
   nodeRefusals(): Promise<string[]>;
+  /**
+   * Whether kube-controller-manager and kube-scheduler run next to the real server (CSR signing,
+   * scheduling, node lifecycle); always false for the double.
+   */
+  controllersRunning(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -163,6 +168,7 @@ export async function startDoubleTarget(nodeName = "probelet-node"): Promise<Api
     admin: admin.request,
     node: node.request,
     double: server.double,
+    controllersRunning: () => Promise.resolve(false),
     nodeRefusals: () =>
       Promise.resolve(
         server.double.requests
@@ -219,6 +225,20 @@ export async function realKubeApiServer(): Promise<ApiTarget | string> {
     adminKubeconfig,
     admin: admin.request,
     node: node.request,
+    controllersRunning: async () => {
+      // The script keeps their pid files next to the kubeconfigs.
+      for (const name of ["kube-controller-manager", "kube-scheduler"]) {
+        try {
+          const pid = (await Deno.readTextFile(join(dirname(adminKubeconfig), `${name}.pid`)))
+            .trim();
+          const exe = await Deno.readLink(`/proc/${pid}/exe`);
+          if (!exe.endsWith(`/${name}`)) return false;
+        } catch {
+          return false;
+        }
+      }
+      return true;
+    },
     nodeRefusals: async () => {
       if (auditStart < 0) {
         throw new Error(`no audit log at ${auditLog}: restart the server with the current script`);

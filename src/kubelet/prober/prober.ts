@@ -4,7 +4,7 @@
  * Mirrors kubelet's pkg/kubelet/prober/prober.go.
  * @module
  */
-import type { Container, Pod, PodStatus, Probe } from "../../api/core/v1/mod.ts";
+import type { Container, HTTPGetAction, Pod, PodStatus, Probe } from "../../api/core/v1/mod.ts";
 import { type ProbeOutcome, ProbeResult } from "../../probe/probe.ts";
 import { resolveContainerPort } from "../../probe/util.ts";
 import { type Cmd, type ExecProber, newExecProber, type Writer } from "../../probe/exec/exec.ts";
@@ -295,11 +295,7 @@ export class Prober {
       );
     }
     if (spec.httpGet) {
-      const { request, error } = newRequestForHTTPGetAction(spec.httpGet, {
-        container,
-        podIP: status.podIP ?? "",
-        userAgentFragment: "probe",
-      });
+      const { request, error } = this.#httpRequest(spec.httpGet, container, status.podIP ?? "");
       if (error || !request) {
         return Promise.resolve({
           result: ProbeResult.Unknown,
@@ -335,6 +331,32 @@ export class Prober {
       error: new Error(`missing probe handler for ${formatPod(pod)}:${container.name}`),
     });
   }
+
+  /**
+   * Kubelet builds the request on every probe; the result only depends on the action, the
+   * container (named ports, env) and the pod IP, so it is kept while those are the same objects.
+   * Handlers never change a request (redirects build new ones).
+   */
+  #httpRequest(
+    action: HTTPGetAction,
+    container: Container,
+    podIP: string,
+  ): ReturnType<typeof newRequestForHTTPGetAction> {
+    const cached = this.#httpRequests.get(action);
+    if (cached && cached.container === container && cached.podIP === podIP) return cached.built;
+    const built = newRequestForHTTPGetAction(action, {
+      container,
+      podIP,
+      userAgentFragment: "probe",
+    });
+    this.#httpRequests.set(action, { container, podIP, built });
+    return built;
+  }
+
+  #httpRequests = new WeakMap<
+    HTTPGetAction,
+    { container: Container; podIP: string; built: ReturnType<typeof newRequestForHTTPGetAction> }
+  >();
 
   // A network probe runs inside the descriptor budget, when there is one.
   #withSocket(

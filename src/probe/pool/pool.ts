@@ -19,7 +19,9 @@ import {
   type PoolInit,
   type PoolReply,
   requestToWire,
+  type WireRequest,
 } from "./protocol.ts";
+import type { ProbeRequest } from "../http/request.ts";
 
 // Distributes over the union so each call kind keeps its own fields.
 type CallWithoutId = PoolCall extends infer C ? C extends PoolCall ? Omit<C, "id"> : never
@@ -63,9 +65,14 @@ export class ProbePool {
     this.size = Math.max(1, Math.floor(size));
     this.#init = { followNonLocalRedirects: options.followNonLocalRedirects ?? false };
     for (let i = 0; i < this.size; i++) this.#threads.push(this.#spawn());
+    // A worker's request is often the same object probe after probe: flatten it once.
+    const wires = new WeakMap<ProbeRequest, WireRequest>();
     this.http = {
-      probe: (request, { timeoutMs }) =>
-        this.#call({ kind: "http", request: requestToWire(request), timeoutMs }),
+      probe: (request, { timeoutMs }) => {
+        let wire = wires.get(request);
+        if (!wire) wires.set(request, wire = requestToWire(request));
+        return this.#call({ kind: "http", request: wire, timeoutMs });
+      },
     };
     this.tcp = {
       probe: (host, { port, timeoutMs }) => this.#call({ kind: "tcp", host, port, timeoutMs }),

@@ -172,6 +172,26 @@ Deno.test("TestContainerExitedWhileAway", async (t) => {
     });
   });
 
+  await t.step("an exit the agent saw keeps its status after a restart", async () => {
+    await withRoot(async (rootDir) => {
+      const a = new EmbeddedRuntimeService({ rootDir });
+      const { id } = await startContainer(a, "exit 7");
+      await waitFor(
+        async () => (await a.containerStatus(id)).status.state === "CONTAINER_EXITED",
+        "the container to exit",
+      );
+      const seen = (await a.containerStatus(id)).status;
+      await a.shutdown();
+      const b = new EmbeddedRuntimeService({ rootDir });
+      try {
+        assert.deepEqual((await b.containerStatus(id)).status, seen);
+        assert.equal(seen.exitCode, 7);
+      } finally {
+        await b.shutdown();
+      }
+    });
+  });
+
   await t.step("an adopted container that exits later is seen to exit", async () => {
     await withRoot(async (rootDir) => {
       const go = join(rootDir, "go");
@@ -341,6 +361,48 @@ Deno.test("TestEscapedProcessesAreTracked", async (t) => {
 });
 
 Deno.test("TestContainerLogRotation", async (t) => {
+  await t.step("many rotations within one second keep the newest lines", async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const clock = new FakeClock(Date.UTC(2026, 0, 2, 3, 4, 5));
+      const path = join(dir, "0.log");
+      const log = await ContainerLog.open(path, clock, { maxSizeBytes: 200, maxFiles: 3 });
+      for (let i = 0; i < 100; i++) {
+        await log.write("stdout", new TextEncoder().encode(`line ${i}\n`));
+      }
+      await log.close();
+      const files = [...await rotatedLogFiles(path), path];
+      assert.equal(files.length, 3);
+      const numbers = await Promise.all(
+        files.map(async (f) =>
+          (await Deno.readTextFile(f)).trimEnd().split("\n").map((l) => Number(l.split(" ").at(-1)))
+        ),
+      );
+      const all = numbers.flat();
+      assert.deepEqual(all, all.toSorted((a, b) => a - b), "rotated files keep their order");
+      assert.equal(all.at(-1), 99);
+      assert.equal(all.length, 100 - all[0], "no line lost between the kept files");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+
+  await t.step("short lines: one entry per line", async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const path = join(dir, "0.log");
+      const log = await ContainerLog.open(path, new FakeClock(0), { maxSizeBytes: 0, maxFiles: 0 });
+      const chunk = new TextEncoder().encode("y\n".repeat(32768));
+      for (let i = 0; i < 16; i++) await log.write("stdout", chunk);
+      await log.close();
+      const text = await Deno.readTextFile(path);
+      assert.equal(text.split("\n").length - 1, 16 * 32768);
+      assert.ok(text.startsWith("1970-01-01T00:00:00Z stdout F y\n"));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+
   await t.step("at most maxFiles files of at most maxSize bytes", async () => {
     const dir = await Deno.makeTempDir();
     try {
@@ -366,6 +428,31 @@ Deno.test("TestContainerLogRotation", async (t) => {
       assert.match(last, /stdout F x{60}$/);
     } finally {
       await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("TestKillAllFollowsTheStopPolicy", async () => {
+  // The agent's last resort (a second signal) kills running execs; containers only when the
+  // agent stops its pods on exit (--stop-pods-on-exit), else they are left for the next start.
+  await withRoot(async (rootDir) => {
+    const runtime = new EmbeddedRuntimeService({ rootDir, stopContainersOnShutdown: false });
+    try {
+      const { id } = await startContainer(runtime, "sleep 600");
+      const [container] = runtime.processIds();
+      const exec = runtime.execSync(id, ["sleep", "600"], { timeoutMs: 0 }).then(
+        () => undefined,
+        (e) => e,
+      );
+      await waitFor(() => runtime.processIds().length === 2, "the exec to start");
+      runtime.killAll();
+      const err = await exec;
+      assert.ok(err instanceof ExitError && err.exitStatus() === 137, String(err));
+      assert.ok(alive(container), "the container is left running");
+      runtime.killAll({ containers: true });
+      await waitFor(() => !alive(container), "the container to be killed");
+    } finally {
+      await runtime.shutdown();
     }
   });
 });

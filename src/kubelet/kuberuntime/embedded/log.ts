@@ -54,6 +54,8 @@ export class ContainerLog {
     stderr: new Uint8Array(0),
   };
   #closed = false;
+  #lastStamp = "";
+  #suffix = 0;
 
   private constructor(
     path: string,
@@ -86,73 +88,78 @@ export class ContainerLog {
    */
   write(stream: LogStream, chunk: Uint8Array): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    const time = encoder.encode(`${rfc3339Nano(this.#clock.now())} ${stream} `);
-    const entries: Uint8Array[] = [];
-    let buffer = this.#pending[stream].length > 0 ? concat([this.#pending[stream], chunk]) : chunk;
-    let start = 0;
-    for (;;) {
-      const end = buffer.indexOf(newline, start);
-      if (end < 0) break;
-      // A line longer than the limit is cut into P pieces and an F piece, as containerd does.
-      while (end - start > maxLogLineBytes) {
-        entries.push(entry(time, "P", buffer.subarray(start, start + maxLogLineBytes)));
-        start += maxLogLineBytes;
+    const prefix = encoder.encode(`${rfc3339Nano(this.#clock.now())} ${stream} `);
+    const pending = this.#pending[stream];
+    const input = pending.length > 0 ? concat([pending, chunk]) : chunk;
+    const out = new EntryBuffer(prefix, input.length);
+    // One pass over the bytes in a tight loop: a container printing short lines (`yes`) makes
+    // one entry per two bytes.
+    let lineStart = 0;
+    for (let i = 0; i < input.length; i++) {
+      if (input[i] === newline) {
+        out.add("F", input, lineStart, i);
+        lineStart = i + 1;
+      } else if (i + 1 - lineStart === maxLogLineBytes) {
+        // A line longer than the limit is cut into P pieces and an F piece, as containerd does.
+        out.add("P", input, lineStart, i + 1);
+        lineStart = i + 1;
       }
-      entries.push(entry(time, "F", buffer.subarray(start, end)));
-      start = end + 1;
     }
-    buffer = buffer.subarray(start);
-    while (buffer.length >= maxLogLineBytes) {
-      entries.push(entry(time, "P", buffer.subarray(0, maxLogLineBytes)));
-      buffer = buffer.subarray(maxLogLineBytes);
-    }
-    this.#pending[stream] = buffer.slice();
-    return this.#enqueue(entries);
+    this.#pending[stream] = input.slice(lineStart);
+    return this.#enqueue(out);
   }
 
   /** Writes what is left of unfinished lines (as `F`), waits for queued writes and closes the file. */
   async close(): Promise<void> {
     if (this.#closed) return;
-    const time = (stream: LogStream) =>
-      encoder.encode(`${rfc3339Nano(this.#clock.now())} ${stream} `);
-    const entries: Uint8Array[] = [];
     for (const stream of ["stdout", "stderr"] as const) {
-      if (this.#pending[stream].length > 0) {
-        entries.push(entry(time(stream), "F", this.#pending[stream]));
-      }
+      const rest = this.#pending[stream];
+      if (rest.length === 0) continue;
+      const out = new EntryBuffer(
+        encoder.encode(`${rfc3339Nano(this.#clock.now())} ${stream} `),
+        rest.length,
+      );
+      out.add("F", rest, 0, rest.length);
+      this.#enqueue(out);
     }
     this.#closed = true;
-    await this.#enqueue(entries);
+    await this.#queue;
     this.#file.close();
   }
 
-  #enqueue(entries: Uint8Array[]): Promise<void> {
-    if (entries.length === 0) return this.#queue;
+  #enqueue(entries: EntryBuffer): Promise<void> {
+    if (entries.ends.length === 0) return this.#queue;
     this.#queue = this.#queue.then(() => this.#writeEntries(entries)).catch(() => {});
     return this.#queue;
   }
 
-  // Writes entries in batches that never cross the rotation size, rotating in between.
-  async #writeEntries(entries: Uint8Array[]): Promise<void> {
+  // Writes the entries in runs that never cross the rotation size, rotating in between; an entry
+  // is never split across files.
+  async #writeEntries(entries: EntryBuffer): Promise<void> {
     const { maxSizeBytes } = this.#rotation;
-    let batch: Uint8Array[] = [];
-    let batchBytes = 0;
-    for (const e of entries) {
-      if (maxSizeBytes > 0 && this.#size + batchBytes + e.length > maxSizeBytes) {
-        await this.#flush(batch, batchBytes);
-        batch = [];
-        batchBytes = 0;
-        if (this.#size > 0) await this.#rotate();
+    const { bytes, ends } = entries;
+    const total = ends[ends.length - 1];
+    let from = 0;
+    let next = 0; // index of the first entry that ends after `from`
+    while (from < total) {
+      if (maxSizeBytes <= 0 || this.#size + (total - from) <= maxSizeBytes) {
+        await this.#flush(bytes.subarray(from, total));
+        return;
       }
-      batch.push(e);
-      batchBytes += e.length;
+      let cut = from;
+      while (next < ends.length && ends[next] - from <= maxSizeBytes - this.#size) {
+        cut = ends[next++];
+      }
+      if (cut === from && this.#size === 0) cut = ends[next++]; // one entry larger than the limit
+      if (cut > from) {
+        await this.#flush(bytes.subarray(from, cut));
+        from = cut;
+      }
+      if (from < total) await this.#rotate();
     }
-    await this.#flush(batch, batchBytes);
   }
 
-  async #flush(batch: Uint8Array[], bytes: number): Promise<void> {
-    if (bytes === 0) return;
-    const data = batch.length === 1 ? batch[0] : concat(batch, bytes);
+  async #flush(data: Uint8Array): Promise<void> {
     let written = 0;
     while (written < data.length) written += await this.#file.write(data.subarray(written));
     this.#size += data.length;
@@ -160,10 +167,13 @@ export class ContainerLog {
 
   async #rotate(): Promise<void> {
     this.#file.close();
-    const rotated = `${this.path}.${rotationStamp(new Date(this.#clock.now()))}`;
-    let target = rotated;
-    for (let n = 1; await exists(target); n++) target = `${rotated}-${n}`;
-    await Deno.rename(this.path, target);
+    // Several rotations in one second get -1, -2, ... so that names keep their order.
+    const stamp = rotationStamp(new Date(this.#clock.now()));
+    this.#suffix = stamp === this.#lastStamp ? this.#suffix + 1 : 0;
+    this.#lastStamp = stamp;
+    const name = () => `${this.path}.${stamp}${this.#suffix > 0 ? `-${this.#suffix}` : ""}`;
+    while (await exists(name())) this.#suffix++;
+    await Deno.rename(this.path, name());
     await removeOldRotated(this.path, this.#rotation.maxFiles - 1);
     this.#file = await Deno.open(this.path, { create: true, append: true });
     this.#size = 0;
@@ -173,20 +183,22 @@ export class ContainerLog {
 /** The two output streams of a container. */
 export type LogStream = "stdout" | "stderr";
 
-/** The rotated files of the log at `path`, oldest first. */
+/** The rotated files of the log at `path` (`<path>.<YYYYMMDD-hhmmss>[-n]`), oldest first. */
 export async function rotatedLogFiles(path: string): Promise<string[]> {
   const dir = dirname(path);
   const prefix = `${basename(path)}.`;
-  const names: string[] = [];
+  const found: { name: string; stamp: string; n: number }[] = [];
   try {
     for await (const e of Deno.readDir(dir)) {
-      if (e.isFile && e.name.startsWith(prefix) && !e.name.endsWith(".tmp")) names.push(e.name);
+      if (!e.isFile || !e.name.startsWith(prefix)) continue;
+      const m = /^(\d{8}-\d{6})(?:-(\d+))?$/.exec(e.name.slice(prefix.length));
+      if (m) found.push({ name: e.name, stamp: m[1], n: Number(m[2] ?? 0) });
     }
   } catch {
     return [];
   }
-  // The stamp sorts by time; a `-n` suffix (two rotations in one second) sorts after its stamp.
-  return names.sort().map((n) => join(dir, n));
+  found.sort((a, b) => a.stamp < b.stamp ? -1 : a.stamp > b.stamp ? 1 : a.n - b.n);
+  return found.map((f) => join(dir, f.name));
 }
 
 async function removeOldRotated(path: string, keep: number): Promise<void> {
@@ -205,14 +217,42 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-function entry(prefix: Uint8Array, tag: "F" | "P", line: Uint8Array): Uint8Array {
-  const out = new Uint8Array(prefix.length + 2 + line.length + 1);
-  out.set(prefix);
-  out[prefix.length] = tag.charCodeAt(0);
-  out[prefix.length + 1] = 0x20;
-  out.set(line, prefix.length + 2);
-  out[out.length - 1] = newline;
-  return out;
+/** Entries built into one buffer, with the offset where each ends (rotation cuts between them). */
+class EntryBuffer {
+  bytes: Uint8Array;
+  readonly ends: number[] = [];
+  #at = 0;
+  #prefix: Uint8Array;
+
+  constructor(prefix: Uint8Array, inputBytes: number) {
+    this.#prefix = prefix;
+    this.bytes = new Uint8Array(inputBytes + 64 * (prefix.length + 3));
+  }
+
+  /** Appends `<prefix><tag> <input[from, to)>` and a newline. */
+  add(tag: "F" | "P", input: Uint8Array, from: number, to: number): void {
+    const prefix = this.#prefix;
+    const need = prefix.length + 3 + (to - from);
+    if (this.#at + need > this.bytes.length) {
+      const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.#at + need));
+      grown.set(this.bytes.subarray(0, this.#at));
+      this.bytes = grown;
+    }
+    const bytes = this.bytes;
+    let at = this.#at;
+    for (let i = 0; i < prefix.length; i++) bytes[at++] = prefix[i];
+    bytes[at++] = tag === "F" ? 0x46 : 0x50;
+    bytes[at++] = 0x20;
+    if (to - from > 64) {
+      bytes.set(input.subarray(from, to), at);
+      at += to - from;
+    } else {
+      for (let i = from; i < to; i++) bytes[at++] = input[i];
+    }
+    bytes[at++] = newline;
+    this.#at = at;
+    this.ends.push(at);
+  }
 }
 
 // Go's time.RFC3339Nano in UTC (trailing zeros of the fraction dropped), as containerd stamps lines.

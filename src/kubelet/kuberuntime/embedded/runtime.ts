@@ -70,6 +70,7 @@ import {
   isSameProcess,
   killLegacyPidRecords,
   killRecordedExecs,
+  procStat,
   readJson,
   readRecords,
   recordDirs,
@@ -199,8 +200,11 @@ interface ContainerFile {
   ownsLog: boolean;
   cgroup?: string;
   createdAtNs: string;
-  /** `created`; `started` (the shim's files say the rest); `failed` to start. */
-  phase: "created" | "started" | "failed";
+  /**
+   * `created`; `started` (the shim's files say the rest); `failed` to start; `exited`, as this
+   * agent saw it end (its times win over the shim's, so a restart shows the same ones).
+   */
+  phase: "created" | "started" | "failed" | "exited";
   startedAtNs?: string;
   finishedAtNs?: string;
   exitCode?: number;
@@ -524,6 +528,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         report = undefined;
       }
       if (!report || "error" in report) {
+        if (!report) killShim(child); // it said nothing sensible: do not wait on it
         await child.status;
         if (c.cgroup) removeCgroup(c.cgroup);
         throw fail(report ? report.error : "the shim exited before starting the container");
@@ -538,7 +543,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       };
       c.state = "CONTAINER_RUNNING";
       c.startedAt = this.#nowNs();
-      this.#saveContainer(c, "started");
+      this.#trySave(c, "started");
       c.done = child.status.then(() => this.#shimGone(c, { ownChild: true }));
       if (this.#closed) await this.#stop(c, 0); // shut down meanwhile: start nothing new
     });
@@ -674,7 +679,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
             this.#execs.set(pid, { done: new Promise<void>((resolve) => done = resolve), cgroup });
             writeExecRecord(this.rootDir, {
               pgid: pid,
-              startTime: procStartTime(pid),
+              startTime: procStat(pid)?.startTime ?? 0,
               containerId: c.id,
               cgroup,
             });
@@ -776,7 +781,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       }
       await Promise.all([...this.#execs.values()].map((e) => e.done));
       if (stop) {
-        this.killAll();
+        this.killAll({ containers: true });
         await Promise.all([...this.#containers.values()].map((c) => c.done));
       } else {
         // The shims live on; this process must not wait for them.
@@ -790,12 +795,16 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
   }
 
   /**
-   * Sends SIGKILL to every container and exec still running, synchronously: for an exit path
-   * that cannot wait (an `unload` handler). Prefer {@link shutdown}.
+   * Sends SIGKILL to every exec still running and, when `containers` is true (default: what
+   * {@link shutdown} does by default, so false with `stopContainersOnShutdown: false`), to every
+   * running container, synchronously: for an exit path that cannot wait (a second signal, an
+   * `unload` handler). Prefer {@link shutdown}.
    */
-  killAll(): void {
-    for (const c of this.#containers.values()) {
-      if (c.state === "CONTAINER_RUNNING") this.#signal(c, "SIGKILL");
+  killAll(options: { containers?: boolean } = {}): void {
+    if (options.containers ?? this.#stopOnShutdown) {
+      for (const c of this.#containers.values()) {
+        if (c.state === "CONTAINER_RUNNING") this.#signal(c, "SIGKILL");
+      }
     }
     for (const [pgid, exec] of this.#execs) {
       signalGroup(pgid, "SIGKILL");
@@ -883,7 +892,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       nameKey: containerNameKey(f.sandboxId, f.config),
       cgroup: f.cgroup,
     };
-    if (f.phase === "failed") {
+    if (f.phase === "failed" || f.phase === "exited") {
       c.state = "CONTAINER_EXITED";
       return c;
     }
@@ -939,6 +948,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       c.exitCode = exit.exitCode;
       c.reason = exit.exitCode === 0 ? "Completed" : "Error";
       c.finishedAt = options.ownChild ? this.#nowNs() : msToNs(exit.finishedAtMs);
+      if (options.ownChild) this.#trySave(c, "exited");
     } else {
       if (c.cgroup) killCgroup(c.cgroup);
       else if (c.shim && isSameProcess(c.shim.pid, c.shim.pidStartTime)) {
@@ -980,7 +990,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       phase,
       startedAtNs: String(c.startedAt),
     };
-    if (phase === "failed") {
+    if (phase === "failed" || phase === "exited") {
       Object.assign(f, {
         finishedAtNs: String(c.finishedAt),
         exitCode: c.exitCode,
@@ -989,6 +999,16 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       });
     }
     writeJsonAtomic(join(this.#containerDir(c.id), "container.json"), f);
+  }
+
+  // A record that cannot be written (full disk) is logged: the container itself is fine, and the
+  // shim's own files still tell a later agent how it ended.
+  #trySave(c: ContainerRecord, phase: ContainerFile["phase"]): void {
+    try {
+      this.#saveContainer(c, phase);
+    } catch (err) {
+      klog.error(err, "Could not record the container", { containerID: c.id, phase });
+    }
   }
 
   #containerDir(id: string): string {
@@ -1003,11 +1023,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
     c.exitCode = startErrorExitCode;
     c.reason = startErrorReason;
     c.message = message;
-    try {
-      this.#saveContainer(c, "failed");
-    } catch (err) {
-      klog.error(err, "Could not record a failed start", { containerID: c.id });
-    }
+    this.#trySave(c, "failed");
   }
 
   /** Signals the container's process group (SIGKILL: its whole cgroup), if it is still ours. */
@@ -1181,12 +1197,11 @@ function containerNameKey(sandboxId: string, config: ContainerConfig): string {
   return ["container", sandboxId, config.metadata.name, config.metadata.attempt ?? 0].join("_");
 }
 
-function procStartTime(pid: number): number {
+function killShim(child: Deno.ChildProcess): void {
   try {
-    const text = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[19]);
+    child.kill("SIGKILL");
   } catch {
-    return 0;
+    // exited already
   }
 }
 
