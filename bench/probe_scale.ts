@@ -513,6 +513,8 @@ async function main(args: string[]): Promise<void> {
       }
     };
     let pairIndex = 0;
+    const deferredFloors: { job: { kind: string; rate: number; maxInFlight: number }; row: Row }[] =
+      [];
     for (const { kind, workers, periodSeconds, probeWorkers } of runs) {
       const base = periodSeconds === flags.periodSeconds ? kind : `${kind}@${periodSeconds}s`;
       const name = flags.probeWorkers.length > 1 ? `${base}/t${probeWorkers}` : base;
@@ -548,15 +550,16 @@ async function main(args: string[]): Promise<void> {
       }
       result.targetCpuSeconds = await targets.cpuSeconds() - cpu0;
       if (flags.floor && kind !== "noop") {
-        const [floor] = await runFloors(
-          [{ kind, rate: workers / periodSeconds, maxInFlight: workers }],
-          ports,
-          flags.floorDurationS,
-          flags.quick ? 0.5 : 1,
-        );
-        if (floor) {
-          result.floor = floor;
-          result.floorRatio = result.cpuPer1000 / floor.cpuPer1000;
+        const job = { kind, rate: workers / periodSeconds, maxInFlight: workers };
+        // --quick measures every floor in one process at the end (a process start each is slow).
+        if (flags.quick) {
+          deferredFloors.push({ job, row: result });
+        } else {
+          const [floor] = await runFloors([job], ports, flags.floorDurationS, 1);
+          if (floor) {
+            result.floor = floor;
+            result.floorRatio = result.cpuPer1000 / floor.cpuPer1000;
+          }
         }
       }
       report.scenarios.push(result);
@@ -569,6 +572,19 @@ async function main(args: string[]): Promise<void> {
       if (flags.vsGo && !goFirst) await runGo(kind, workers);
     }
 
+    if (deferredFloors.length > 0) {
+      const floors = await runFloors(
+        deferredFloors.map((d) => d.job),
+        ports,
+        flags.floorDurationS,
+        0.5,
+      );
+      deferredFloors.forEach(({ row }, i) => {
+        if (!floors[i]) return;
+        row.floor = floors[i];
+        row.floorRatio = row.cpuPer1000 / floors[i].cpuPer1000;
+      });
+    }
     if (flags.exec) {
       for (const workers of flags.execWorkers) {
         const name = "exec-host";

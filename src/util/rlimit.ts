@@ -58,8 +58,11 @@ export function raiseOpenFileLimit(): { before?: OpenFileLimit; after?: OpenFile
   const before = openFileLimit();
   const c = libc();
   if (!c || !before || before.soft >= before.hard) return { before, after: before };
+  // An unlimited hard limit still caps descriptors at the kernel's nr_open.
+  const target = before.hard === Infinity ? kernelMaxOpenFiles() : before.hard;
+  if (target <= before.soft) return { before, after: before };
   const buf = new BigUint64Array(2);
-  buf[0] = toRlim(before.hard);
+  buf[0] = toRlim(target);
   buf[1] = toRlim(before.hard);
   c.setrlimit(RLIMIT_NOFILE, new Uint8Array(buf.buffer));
   return { before, after: openFileLimit() };
@@ -81,6 +84,14 @@ export function setOpenFileSoftLimit(soft: number): boolean {
   buf[0] = toRlim(soft);
   buf[1] = toRlim(current.hard);
   return c.setrlimit(RLIMIT_NOFILE, new Uint8Array(buf.buffer)) === 0;
+}
+
+function kernelMaxOpenFiles(): number {
+  try {
+    return Number(Deno.readTextFileSync("/proc/sys/fs/nr_open").trim()) || 1 << 20;
+  } catch {
+    return 1 << 20;
+  }
 }
 
 function fromRlim(v: bigint): number {

@@ -11,7 +11,7 @@ import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { decodePodDocuments } from "./common.ts";
 import { inlineDecoder, type ManifestDecoder, WorkerDecoder } from "./decoder.ts";
-import { type DirectoryWatch, watchDirectory } from "./file_linux.ts";
+import { type DirectoryWatch, openRegularFile, watchDirectory } from "./file_linux.ts";
 import type { FieldError } from "./validation.ts";
 
 /** File name extensions read from a manifest folder. */
@@ -602,12 +602,15 @@ async function readManifestFile(file: string, maxBytes: number): Promise<ReadRes
     });
   let handle: Deno.FsFile | undefined;
   try {
-    const info = await Deno.stat(file);
+    // The type is checked on what was opened (never blocking on a FIFO put there meanwhile).
+    const opened = await openRegularFile(file);
+    if (opened && "file" in opened) handle = opened.file;
+    const info = opened?.info ?? await Deno.stat(file);
     if (!info.isFile) {
       return { error: new ManifestError(file, { detail: `not a regular file; not read` }) };
     }
     if (info.size > maxBytes) return { error: tooLarge(String(info.size)) };
-    handle = await Deno.open(file, { read: true });
+    handle ??= await Deno.open(file, { read: true });
     const chunks: Uint8Array[] = [];
     let length = 0;
     while (length <= maxBytes) {

@@ -132,3 +132,35 @@ export function watchDirectory(dir: string, events: DirectoryEvents): DirectoryW
     },
   };
 }
+
+const O_RDONLY = 0;
+
+/**
+ * Opens `path` for reading only if it is a regular file, without ever blocking on a named pipe:
+ * the file is opened with `O_NONBLOCK` through libc, its type is read from the open descriptor
+ * (`/proc/self/fd/<fd>`), and only a regular file is reopened through that descriptor for Deno.
+ * So a file swapped for a FIFO between a listing's `stat` and the read is still never waited on.
+ * Returns `undefined` where libc is not available (callers then open the path directly).
+ *
+ * @example
+ * ```ts
+ * const opened = await openRegularFile("/etc/probelet/pods/web.yaml");
+ * if (opened && "file" in opened) opened.file.close();
+ * ```
+ */
+export async function openRegularFile(
+  path: string,
+): Promise<{ file: Deno.FsFile; info: Deno.FileInfo } | { info: Deno.FileInfo } | undefined> {
+  const c = libc();
+  if (!c) return undefined;
+  const fd = c.open(cString(path), O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+  if (fd < 0) return undefined; // gone or unreadable: the caller's open reports why
+  try {
+    const self = `/proc/self/fd/${fd}`;
+    const info = await Deno.stat(self);
+    if (!info.isFile) return { info };
+    return { file: await Deno.open(self, { read: true }), info };
+  } finally {
+    c.close(fd);
+  }
+}

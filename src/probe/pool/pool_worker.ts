@@ -6,7 +6,7 @@
  */
 import { newHttpProber } from "../http/http.ts";
 import { newTcpProber } from "../tcp/tcp.ts";
-import { newGrpcProber } from "../grpc/grpc.ts";
+import type { GrpcProber } from "../grpc/grpc.ts";
 import type { ProbeOutcome } from "../probe.ts";
 import { ProbeResult } from "../probe.ts";
 import {
@@ -24,7 +24,6 @@ let handlers:
   | {
     http: ReturnType<typeof newHttpProber>;
     tcp: ReturnType<typeof newTcpProber>;
-    grpc: ReturnType<typeof newGrpcProber>;
   }
   | undefined;
 
@@ -43,6 +42,13 @@ function reply(r: PoolReply): void {
   });
 }
 
+// grpc-js and the proto loader are loaded by the first gRPC probe: a thread starts faster without.
+let grpc: Promise<GrpcProber> | undefined;
+function grpcProber(): Promise<GrpcProber> {
+  grpc ??= import("../grpc/grpc.ts").then((m) => m.newGrpcProber());
+  return grpc;
+}
+
 function run(call: PoolCall): Promise<ProbeOutcome> {
   const h = handlers!;
   switch (call.kind) {
@@ -51,11 +57,9 @@ function run(call: PoolCall): Promise<ProbeOutcome> {
     case "tcp":
       return h.tcp.probe(call.host, { port: call.port, timeoutMs: call.timeoutMs });
     case "grpc":
-      return h.grpc.probe(call.host, {
-        service: call.service,
-        port: call.port,
-        timeoutMs: call.timeoutMs,
-      });
+      return grpcProber().then((grpc) =>
+        grpc.probe(call.host, { service: call.service, port: call.port, timeoutMs: call.timeoutMs })
+      );
   }
 }
 
@@ -65,7 +69,6 @@ scope.onmessage = (event: MessageEvent<{ init: PoolInit } | PoolCall[]>) => {
     handlers = {
       http: newHttpProber({ followNonLocalRedirects: data.init.followNonLocalRedirects }),
       tcp: newTcpProber(),
-      grpc: newGrpcProber(),
     };
     return;
   }

@@ -6,13 +6,16 @@
 import nodeAssert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  inlineDecoder,
   loadPodManifests,
+  type ManifestDecoder,
   maxDocumentsPerFile,
   maxManifestBytes,
   parsePodManifest,
   type PodUpdate,
   watchManifests,
 } from "../../../src/kubelet/config/mod.ts";
+import { openRegularFile } from "../../../src/kubelet/config/file_linux.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 
 const nodeName = "node-a";
@@ -339,3 +342,57 @@ Deno.test("a manifest that is one plain value quotes only a short prefix", () =>
   ]);
   assert(!errors[0].includes(secret.slice(0, 60)));
 });
+
+Deno.test("a parser failure (not the content) keeps that file's pods", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(join(dir, "a.yaml"), podYaml("alpha"));
+    await Deno.writeTextFile(join(dir, "b.yaml"), podYaml("beta"));
+    let failB = false;
+    const decoder: ManifestDecoder = {
+      decode: (bytes, options) =>
+        failB && options.source.endsWith("b.yaml")
+          ? Promise.reject(new Error("manifest decoder failed: worker died"))
+          : inlineDecoder.decode(bytes, options),
+      close: () => {},
+    };
+    const updates: PodUpdate[] = [];
+    const watcher = await watchManifests(dir, {
+      nodeName,
+      clock: new FakeClock(0),
+      watchFs: false,
+      decoder,
+      onChange: (u) => void updates.push(u),
+    });
+    try {
+      failB = true;
+      await Deno.writeTextFile(join(dir, "a.yaml"), podYaml("gamma"));
+      await watcher.resync();
+      const last = updates.at(-1)!;
+      assertEquals(last.pods.map((p) => p.metadata.name), ["gamma-node-a", "beta-node-a"]);
+      assertEquals(last.errors.map((e) => e.message), [
+        `${join(dir, "b.yaml")}: manifest decoder failed: worker died`,
+      ]);
+    } finally {
+      await watcher.stop();
+    }
+  });
+});
+
+Deno.test("openRegularFile looks at a named pipe without waiting for a writer", async () => {
+  await withTempDir(async (dir) => {
+    const fifo = join(dir, "p.yaml");
+    assert((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success);
+    const opened = await within("opening the FIFO", openRegularFile(fifo), 5_000);
+    assert(opened && !("file" in opened), "a FIFO is not opened for reading");
+    assert(opened.info.isFifo);
+    await Deno.writeTextFile(join(dir, "a.yaml"), "x: 1\n");
+    const regular = await openRegularFile(join(dir, "a.yaml"));
+    assert(regular && "file" in regular);
+    // Reading the stream to its end closes the file.
+    assertEquals(new TextDecoder().decode(await readAll(regular.file)), "x: 1\n");
+  });
+});
+
+async function readAll(file: Deno.FsFile): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(file.readable).arrayBuffer());
+}

@@ -172,6 +172,26 @@ Deno.test("TestContainerExitedWhileAway", async (t) => {
     });
   });
 
+  await t.step("an exit the agent saw keeps its status after a restart", async () => {
+    await withRoot(async (rootDir) => {
+      const a = new EmbeddedRuntimeService({ rootDir });
+      const { id } = await startContainer(a, "exit 7");
+      await waitFor(
+        async () => (await a.containerStatus(id)).status.state === "CONTAINER_EXITED",
+        "the container to exit",
+      );
+      const seen = (await a.containerStatus(id)).status;
+      await a.shutdown();
+      const b = new EmbeddedRuntimeService({ rootDir });
+      try {
+        assert.deepEqual((await b.containerStatus(id)).status, seen);
+        assert.equal(seen.exitCode, 7);
+      } finally {
+        await b.shutdown();
+      }
+    });
+  });
+
   await t.step("an adopted container that exits later is seen to exit", async () => {
     await withRoot(async (rootDir) => {
       const go = join(rootDir, "go");
@@ -408,6 +428,31 @@ Deno.test("TestContainerLogRotation", async (t) => {
       assert.match(last, /stdout F x{60}$/);
     } finally {
       await Deno.remove(dir, { recursive: true });
+    }
+  });
+});
+
+Deno.test("TestKillAllFollowsTheStopPolicy", async () => {
+  // The agent's last resort (a second signal) kills running execs; containers only when the
+  // agent stops its pods on exit (--stop-pods-on-exit), else they are left for the next start.
+  await withRoot(async (rootDir) => {
+    const runtime = new EmbeddedRuntimeService({ rootDir, stopContainersOnShutdown: false });
+    try {
+      const { id } = await startContainer(runtime, "sleep 600");
+      const [container] = runtime.processIds();
+      const exec = runtime.execSync(id, ["sleep", "600"], { timeoutMs: 0 }).then(
+        () => undefined,
+        (e) => e,
+      );
+      await waitFor(() => runtime.processIds().length === 2, "the exec to start");
+      runtime.killAll();
+      const err = await exec;
+      assert.ok(err instanceof ExitError && err.exitStatus() === 137, String(err));
+      assert.ok(alive(container), "the container is left running");
+      runtime.killAll({ containers: true });
+      await waitFor(() => !alive(container), "the container to be killed");
+    } finally {
+      await runtime.shutdown();
     }
   });
 });
