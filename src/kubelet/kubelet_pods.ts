@@ -233,7 +233,8 @@ export function generateAPIPodStatus(
   options: {
     startFailures: Map<string, StartFailure>;
     oldStatus?: PodStatus;
-    hostIP: string;
+    /** The node's IPs (getHostIPsAnyWay): the first is `hostIP`; host-network pods use them all. */
+    hostIPs: string[];
     startTime: string;
   },
 ): PodStatus {
@@ -268,16 +269,17 @@ export function generateAPIPodStatus(
   });
   const all = [...initContainerStatuses, ...containerStatuses];
   const phase = getPhase(pod, all, { podIsTerminal: false, podHasInitialized });
-  const podIP = pod.spec.hostNetwork ? options.hostIP : podStatus.ips[0];
+  const podIPs = pod.spec.hostNetwork ? options.hostIPs : podStatus.ips;
   const status: PodStatus = {
     phase,
-    hostIP: options.hostIP,
+    hostIP: options.hostIPs[0],
+    hostIPs: options.hostIPs.map((ip) => ({ ip })),
     startTime: options.startTime,
     containerStatuses,
   };
-  if (podIP) {
-    status.podIP = podIP;
-    status.podIPs = (pod.spec.hostNetwork ? [podIP] : podStatus.ips).map((ip) => ({ ip }));
+  if (podIPs.length > 0) {
+    status.podIP = podIPs[0];
+    status.podIPs = podIPs.map((ip) => ({ ip }));
   }
   if ((pod.spec.initContainers ?? []).length > 0) {
     status.initContainerStatuses = initContainerStatuses;
