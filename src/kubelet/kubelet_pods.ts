@@ -14,6 +14,7 @@ import type {
   PodPhase,
   PodStatus,
 } from "../api/core/v1/mod.ts";
+import { metav1Time } from "../api/meta/v1/mod.ts";
 import { containerIDString } from "./container/container_id.ts";
 import {
   isRestartableInitContainer,
@@ -35,10 +36,8 @@ export const ContainerCreating = "ContainerCreating";
 /** Waiting reason of a container waiting out its restart back-off. */
 export const CrashLoopBackOff = "CrashLoopBackOff";
 
-/** Formats epoch milliseconds as the API's RFC 3339 time with whole seconds. */
-export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
-}
+/** Formats epoch milliseconds as the API's RFC 3339 time with whole seconds (`metav1.Time`). */
+export const rfc3339: (ms: number) => string = metav1Time;
 
 /**
  * The API state of one runtime container instance (kubelet's `convertContainerStatus`).
