@@ -78,7 +78,9 @@ export interface RESTClientOptions {
 export interface WatchRequestOptions {
   /**
    * End the stream when nothing (not even a bookmark) arrived for this long; 0 = never. The
-   * reflector then re-watches from the last resourceVersion, as after a server-side close.
+   * reflector then re-watches from the last resourceVersion, as after a server-side close. A
+   * watch request the server has not answered after this long fails, and the client's pooled
+   * connections are dropped (`closeAllConns`).
    */
   idleTimeoutMs?: number;
 }
@@ -215,11 +217,31 @@ export class RESTClient {
     const controller = new AbortController();
     const signals = req.signal ? [req.signal, controller.signal] : [controller.signal];
     const query = { ...req.query, watch: "true" };
-    const res = await this.#send({ ...req, query, signal: AbortSignal.any(signals) }, 0);
+    const idleTimeoutMs = options.idleTimeoutMs ?? 0;
+    // The server answers a watch at once. No answer for the idle timeout means the pooled
+    // connection is dead (Deno's fetch sends no HTTP/2 pings to find out): drop the pool, so
+    // that the next attempt dials afresh instead of queueing on it again.
+    const unanswered = idleTimeoutMs > 0
+      ? this.#clock.afterFunc(idleTimeoutMs, () => {
+        controller.abort(
+          new DOMException(
+            `watch ${req.path}: no answer after ${idleTimeoutMs} ms; reconnecting`,
+            "TimeoutError",
+          ),
+        );
+        this.closeAllConns();
+      })
+      : undefined;
+    let res: Response;
+    try {
+      res = await this.#send({ ...req, query, signal: AbortSignal.any(signals) }, 0);
+    } finally {
+      unanswered?.stop();
+    }
     const timeoutSeconds = Number(req.query?.timeoutSeconds ?? 0);
     return new StreamWatcher<T>(res, controller, {
       clock: this.#clock,
-      idleTimeoutMs: options.idleTimeoutMs ?? 0,
+      idleTimeoutMs,
       deadlineMs: timeoutSeconds > 0 ? (timeoutSeconds + 60) * 1000 : 0,
       what: `${req.path}`,
     });

@@ -39,4 +39,16 @@ export {
 } from "./kuberuntime/kuberuntime_container.ts";
 export { generatePodSandboxConfig } from "./kuberuntime/kuberuntime_sandbox.ts";
 export * from "./kuberuntime/labels.ts";
+export {
+  ContainerGC,
+  defaultGCPolicy,
+  type GCPolicy,
+  getContainersToDeleteInPod,
+} from "./kuberuntime/kuberuntime_gc.ts";
+export {
+  generateEvents,
+  GenericPLEG,
+  type PodLifecycleEvent,
+  type PodLifeCycleEventType,
+} from "./pleg/generic.ts";
 export { type KubeletServer, newHandler, serve } from "./server/server.ts";

@@ -187,9 +187,9 @@ async function startAgent(
   let node: NodeAgent | undefined;
   let imageService: RemoteImageService | undefined;
   let stopped: Promise<void> | undefined;
-  // The last resort (a second signal, a stop past its deadline): SIGKILL every process group the
-  // embedded runtime started, containers and running exec probes alike. A CRI runtime's containers
-  // stay with the runtime, which keeps track of them.
+  // The last resort (a second signal, a stop past its deadline): SIGKILL the running exec probes
+  // the embedded runtime started, and its containers unless --stop-pods-on-exit=false leaves them
+  // for the next start. A CRI runtime's containers stay with the runtime, which tracks them.
   const kill = () => embedded?.killAll();
   const stop = () =>
     stopped ??= (async () => {

@@ -16,8 +16,8 @@ import type {
   ResourceList,
 } from "../../api/core/v1/mod.ts";
 import type { Image } from "../../cri_client/api.ts";
+import { metav1Time } from "../../api/meta/v1/mod.ts";
 import { EventType } from "../events/mod.ts";
-import { rfc3339 } from "../kubelet_pods.ts";
 import {
   binarySI,
   capacityFromMachineInfo,
@@ -463,7 +463,7 @@ function pressureCondition(
   return (node) => {
     const status = ensureStatus(node);
     status.conditions ??= [];
-    const currentTime = rfc3339(now());
+    const currentTime = metav1Time(now());
     let condition = status.conditions.find((c) => c.type === texts.type);
     const isNew = condition === undefined;
     condition ??= { type: texts.type, status: "Unknown" };
@@ -612,7 +612,7 @@ export function readyCondition(options: ReadyConditionOptions): Setter {
   return (node) => {
     const status = ensureStatus(node);
     status.conditions ??= [];
-    const currentTime = rfc3339(options.now());
+    const currentTime = metav1Time(options.now());
     let next: NodeCondition = {
       type: NodeReady,
       status: "True",

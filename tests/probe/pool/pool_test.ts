@@ -33,7 +33,7 @@ Deno.test("TestProbePoolSameOutcomeAsCallingThread", async (t) => {
   const tlsServer = await startTLSServer((_req, res) => res.end("tls"));
   const grpcServer = await startHealthServer({ status: "SERVING" });
   const unhealthy = await startHealthServer({ status: "NOT_SERVING" });
-  const pool = new ProbePool(2);
+  const pool = new ProbePool(2, { inlineBelowPerSecond: 0 });
   try {
     const http = newHttpProber();
     for (
@@ -99,7 +99,7 @@ Deno.test("TestProberWithPoolSameVerdictsAndEvents", async () => {
     res.writeHead(req.url === "/bad" ? 503 : 200);
     res.end("body");
   });
-  const pool = new ProbePool(2);
+  const pool = new ProbePool(2, { inlineBelowPerSecond: 0 });
   try {
     const probes: Probe[] = [
       { httpGet: { path: "/", port: server.port, host: "127.0.0.1" }, timeoutSeconds: 1 },
@@ -137,7 +137,7 @@ Deno.test("TestProberWithPoolSameVerdictsAndEvents", async () => {
 });
 
 Deno.test("TestProbePoolClose", async () => {
-  const pool = new ProbePool(1);
+  const pool = new ProbePool(1, { inlineBelowPerSecond: 0 });
   // A probe that cannot finish before close: a deadline far away on an unroutable target.
   const pending = pool.tcp.probe("10.255.255.1", { port: 9, timeoutMs: 60_000 });
   pool.close();
@@ -146,4 +146,21 @@ Deno.test("TestProbePoolClose", async () => {
   assert.equal(outcome.error?.message, "probe pool closed");
   const after = await pool.tcp.probe("127.0.0.1", { port: 1, timeoutMs: 100 });
   assert.equal(after.error?.message, "probe pool closed");
+});
+
+Deno.test("TestProbePoolRunsInlineBelowTheRate", async () => {
+  const server = await startServer((_req, res) => res.end("ok"));
+  const pool = new ProbePool(1, { inlineBelowPerSecond: 3 });
+  try {
+    const { request } = newProbeRequest(`${server.url}/`);
+    const direct = await newHttpProber().probe(request!, { timeoutMs: 2000 });
+    for (let i = 0; i < 5; i++) {
+      assert.deepEqual(await pool.http.probe(request!, { timeoutMs: 2000 }), direct);
+    }
+    // The first three of the second ran here, the others on the thread.
+    assert.equal(pool.inlined, 3);
+  } finally {
+    pool.close();
+    await server.close();
+  }
 });

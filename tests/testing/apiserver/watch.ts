@@ -114,7 +114,10 @@ export function serveWatch(
   const { storage, clock, info } = { ...options, info: request.info };
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let closed = false;
+  // The deadline timers, and the periodic bookmark timer re-armed in place (one entry, however
+  // long the watch lives).
   const timers: ClockTimer[] = [];
+  let bookmarkTimer: ClockTimer | undefined;
   let unsubscribe = () => {};
   let unregister = () => {};
 
@@ -132,6 +135,7 @@ export function serveWatch(
     if (closed) return;
     closed = true;
     for (const t of timers) t.stop();
+    bookmarkTimer?.stop();
     unsubscribe();
     unregister();
     options.signal.removeEventListener("abort", close);
@@ -213,10 +217,10 @@ export function serveWatch(
     // cacheWatcher.nextBookmarkTime: roughly every bookmark interval, and 2 s before the
     // watch's deadline so the client resumes from as late as possible.
     const arm = () => {
-      timers.push(clock.afterFunc(options.bookmarkIntervalMs, () => {
+      bookmarkTimer = clock.afterFunc(options.bookmarkIntervalMs, () => {
         periodicBookmark();
-        arm();
-      }));
+        if (!closed) arm();
+      });
     };
     arm();
     if (timeoutMs > 2000) timers.push(clock.afterFunc(timeoutMs - 2000, periodicBookmark));

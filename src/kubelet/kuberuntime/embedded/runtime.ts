@@ -55,6 +55,7 @@ import {
   createCgroup,
   execCgroupPrefix,
   joinCgroupWrapper,
+  killAndRemoveCgroup,
   killCgroup,
   removeCgroup,
   runtimeCgroup,
@@ -67,6 +68,7 @@ import {
 } from "./log.ts";
 import { signalGroup, spawnError } from "./process.ts";
 import {
+  execMarkerVariable,
   isSameProcess,
   killLegacyPidRecords,
   killRecordedExecs,
@@ -200,8 +202,11 @@ interface ContainerFile {
   ownsLog: boolean;
   cgroup?: string;
   createdAtNs: string;
-  /** `created`; `started` (the shim's files say the rest); `failed` to start. */
-  phase: "created" | "started" | "failed";
+  /**
+   * `created`; `started` (the shim's files say the rest); `failed` to start; `exited`, as this
+   * agent saw it end (its times win over the shim's, so a restart shows the same ones).
+   */
+  phase: "created" | "started" | "failed" | "exited";
   startedAtNs?: string;
   finishedAtNs?: string;
   exitCode?: number;
@@ -540,7 +545,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       };
       c.state = "CONTAINER_RUNNING";
       c.startedAt = this.#nowNs();
-      this.#saveContainer(c, "started");
+      this.#trySave(c, "started");
       c.done = child.status.then(() => this.#shimGone(c, { ownChild: true }));
       if (this.#closed) await this.#stop(c, 0); // shut down meanwhile: start nothing new
     });
@@ -658,6 +663,9 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
           cgroup = undefined; // the container is going away; the exec still runs in its group
         }
       }
+      // Without a cgroup, a marker in the environment finds what escapes the exec's group.
+      const marker = cgroup ? undefined : `${c.id}:${newID().slice(0, 12)}`;
+      const env = marker ? { ...c.env, [execMarkerVariable]: marker } : c.env;
       let pid = 0;
       let done = () => {};
       let r: HostCommandResult;
@@ -666,7 +674,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
           timeoutMs: options.timeoutMs,
           clock: this.#clock,
           capBytes: maxExecOutputBytes,
-          env: c.env,
+          env,
           clearEnv: !this.#inheritEnv,
           cwd: c.config.workingDir || undefined,
           signal: options.signal,
@@ -679,6 +687,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
               startTime: procStat(pid)?.startTime ?? 0,
               containerId: c.id,
               cgroup,
+              marker,
             });
           },
           onKill: () => {
@@ -758,6 +767,12 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       removePath(dir);
     }
     this.#unadoptable = [];
+    // Empty cgroups of containers that are over (their shim was killed before removing them).
+    if (this.cgroupRoot) {
+      for (const c of this.#containers.values()) {
+        if (c.cgroup && c.state !== "CONTAINER_RUNNING") removeCgroup(c.cgroup);
+      }
+    }
     return killed;
   }
 
@@ -778,7 +793,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       }
       await Promise.all([...this.#execs.values()].map((e) => e.done));
       if (stop) {
-        this.killAll();
+        this.killAll({ containers: true });
         await Promise.all([...this.#containers.values()].map((c) => c.done));
       } else {
         // The shims live on; this process must not wait for them.
@@ -792,12 +807,16 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
   }
 
   /**
-   * Sends SIGKILL to every container and exec still running, synchronously: for an exit path
-   * that cannot wait (an `unload` handler). Prefer {@link shutdown}.
+   * Sends SIGKILL to every exec still running and, when `containers` is true (default: what
+   * {@link shutdown} does by default, so false with `stopContainersOnShutdown: false`), to every
+   * running container, synchronously: for an exit path that cannot wait (a second signal, an
+   * `unload` handler). Prefer {@link shutdown}.
    */
-  killAll(): void {
-    for (const c of this.#containers.values()) {
-      if (c.state === "CONTAINER_RUNNING") this.#signal(c, "SIGKILL");
+  killAll(options: { containers?: boolean } = {}): void {
+    if (options.containers ?? this.#stopOnShutdown) {
+      for (const c of this.#containers.values()) {
+        if (c.state === "CONTAINER_RUNNING") this.#signal(c, "SIGKILL");
+      }
     }
     for (const [pgid, exec] of this.#execs) {
       signalGroup(pgid, "SIGKILL");
@@ -885,7 +904,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       nameKey: containerNameKey(f.sandboxId, f.config),
       cgroup: f.cgroup,
     };
-    if (f.phase === "failed") {
+    if (f.phase === "failed" || f.phase === "exited") {
       c.state = "CONTAINER_EXITED";
       return c;
     }
@@ -941,12 +960,12 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       c.exitCode = exit.exitCode;
       c.reason = exit.exitCode === 0 ? "Completed" : "Error";
       c.finishedAt = options.ownChild ? this.#nowNs() : msToNs(exit.finishedAtMs);
+      if (options.ownChild) this.#trySave(c, "exited");
     } else {
-      if (c.cgroup) killCgroup(c.cgroup);
-      else if (c.shim && isSameProcess(c.shim.pid, c.shim.pidStartTime)) {
+      if (c.shim && isSameProcess(c.shim.pid, c.shim.pidStartTime)) {
         signalGroup(c.shim.pid, "SIGKILL");
       }
-      if (c.cgroup) removeCgroup(c.cgroup);
+      if (c.cgroup) killAndRemoveCgroup(c.cgroup);
       c.exitCode = unknownExitCode;
       c.reason = unknownExitReason;
       c.message = "the container's shim exited without recording how the container ended";
@@ -982,7 +1001,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       phase,
       startedAtNs: String(c.startedAt),
     };
-    if (phase === "failed") {
+    if (phase === "failed" || phase === "exited") {
       Object.assign(f, {
         finishedAtNs: String(c.finishedAt),
         exitCode: c.exitCode,
@@ -991,6 +1010,16 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       });
     }
     writeJsonAtomic(join(this.#containerDir(c.id), "container.json"), f);
+  }
+
+  // A record that cannot be written (full disk) is logged: the container itself is fine, and the
+  // shim's own files still tell a later agent how it ended.
+  #trySave(c: ContainerRecord, phase: ContainerFile["phase"]): void {
+    try {
+      this.#saveContainer(c, phase);
+    } catch (err) {
+      klog.error(err, "Could not record the container", { containerID: c.id, phase });
+    }
   }
 
   #containerDir(id: string): string {
@@ -1005,11 +1034,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
     c.exitCode = startErrorExitCode;
     c.reason = startErrorReason;
     c.message = message;
-    try {
-      this.#saveContainer(c, "failed");
-    } catch (err) {
-      klog.error(err, "Could not record a failed start", { containerID: c.id });
-    }
+    this.#trySave(c, "failed");
   }
 
   /** Signals the container's process group (SIGKILL: its whole cgroup), if it is still ours. */
@@ -1148,10 +1173,7 @@ function killContainerFolder(dir: string): number[] {
     }
     if (isSameProcess(state.shimPid, state.shimStartTime)) signalGroup(state.shimPid, "SIGKILL");
   }
-  if (cgroup) {
-    killCgroup(cgroup);
-    removeCgroup(cgroup);
-  }
+  if (cgroup) killAndRemoveCgroup(cgroup);
   return killed;
 }
 
