@@ -62,6 +62,7 @@ import {
   getContainersToDeleteInPod,
 } from "./kuberuntime/kuberuntime_gc.ts";
 import { GenericPLEG, type PodLifecycleEvent } from "./pleg/generic.ts";
+import { probeletPodStartTimeAnnotation } from "./kuberuntime/labels.ts";
 import {
   newManager as newProberManager,
   newProberMetrics,
@@ -829,7 +830,9 @@ export class Kubelet {
       if (worker.terminating || this.#stopped) return;
       if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
       this.probeManager.addPod(pod);
-      const result = await runtimeManager.syncPod(pod, runtimeStatus);
+      const result = await runtimeManager.syncPod(pod, runtimeStatus, {
+        podStartTime: worker.startTime,
+      });
       for (const [name, failure] of result.startResults) {
         if (failure) worker.startFailures.set(name, failure);
         else worker.startFailures.delete(name);
@@ -862,15 +865,17 @@ export class Kubelet {
     return ms + Math.floor((this.#options.random ?? Math.random)() * factor * ms);
   }
 
-  // A pod found already running on the runtime (a restarted agent adopting it) keeps its start
-  // time: its oldest sandbox's creation, not the moment this agent first saw it.
+  // A pod found already on the runtime (a restarted agent adopting it) keeps its start time: the
+  // one its sandbox recorded when it was created, else the oldest sandbox's creation; not the
+  // moment this agent first saw it.
   #adoptStartTime(
     worker: PodWorker,
     runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
   ): void {
     let oldest = Infinity;
     for (const s of runtimeStatus.sandboxStatuses) {
-      const ms = Number(s.createdAt / 1_000_000n);
+      const recorded = Date.parse(s.annotations?.[probeletPodStartTimeAnnotation] ?? "");
+      const ms = Number.isNaN(recorded) ? Number(s.createdAt / 1_000_000n) : recorded;
       if (ms > 0 && ms < oldest) oldest = ms;
     }
     if (oldest < Date.parse(worker.startTime)) {
