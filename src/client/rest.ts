@@ -15,6 +15,7 @@ import {
   type RateLimiter,
   TokenBucketRateLimiter,
 } from "../util/flowcontrol/throttle.ts";
+import { goArch, goOS } from "../util/go_format.ts";
 import { kubernetesVersion } from "../version.ts";
 import { V } from "../util/log.ts";
 import { StatusError } from "./errors.ts";
@@ -78,19 +79,16 @@ export interface RESTClientOptions {
 export interface WatchRequestOptions {
   /**
    * End the stream when nothing (not even a bookmark) arrived for this long; 0 = never. The
-   * reflector then re-watches from the last resourceVersion, as after a server-side close.
+   * reflector then re-watches from the last resourceVersion, as after a server-side close. A
+   * watch request the server has not answered after this long fails, and the client's pooled
+   * connections are dropped (`closeAllConns`).
    */
   idleTimeoutMs?: number;
 }
 
 /** `probelet/v1.35 (linux/amd64) kubernetes/probelet`, the shape of client-go's default agent. */
 export function defaultUserAgent(): string {
-  const arch = Deno.build.arch === "x86_64"
-    ? "amd64"
-    : Deno.build.arch === "aarch64"
-    ? "arm64"
-    : Deno.build.arch;
-  return `probelet/v${kubernetesVersion.major}.${kubernetesVersion.minor} (${Deno.build.os}/${arch}) kubernetes/probelet`;
+  return `probelet/v${kubernetesVersion.major}.${kubernetesVersion.minor} (${goOS()}/${goArch()}) kubernetes/probelet`;
 }
 
 /** A limiter for `config`: explicit, none (qps < 0), or a token bucket (client-go defaults 5/10). */
@@ -215,11 +213,31 @@ export class RESTClient {
     const controller = new AbortController();
     const signals = req.signal ? [req.signal, controller.signal] : [controller.signal];
     const query = { ...req.query, watch: "true" };
-    const res = await this.#send({ ...req, query, signal: AbortSignal.any(signals) }, 0);
+    const idleTimeoutMs = options.idleTimeoutMs ?? 0;
+    // The server answers a watch at once. No answer for the idle timeout means the pooled
+    // connection is dead (Deno's fetch sends no HTTP/2 pings to find out): drop the pool, so
+    // that the next attempt dials afresh instead of queueing on it again.
+    const unanswered = idleTimeoutMs > 0
+      ? this.#clock.afterFunc(idleTimeoutMs, () => {
+        controller.abort(
+          new DOMException(
+            `watch ${req.path}: no answer after ${idleTimeoutMs} ms; reconnecting`,
+            "TimeoutError",
+          ),
+        );
+        this.closeAllConns();
+      })
+      : undefined;
+    let res: Response;
+    try {
+      res = await this.#send({ ...req, query, signal: AbortSignal.any(signals) }, 0);
+    } finally {
+      unanswered?.stop();
+    }
     const timeoutSeconds = Number(req.query?.timeoutSeconds ?? 0);
     return new StreamWatcher<T>(res, controller, {
       clock: this.#clock,
-      idleTimeoutMs: options.idleTimeoutMs ?? 0,
+      idleTimeoutMs,
       deadlineMs: timeoutSeconds > 0 ? (timeoutSeconds + 60) * 1000 : 0,
       what: `${req.path}`,
     });

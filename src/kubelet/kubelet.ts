@@ -24,6 +24,7 @@ import type { RuntimeService } from "../cri_client/runtime_service.ts";
 import { type Clock, type ClockTimer, RealClock } from "../util/clock.ts";
 import { Backoff } from "../util/flowcontrol/backoff.ts";
 import * as log from "../util/log.ts";
+import { getNodeHostIPs } from "../util/node/node.ts";
 import type { CommandRunner } from "./container/command_runner.ts";
 import { containerIDString } from "./container/container_id.ts";
 import { getPodReference } from "./container/ref.ts";
@@ -61,6 +62,7 @@ import {
   getContainersToDeleteInPod,
 } from "./kuberuntime/kuberuntime_gc.ts";
 import { GenericPLEG, type PodLifecycleEvent } from "./pleg/generic.ts";
+import { probeletPodStartTimeAnnotation } from "./kuberuntime/labels.ts";
 import {
   newManager as newProberManager,
   newProberMetrics,
@@ -120,7 +122,10 @@ export interface KubeletOptions {
   clock?: Clock;
   /** Node name, used for static pod names (`<name>-<node>`). */
   nodeName: string;
-  /** The node's IP, reported as `hostIP` and used as the pod IP of host-network pods. */
+  /**
+   * The node's IP (`--node-ip`), reported as `hostIP` and used as the pod IP of host-network pods
+   * when there is no API server; with one, the IPs the Node reports are used once it has any.
+   */
   hostIP?: string;
   /** Folder (or file) of static pod manifests; none = pods only via `setPods`. */
   podManifestPath?: string;
@@ -686,6 +691,23 @@ export class Kubelet {
     return this.#node ?? known;
   }
 
+  // kubelet's getHostIPsAnyWay: in API mode the IPs the Node reports (as registered, else as
+  // admission last saw it), so pods and `kubectl get node` agree; --node-ip (or 127.0.0.1) when
+  // there is no API server or the Node has no address yet.
+  #hostIPs(): string[] {
+    const node = this.#options.kubeClient
+      ? this.#options.getNode?.() ?? this.#admitNode
+      : undefined;
+    if (node) {
+      try {
+        return getNodeHostIPs(node);
+      } catch (e) {
+        log.V(4).info("Cannot get host IPs", { err: e instanceof Error ? e.message : String(e) });
+      }
+    }
+    return [this.hostIP];
+  }
+
   // SyncPod's mirror pod part: a missing, outdated or deleted mirror is replaced.
   async #syncMirrorPod(pod: Pod): Promise<void> {
     const mirrorClient = this.#mirrorClient!;
@@ -808,7 +830,9 @@ export class Kubelet {
       if (worker.terminating || this.#stopped) return;
       if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
       this.probeManager.addPod(pod);
-      const result = await runtimeManager.syncPod(pod, runtimeStatus);
+      const result = await runtimeManager.syncPod(pod, runtimeStatus, {
+        podStartTime: worker.startTime,
+      });
       for (const [name, failure] of result.startResults) {
         if (failure) worker.startFailures.set(name, failure);
         else worker.startFailures.delete(name);
@@ -841,15 +865,17 @@ export class Kubelet {
     return ms + Math.floor((this.#options.random ?? Math.random)() * factor * ms);
   }
 
-  // A pod found already running on the runtime (a restarted agent adopting it) keeps its start
-  // time: its oldest sandbox's creation, not the moment this agent first saw it.
+  // A pod found already on the runtime (a restarted agent adopting it) keeps its start time: the
+  // one its sandbox recorded when it was created, else the oldest sandbox's creation; not the
+  // moment this agent first saw it.
   #adoptStartTime(
     worker: PodWorker,
     runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
   ): void {
     let oldest = Infinity;
     for (const s of runtimeStatus.sandboxStatuses) {
-      const ms = Number(s.createdAt / 1_000_000n);
+      const recorded = Date.parse(s.annotations?.[probeletPodStartTimeAnnotation] ?? "");
+      const ms = Number.isNaN(recorded) ? Number(s.createdAt / 1_000_000n) : recorded;
       if (ms > 0 && ms < oldest) oldest = ms;
     }
     if (oldest < Date.parse(worker.startTime)) {
@@ -910,11 +936,10 @@ export class Kubelet {
     const status = generateAPIPodStatus(pod, runtimeStatus, {
       startFailures: worker.startFailures,
       oldStatus,
-      hostIP: this.hostIP,
+      hostIPs: this.#hostIPs(),
       startTime: oldStatus?.startTime ?? worker.startTime,
     });
     this.probeManager.updatePodStatus(pod, status);
-    status.hostIPs = [{ ip: this.hostIP }];
     status.qosClass = getPodQOS(pod);
     const all = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
     // Conditions others own (readiness gates) come from the API's copy of the pod.

@@ -14,6 +14,7 @@ import type {
   PodPhase,
   PodStatus,
 } from "../api/core/v1/mod.ts";
+import { metav1Time } from "../api/meta/v1/mod.ts";
 import { containerIDString } from "./container/container_id.ts";
 import {
   isRestartableInitContainer,
@@ -35,10 +36,8 @@ export const ContainerCreating = "ContainerCreating";
 /** Waiting reason of a container waiting out its restart back-off. */
 export const CrashLoopBackOff = "CrashLoopBackOff";
 
-/** Formats epoch milliseconds as the API's RFC 3339 time with whole seconds. */
-export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
-}
+/** Formats epoch milliseconds as the API's RFC 3339 time with whole seconds (`metav1.Time`). */
+export const rfc3339: (ms: number) => string = metav1Time;
 
 /**
  * The API state of one runtime container instance (kubelet's `convertContainerStatus`).
@@ -233,7 +232,8 @@ export function generateAPIPodStatus(
   options: {
     startFailures: Map<string, StartFailure>;
     oldStatus?: PodStatus;
-    hostIP: string;
+    /** The node's IPs (getHostIPsAnyWay): the first is `hostIP`; host-network pods use them all. */
+    hostIPs: string[];
     startTime: string;
   },
 ): PodStatus {
@@ -268,16 +268,17 @@ export function generateAPIPodStatus(
   });
   const all = [...initContainerStatuses, ...containerStatuses];
   const phase = getPhase(pod, all, { podIsTerminal: false, podHasInitialized });
-  const podIP = pod.spec.hostNetwork ? options.hostIP : podStatus.ips[0];
+  const podIPs = pod.spec.hostNetwork ? options.hostIPs : podStatus.ips;
   const status: PodStatus = {
     phase,
-    hostIP: options.hostIP,
+    hostIP: options.hostIPs[0],
+    hostIPs: options.hostIPs.map((ip) => ({ ip })),
     startTime: options.startTime,
     containerStatuses,
   };
-  if (podIP) {
-    status.podIP = podIP;
-    status.podIPs = (pod.spec.hostNetwork ? [podIP] : podStatus.ips).map((ip) => ({ ip }));
+  if (podIPs.length > 0) {
+    status.podIP = podIPs[0];
+    status.podIPs = podIPs.map((ip) => ({ ip }));
   }
   if ((pod.spec.initContainers ?? []).length > 0) {
     status.initContainerStatuses = initContainerStatuses;

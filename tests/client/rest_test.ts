@@ -254,6 +254,36 @@ function streamResponse() {
   };
 }
 
+Deno.test("RESTClient: a watch never answered within the idle timeout fails and drops the pooled connections", async () => {
+  const clock = new FakeClock(0);
+  // A dead connection: the request goes out and nothing ever comes back until it is aborted.
+  const hanging: typeof fetch = (_input, init) =>
+    new Promise((_resolve, reject) =>
+      init?.signal?.addEventListener("abort", () => reject(init.signal!.reason), { once: true })
+    );
+  const rest = new RESTClient({ host: "http://127.0.0.1:1", ...unlimited }, {
+    clock,
+    fetch: hanging,
+  });
+  let dropped = 0;
+  rest.closeAllConns = () => void dropped++;
+  const watch = rest.watch({ method: "GET", path: "/api/v1/pods" }, { idleTimeoutMs: 90_000 });
+  const outcome = watch.then(() => "answered", (e: Error) => e.message);
+  await clock.step(89_999);
+  assert.equal(dropped, 0, "not before the idle timeout");
+  await clock.step(1);
+  assert.equal(await outcome, "watch /api/v1/pods: no answer after 90000 ms; reconnecting");
+  assert.equal(dropped, 1);
+  // Without an idle timeout nothing is armed: the caller's signal is the only way out.
+  const abort = new AbortController();
+  const plain = rest.watch({ method: "GET", path: "/api/v1/pods", signal: abort.signal });
+  const plainOutcome = plain.then(() => "answered", () => "aborted");
+  await clock.step(3_600_000);
+  abort.abort();
+  assert.equal(await plainOutcome, "aborted");
+  assert.equal(dropped, 1);
+});
+
 Deno.test("RESTClient: watch streams", async (t) => {
   let stream = streamResponse();
   await withServer(() => stream.response, async (url, seen) => {

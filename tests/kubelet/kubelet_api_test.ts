@@ -277,3 +277,28 @@ Deno.test("a readiness gate set in the API makes the pod Ready, and the gate con
     await s.cleanup();
   }
 });
+
+Deno.test("without --node-ip, pods report the Node's InternalIP as hostIP (getHostIPsAnyWay)", async () => {
+  const withAddresses = node();
+  withAddresses.status!.addresses = [
+    { type: "InternalIP", address: "192.168.7.9" },
+    { type: "Hostname", address: nodeName },
+  ];
+  const s = await setup([withAddresses, apiPod("web"), apiPod("host", { hostNetwork: true })]);
+  try {
+    for (const name of ["web", "host"]) {
+      await until(
+        `${name} Running in the API`,
+        async () => (await s.apiGet(name))?.status?.phase === "Running",
+      );
+    }
+    for (const name of ["web", "host"]) {
+      const status = (await s.apiGet(name))!.status!;
+      assertEquals([status.hostIP, status.hostIPs], ["192.168.7.9", [{ ip: "192.168.7.9" }]]);
+    }
+    // A host-network pod's IP is the node's, too.
+    assertEquals((await s.apiGet("host"))!.status!.podIPs, [{ ip: "192.168.7.9" }]);
+  } finally {
+    await s.cleanup();
+  }
+});

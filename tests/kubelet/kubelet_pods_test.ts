@@ -1,6 +1,10 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { ContainerStatus, Pod } from "../../src/api/core/v1/mod.ts";
-import { convertToAPIContainerStatuses, getPhase } from "../../src/kubelet/kubelet_pods.ts";
+import {
+  convertToAPIContainerStatuses,
+  generateAPIPodStatus,
+  getPhase,
+} from "../../src/kubelet/kubelet_pods.ts";
 import type { RuntimePodStatus } from "../../src/kubelet/kuberuntime/kuberuntime_manager.ts";
 
 const running = (name: string): ContainerStatus => ({
@@ -167,4 +171,42 @@ Deno.test("TestConvertToAPIContainerStatuses", async (t) => {
     assertEquals(a.state, { waiting: { reason: "CrashLoopBackOff", message: "back-off 10s" } });
     assertEquals(a.lastState?.terminated?.exitCode, 137);
   });
+});
+
+Deno.test("TestGenerateAPIPodStatusHostNetworkPodIPs (host IPs come from the node)", async (t) => {
+  const runtime: RuntimePodStatus = {
+    id: "uid",
+    name: "p",
+    namespace: "default",
+    ips: ["10.88.0.7"],
+    sandboxStatuses: [],
+    containerStatuses: [],
+  };
+  const generate = (hostNetwork: boolean, hostIPs: string[]) =>
+    generateAPIPodStatus(
+      { ...pod("Always"), spec: { ...pod("Always").spec, hostNetwork } },
+      runtime,
+      {
+        startFailures: new Map(),
+        hostIPs,
+        startTime: "2026-11-23T05:00:00Z",
+      },
+    );
+  const cases: [string, boolean, string[], string[]][] = [
+    ["pod network: the runtime's IPs", false, ["192.168.1.2"], ["10.88.0.7"]],
+    ["host network: the node's IP", true, ["192.168.1.2"], ["192.168.1.2"]],
+    ["host network, dual-stack node: both", true, ["192.168.1.2", "fd00::2"], [
+      "192.168.1.2",
+      "fd00::2",
+    ]],
+  ];
+  for (const [name, hostNetwork, hostIPs, podIPs] of cases) {
+    await t.step(name, () => {
+      const status = generate(hostNetwork, hostIPs);
+      assertEquals(status.hostIP, hostIPs[0]);
+      assertEquals(status.hostIPs, hostIPs.map((ip) => ({ ip })));
+      assertEquals(status.podIP, podIPs[0]);
+      assertEquals(status.podIPs, podIPs.map((ip) => ({ ip })));
+    });
+  }
 });

@@ -392,6 +392,13 @@ Deno.test("TestRestartedAgentAdoptsRunningPods", async (t) => {
       assertEquals(after.restartCount, before.restartCount);
       assertEquals(after.state?.running?.startedAt, before.state?.running?.startedAt);
       assertEquals(b.getPod("web")?.status?.startTime, startTime);
+      // Recorded on the sandbox by the first agent (creation can fall in a later second).
+      assertEquals(
+        [...runtime.sandboxes.values()].map((s) =>
+          s.config.annotations?.["io.probelet.pod.startTime"]
+        ),
+        [startTime],
+      );
       await until("ready again", () => appOf(b)?.ready === true);
       assertEquals(appOf(b)?.containerID, before.containerID);
       assertEquals(second.events.filter((e) => /Killing|Created|Started/.test(e)), []);

@@ -8,11 +8,12 @@
  * @module
  */
 import type { Event, EventSource, ObjectReference } from "../../api/core/v1/mod.ts";
+import { metav1Time } from "../../api/meta/v1/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import { error as logError, info, V } from "../../util/log.ts";
 import { asStatusError, isAlreadyExists } from "../errors.ts";
 import { type Clientset, PatchType } from "../kubernetes/clientset.ts";
-import { type CorrelatorOptions, EventCorrelator, EventNamer, metav1Time } from "./events_cache.ts";
+import { type CorrelatorOptions, EventCorrelator, EventNamer } from "./events_cache.ts";
 
 /** Attempts per event before giving up (the first try included). */
 export const maxTriesPerEvent = 12;

@@ -8,6 +8,7 @@
  * @module
  */
 import type { Event } from "../../api/core/v1/mod.ts";
+import { metav1Time } from "../../api/meta/v1/mod.ts";
 import type { Clock } from "../../util/clock.ts";
 import { TokenBucketRateLimiter } from "../../util/flowcontrol/throttle.ts";
 import { createTwoWayMergePatch } from "../../util/strategicpatch/patch.ts";
@@ -120,11 +121,6 @@ export function eventAggregatorByReasonFunc(
 /** The message of a combined event. */
 export function eventAggregatorByReasonMessageFunc(event: Event): string {
   return "(combined from similar events): " + (event.message ?? "");
-}
-
-/** `metav1.Time` text of `ms`: RFC 3339, whole seconds, UTC. */
-export function metav1Time(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
 }
 
 /** Event names: `<object name>.<UnixNano in hex>`, distinct within a millisecond. */

@@ -29,6 +29,17 @@ export interface KubeClients {
   close(): void;
 }
 
+/**
+ * How long the pod watch may stay silent before the agent ends and re-opens it. Go's client finds
+ * a dead connection with HTTP/2 pings (about 45 s); Deno's fetch sends none, so a dead watch would
+ * go unnoticed until its deadline (`timeoutSeconds` + 1 min, up to 11 min). kube-apiserver sends
+ * a BOOKMARK roughly every minute (cacher's defaultBookmarkFrequency) once the resource has moved
+ * on, so 2.5 minutes of silence is at least two missed bookmarks. In a cluster where no pod
+ * changes, a live watch is simply re-opened from the same resourceVersion (one GET); a re-watch
+ * that gets no answer for as long drops the client's connections and dials afresh.
+ */
+export const podWatchIdleTimeoutMs = 150_000;
+
 /** The prefix of a kubelet's user name in its client certificate. */
 export const nodeUserPrefix = "system:node:";
 
@@ -84,9 +95,10 @@ export async function buildKubeClients(
   const { config } = await loadKubeconfig(flags.kubeconfig);
   checkNodeIdentity(config, flags.nodeName, flags.kubeconfig);
   const clock = options.clock;
+  // Only the pod watch runs on this client: the heartbeat and event clients never watch.
   const kubeClient = newForConfig(
     { ...config, qps: flags.kubeAPIQPS, burst: flags.kubeAPIBurst },
-    { clock },
+    { clock, watchIdleTimeoutMs: podWatchIdleTimeoutMs },
   );
   // A heartbeat must not wait behind throttled requests, nor hang past the next one.
   const heartbeatClient = newForConfig({

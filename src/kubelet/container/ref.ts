@@ -7,9 +7,10 @@ import type { Container, ObjectReference, Pod } from "../../api/core/v1/mod.ts";
 import { goQuote } from "../../util/go_format.ts";
 
 /**
- * An ObjectReference to the pod whose `fieldPath` names the container:
- * `spec.containers{name}` or `spec.initContainers{name}`. A container the pod spec does not list
- * gets `implicitly required container <name>`, as kubelet does.
+ * An ObjectReference to the pod (with its resourceVersion, as client-go's `GetPartialReference`
+ * fills it) whose `fieldPath` names the container: `spec.containers{name}` or
+ * `spec.initContainers{name}`. A container the pod spec does not list gets
+ * `implicitly required container <name>`, as kubelet does.
  *
  * @example
  * ```ts
@@ -20,11 +21,7 @@ import { goQuote } from "../../util/go_format.ts";
 export function generateContainerRef(pod: Pod, container: Container): ObjectReference {
   const found = fieldPath(pod, container);
   return {
-    kind: "Pod",
-    apiVersion: "v1",
-    name: pod.metadata?.name,
-    namespace: pod.metadata?.namespace,
-    uid: pod.metadata?.uid,
+    ...getPodReference(pod),
     fieldPath: found.path ?? `implicitly required container ${container.name}`,
   };
 }
@@ -60,7 +57,8 @@ export function fieldPath(pod: Pod, container: Container): { path?: string; erro
 
 /**
  * An ObjectReference to the whole pod (client-go's `reference.GetReference` for a pod): what
- * events about the pod itself (rejection, validation) point at.
+ * events about the pod itself (rejection, validation) point at. A pod read from the API server
+ * carries its resourceVersion; a static pod from a file has none, so the field is left out.
  *
  * @example
  * ```ts
@@ -69,11 +67,15 @@ export function fieldPath(pod: Pod, container: Container): { path?: string; erro
  * ```
  */
 export function getPodReference(pod: Pod): ObjectReference {
-  return {
+  const ref: ObjectReference = {
     kind: "Pod",
     apiVersion: "v1",
     name: pod.metadata?.name,
     namespace: pod.metadata?.namespace,
     uid: pod.metadata?.uid,
   };
+  if (pod.metadata?.resourceVersion !== undefined) {
+    ref.resourceVersion = pod.metadata.resourceVersion;
+  }
+  return ref;
 }

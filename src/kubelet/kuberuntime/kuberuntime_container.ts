@@ -18,7 +18,7 @@ import * as log from "../../util/log.ts";
 import type { CommandRunner } from "../container/command_runner.ts";
 import { type ContainerID, containerIDString } from "../container/container_id.ts";
 import { expandContainerCommandOnlyStatic } from "../container/expansion.ts";
-import { generateContainerRef } from "../container/ref.ts";
+import { generateContainerRef, getPodReference } from "../container/ref.ts";
 import type { EventRecorder, EventType } from "../events/mod.ts";
 import {
   type ContainerKillReason,
@@ -202,13 +202,7 @@ export function recordEvent(
   container: Container | undefined,
   event: { type: EventType; reason: string; message: string },
 ): void {
-  const ref = container ? generateContainerRef(pod, container) : {
-    kind: "Pod",
-    apiVersion: "v1",
-    name: pod.metadata.name,
-    namespace: pod.metadata.namespace,
-    uid: pod.metadata.uid,
-  };
+  const ref = container ? generateContainerRef(pod, container) : getPodReference(pod);
   recorder.event(ref, event);
 }
 

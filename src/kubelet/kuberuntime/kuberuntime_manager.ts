@@ -749,7 +749,11 @@ export class KubeGenericRuntimeManager {
    * or the containers to kill; create the sandbox if needed; start init containers, then regular
    * containers, each subject to the restart back-off.
    */
-  async syncPod(pod: Pod, podStatus: RuntimePodStatus): Promise<SyncResult> {
+  async syncPod(
+    pod: Pod,
+    podStatus: RuntimePodStatus,
+    options: { podStartTime?: string } = {},
+  ): Promise<SyncResult> {
     const result: SyncResult = { startResults: new Map(), changed: false };
     const changes = computePodActions(pod, podStatus, this.#lookups, {
       runtimeHostNetworkOnly: this.#hostNetworkOnly,
@@ -818,6 +822,7 @@ export class KubeGenericRuntimeManager {
       attempt: changes.attempt,
       podLogsRootDir: this.#logsRoot,
       nodeName: this.nodeName,
+      podStartTime: options.podStartTime,
     });
     if (changes.createSandbox) {
       try {

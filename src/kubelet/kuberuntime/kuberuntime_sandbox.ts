@@ -6,7 +6,7 @@
 import { buildPodLogsDirectory } from "./helpers.ts";
 import type { Pod } from "../../api/core/v1/mod.ts";
 import type { PodSandboxConfig } from "../../cri_client/api.ts";
-import { newPodAnnotations, newPodLabels } from "./labels.ts";
+import { newPodAnnotations, newPodLabels, probeletPodStartTimeAnnotation } from "./labels.ts";
 
 /** Inputs of {@linkcode generatePodSandboxConfig} besides the pod. */
 export interface PodSandboxConfigOptions {
@@ -16,6 +16,8 @@ export interface PodSandboxConfigOptions {
   podLogsRootDir: string;
   /** The owning node, put in probelet's node label. */
   nodeName: string;
+  /** The pod's status `startTime`, recorded for a restarted agent (annotation). */
+  podStartTime?: string;
 }
 
 /**
@@ -41,7 +43,10 @@ export function generatePodSandboxConfig(
     metadata: { name, namespace, uid, attempt },
     logDirectory: buildPodLogsDirectory(options.podLogsRootDir, { namespace, name, uid }),
     labels: newPodLabels(pod, { nodeName: options.nodeName }),
-    annotations: newPodAnnotations(pod),
+    annotations: {
+      ...newPodAnnotations(pod),
+      ...(options.podStartTime ? { [probeletPodStartTimeAnnotation]: options.podStartTime } : {}),
+    },
     linux: {
       securityContext: {
         namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },

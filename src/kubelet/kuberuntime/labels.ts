@@ -46,6 +46,13 @@ export const containerTypeLabel = "io.kubernetes.container.type";
  */
 export const probeletNodeLabel = "io.probelet.node";
 
+/**
+ * probelet's own sandbox annotation: when the agent first acknowledged the pod (its status
+ * `startTime`, RFC 3339). A restarted agent adopting the pod reports the same start time. kubelet
+ * gets it back from the API server's copy of the status instead.
+ */
+export const probeletPodStartTimeAnnotation = "io.probelet.pod.startTime";
+
 /** Value of {@linkcode containerTypeLabel} for init containers. */
 export const InitContainer = "init";
 /** Value of {@linkcode containerTypeLabel} for regular containers. */

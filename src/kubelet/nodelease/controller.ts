@@ -154,13 +154,9 @@ export class Controller {
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }
-    let leaseToCreate: Lease;
-    try {
-      leaseToCreate = await this.newLease();
-    } catch {
-      // Could not complete the lease (e.g. the Node is not readable yet): try next interval.
-      return { created: false };
-    }
+    const { lease: leaseToCreate, error } = await this.newLease();
+    // Could not complete the lease (e.g. the Node is not readable yet): try next interval.
+    if (error) return { created: false };
     const lease = await this.#leaseClient.create(leaseToCreate, { signal: this.#stop.signal });
     return { lease, created: true };
   }
@@ -169,13 +165,8 @@ export class Controller {
   async retryUpdateLease(base: Lease | undefined): Promise<void> {
     for (let i = 0; i < maxUpdateRetries; i++) {
       if (this.#stop.signal.aborted) throw new Error("lease controller stopped");
-      let leaseToUpdate: Lease;
-      try {
-        leaseToUpdate = await this.newLease(base);
-      } catch (e) {
-        // Renewals go ahead without what the post-process step failed to add.
-        leaseToUpdate = (e as { lease?: Lease }).lease ?? await this.#bareLease(base);
-      }
+      // Renewals go ahead without what the post-process step failed to add.
+      const { lease: leaseToUpdate } = await this.newLease(base);
       try {
         this.latestLease = await this.#leaseClient.update(leaseToUpdate, {
           signal: this.#stop.signal,
@@ -196,21 +187,9 @@ export class Controller {
 
   /**
    * A new lease (no base) or a copy of `base`, with `renewTime` now, passed through the
-   * post-process step. Rejects with an error carrying the lease (`.lease`) when that step fails.
+   * post-process step; `error` is that step's failure (the lease is complete but for it).
    */
-  async newLease(base?: Lease): Promise<Lease> {
-    const lease = await this.#bareLease(base);
-    if (this.#o.newLeasePostProcessFunc) {
-      try {
-        await this.#o.newLeasePostProcessFunc(lease);
-      } catch (e) {
-        throw Object.assign(new Error(e instanceof Error ? e.message : String(e)), { lease });
-      }
-    }
-    return lease;
-  }
-
-  #bareLease(base?: Lease): Promise<Lease> {
+  async newLease(base?: Lease): Promise<{ lease: Lease; error?: Error }> {
     const lease: Lease = base ? structuredClone(base) : {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
@@ -222,7 +201,12 @@ export class Controller {
     };
     lease.spec ??= {};
     lease.spec.renewTime = microTime(this.#o.clock.now());
-    return Promise.resolve(lease);
+    try {
+      await this.#o.newLeasePostProcessFunc?.(lease);
+    } catch (e) {
+      return { lease, error: e instanceof Error ? e : new Error(String(e)) };
+    }
+    return { lease };
   }
 }
 

@@ -16,14 +16,15 @@ import type {
   ResourceList,
 } from "../../api/core/v1/mod.ts";
 import type { Image } from "../../cri_client/api.ts";
+import { metav1Time } from "../../api/meta/v1/mod.ts";
 import { EventType } from "../events/mod.ts";
-import { rfc3339 } from "../kubelet_pods.ts";
 import {
   binarySI,
   capacityFromMachineInfo,
   type MachineInfo,
   type VersionInfo,
 } from "../cadvisor/cadvisor.ts";
+import { goArch, goOS } from "../../util/go_format.ts";
 import * as log from "../../util/log.ts";
 import { parseQuantity } from "../../api/resource/quantity.ts";
 
@@ -417,16 +418,6 @@ export function images(maxImages: number, imageList: () => Promise<Image[]>): Se
   };
 }
 
-/** Go's GOARCH for Deno's architecture names. */
-export function goArch(arch: string = Deno.build.arch): string {
-  return ({ x86_64: "amd64", aarch64: "arm64" } as Record<string, string>)[arch] ?? arch;
-}
-
-/** Go's GOOS for Deno's OS names (they are the same: `linux`, `darwin`, `windows`, ...). */
-export function goOS(os: string = Deno.build.os): string {
-  return os;
-}
-
 /**
  * `operatingSystem` and `architecture` in Go's names (`linux`, `amd64`). Mirrors setters.go
  * GoRuntime.
@@ -463,7 +454,7 @@ function pressureCondition(
   return (node) => {
     const status = ensureStatus(node);
     status.conditions ??= [];
-    const currentTime = rfc3339(now());
+    const currentTime = metav1Time(now());
     let condition = status.conditions.find((c) => c.type === texts.type);
     const isNew = condition === undefined;
     condition ??= { type: texts.type, status: "Unknown" };
@@ -612,7 +603,7 @@ export function readyCondition(options: ReadyConditionOptions): Setter {
   return (node) => {
     const status = ensureStatus(node);
     status.conditions ??= [];
-    const currentTime = rfc3339(options.now());
+    const currentTime = metav1Time(options.now());
     let next: NodeCondition = {
       type: NodeReady,
       status: "True",

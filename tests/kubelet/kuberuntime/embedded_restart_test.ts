@@ -300,64 +300,69 @@ Deno.test("TestEscapedProcessesAreTracked", async (t) => {
       },
     });
   }
-  const ignore = !hasCgroup;
+  for (const cgroups of [true, false]) {
+    const mode = cgroups ? "cgroup" : "environment marker";
+    await t.step({
+      name: `setsid in an exec probe, removed with the pod (${mode})`,
+      ignore: cgroups && !hasCgroup,
+      fn: async () => {
+        await withRoot(async (rootDir) => {
+          const runtime = new EmbeddedRuntimeService({ rootDir, cgroups });
+          try {
+            const { sandbox, id } = await startContainer(runtime, "sleep 600");
+            const out = await runtime.execSync(
+              id,
+              ["sh", "-c", "setsid sleep 1003 >/dev/null 2>&1 & echo $!"],
+              { timeoutMs: 5000 },
+            );
+            const escaped = Number(new TextDecoder().decode(out.stdout).trim());
+            assert.ok(alive(escaped));
+            await runtime.removePodSandbox(sandbox);
+            await waitFor(() => !alive(escaped), "the exec's escaped sleep to be killed");
+          } finally {
+            await runtime.shutdown();
+          }
+        });
+      },
+    });
 
-  await t.step({
-    name: "setsid in an exec probe, removed with the pod (cgroup)",
-    ignore,
-    fn: async () => {
-      await withRoot(async (rootDir) => {
-        const runtime = new EmbeddedRuntimeService({ rootDir });
-        try {
-          const { sandbox, id } = await startContainer(runtime, "sleep 600");
-          const out = await runtime.execSync(
-            id,
-            ["sh", "-c", "setsid sleep 1003 >/dev/null 2>&1 & echo $!"],
-            { timeoutMs: 5000 },
-          );
-          const escaped = Number(new TextDecoder().decode(out.stdout).trim());
-          assert.ok(alive(escaped));
-          await runtime.removePodSandbox(sandbox);
-          await waitFor(() => !alive(escaped), "the exec's escaped sleep to be killed");
-        } finally {
-          await runtime.shutdown();
-        }
-      });
-    },
-  });
-
-  await t.step({
-    name: "an exec running when the agent dies is killed by the next start",
-    ignore,
-    fn: async () => {
-      await withRoot(async (rootDir) => {
-        const pidFile = join(rootDir, "escaped");
-        const a = new EmbeddedRuntimeService({ rootDir });
-        let exec: Promise<unknown> | undefined;
-        try {
-          const { id } = await startContainer(a, "sleep 600");
-          exec = a.execSync(
-            id,
-            ["sh", "-c", `setsid sleep 1004 >/dev/null 2>&1 & echo $! > ${pidFile}; sleep 600`],
-            { timeoutMs: 0 },
-          ).then(() => undefined, (e) => e);
-          const escaped = await readPid(pidFile);
-          assert.equal([...Deno.readDirSync(recordDirs.execs(rootDir))].length, 1);
-          // The agent "dies": a new runtime starts on the folder while the exec still runs.
-          const b = new EmbeddedRuntimeService({ rootDir });
-          assert.equal(b.killLeftoverProcesses().length, 1);
-          await waitFor(() => !alive(escaped), "the exec's processes to be killed");
-          assert.equal((await b.containerStatus(id)).status.state, "CONTAINER_RUNNING");
-          const err = await exec;
-          assert.ok(err instanceof ExitError && err.exitStatus() === 137, String(err));
-          await b.shutdown();
-        } finally {
-          await a.shutdown();
-          await exec;
-        }
-      });
-    },
-  });
+    await t.step({
+      name: `an exec running when the agent dies is killed by the next start (${mode})`,
+      ignore: cgroups && !hasCgroup,
+      fn: async () => {
+        await withRoot(async (rootDir) => {
+          const pidFile = join(rootDir, "escaped");
+          const a = new EmbeddedRuntimeService({ rootDir, cgroups });
+          let exec: Promise<unknown> | undefined;
+          try {
+            const { id } = await startContainer(a, "sleep 600");
+            exec = a.execSync(
+              id,
+              ["sh", "-c", `setsid sleep 1004 >/dev/null 2>&1 & echo $! > ${pidFile}; sleep 600`],
+              { timeoutMs: 0 },
+            ).then(() => undefined, (e) => e);
+            const escaped = await readPid(pidFile);
+            await waitFor(
+              () => procStat(escaped)?.session === escaped,
+              "the sleep to leave the exec's session",
+            );
+            assert.equal([...Deno.readDirSync(recordDirs.execs(rootDir))].length, 1);
+            // The agent "dies": a new runtime starts on the folder while the exec still runs.
+            const b = new EmbeddedRuntimeService({ rootDir, cgroups });
+            assert.equal(b.killLeftoverProcesses().length, 1);
+            await waitFor(() => !alive(escaped), "the exec's processes to be killed");
+            assert.equal((await b.containerStatus(id)).status.state, "CONTAINER_RUNNING");
+            const err = await exec;
+            assert.ok(err instanceof ExitError && err.exitStatus() === 137, String(err));
+            await b.shutdown();
+          } finally {
+            await a.shutdown();
+            await exec;
+          }
+        });
+      },
+    });
+  }
 });
 
 Deno.test("TestContainerLogRotation", async (t) => {

@@ -4,6 +4,7 @@ import type { CommandRunner, ContainerID } from "../../../src/kubelet/container/
 import {
   expandContainerCommandOnlyStatic,
   generateContainerRef,
+  getPodReference,
 } from "../../../src/kubelet/container/mod.ts";
 import { EventType, FakeRecorder } from "../../../src/kubelet/events/mod.ts";
 import {
@@ -543,6 +544,10 @@ Deno.test("TestGenerateContainerRef (container/ref.go)", () => {
     uid: "u1",
     fieldPath: "spec.containers{app}",
   });
+  // A pod read from the API server: the reference pins its resourceVersion (GetPartialReference).
+  const served: Pod = { ...pod, metadata: { ...pod.metadata, resourceVersion: "42" } };
+  assert.equal(generateContainerRef(served, served.spec.containers[0]).resourceVersion, "42");
+  assert.equal(getPodReference(served).resourceVersion, "42");
   assert.equal(generateContainerRef(pod, { name: "" }).fieldPath, "spec.containers[1]");
   assert.equal(generateContainerRef(pod, { name: "init" }).fieldPath, "spec.initContainers{init}");
   assert.equal(

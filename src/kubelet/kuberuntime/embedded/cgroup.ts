@@ -125,3 +125,18 @@ export function removeCgroup(cgroup: string): boolean {
   }
   return ok;
 }
+
+/**
+ * Kills every process in the cgroup and removes it once the kernel has let them go, waiting at
+ * most `waitMs` (synchronously: for clean-up paths that cannot wait on a timer). False when the
+ * cgroup is still there afterwards.
+ */
+export function killAndRemoveCgroup(cgroup: string, waitMs = 1000): boolean {
+  killCgroup(cgroup);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0;; waited += 10) {
+    if (removeCgroup(cgroup)) return true;
+    if (waited >= waitMs) return false;
+    Atomics.wait(pause, 0, 0, 10);
+  }
+}

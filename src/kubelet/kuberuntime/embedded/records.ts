@@ -19,7 +19,7 @@
  */
 import { join } from "node:path";
 import * as log from "../../../util/log.ts";
-import { killCgroup, removeCgroup } from "./cgroup.ts";
+import { killAndRemoveCgroup, killCgroup } from "./cgroup.ts";
 
 /** The fields of `/proc/<pid>/stat` the runtime uses. */
 export interface ProcStat {
@@ -87,6 +87,36 @@ export function readJson<T>(path: string): T | undefined | Error {
   }
 }
 
+/**
+ * Without cgroups, an exec's processes carry `PROBELET_EXEC=<container id>:<exec id>` in their
+ * environment (inherited by everything they start), so that those which escaped its process group
+ * and lost their parent can still be found in `/proc` and killed with the container.
+ */
+export const execMarkerVariable = "PROBELET_EXEC";
+
+/**
+ * Pids of live processes whose environment holds `PROBELET_EXEC=<value>` (or, with `prefix`, a
+ * value starting with it). Only processes whose environment this process may read are seen.
+ */
+export function markedProcesses(value: string, options: { prefix?: boolean } = {}): number[] {
+  const needle = `${execMarkerVariable}=${value}`;
+  const found: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name) || Number(entry.name) === Deno.pid) continue;
+    let environ: string;
+    try {
+      environ = Deno.readTextFileSync(`/proc/${entry.name}/environ`);
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    const hit = environ.split("\0").some((kv) =>
+      options.prefix ? kv.startsWith(needle) : kv === needle
+    );
+    if (hit && procStat(Number(entry.name))?.state !== "Z") found.push(Number(entry.name));
+  }
+  return found;
+}
+
 /** Folders of the layout. */
 export const recordDirs = {
   sandboxes: (root: string) => join(root, "sandboxes"),
@@ -102,6 +132,8 @@ export interface ExecRecord {
   startTime: number;
   containerId: string;
   cgroup?: string;
+  /** The exec's `PROBELET_EXEC` value, when it runs without a cgroup. */
+  marker?: string;
 }
 
 /** Records a running exec (synchronously: a crash right after the spawn still leaves it). */
@@ -136,8 +168,10 @@ export function killRecordedExecs(rootDir: string): number[] {
     if (record) {
       const inGroup = isSameProcess(record.pgid, record.startTime) && signal(-record.pgid);
       const inCgroup = record.cgroup !== undefined && killCgroup(record.cgroup);
-      if (inGroup || inCgroup) killed.push(record.pgid);
-      if (record.cgroup) removeCgroup(record.cgroup);
+      if (record.cgroup) killAndRemoveCgroup(record.cgroup);
+      const marked = record.marker ? markedProcesses(record.marker) : [];
+      for (const pid of marked) signal(pid);
+      if (inGroup || inCgroup || marked.length > 0) killed.push(record.pgid);
       if (killed.includes(record.pgid)) {
         log.info("Killed an exec left running by a previous run", {
           containerID: record.containerId,

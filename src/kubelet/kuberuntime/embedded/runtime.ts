@@ -55,6 +55,7 @@ import {
   createCgroup,
   execCgroupPrefix,
   joinCgroupWrapper,
+  killAndRemoveCgroup,
   killCgroup,
   removeCgroup,
   runtimeCgroup,
@@ -67,6 +68,7 @@ import {
 } from "./log.ts";
 import { signalGroup, spawnError } from "./process.ts";
 import {
+  execMarkerVariable,
   isSameProcess,
   killLegacyPidRecords,
   killRecordedExecs,
@@ -661,6 +663,9 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
           cgroup = undefined; // the container is going away; the exec still runs in its group
         }
       }
+      // Without a cgroup, a marker in the environment finds what escapes the exec's group.
+      const marker = cgroup ? undefined : `${c.id}:${newID().slice(0, 12)}`;
+      const env = marker ? { ...c.env, [execMarkerVariable]: marker } : c.env;
       let pid = 0;
       let done = () => {};
       let r: HostCommandResult;
@@ -669,7 +674,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
           timeoutMs: options.timeoutMs,
           clock: this.#clock,
           capBytes: maxExecOutputBytes,
-          env: c.env,
+          env,
           clearEnv: !this.#inheritEnv,
           cwd: c.config.workingDir || undefined,
           signal: options.signal,
@@ -682,6 +687,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
               startTime: procStat(pid)?.startTime ?? 0,
               containerId: c.id,
               cgroup,
+              marker,
             });
           },
           onKill: () => {
@@ -761,6 +767,12 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       removePath(dir);
     }
     this.#unadoptable = [];
+    // Empty cgroups of containers that are over (their shim was killed before removing them).
+    if (this.cgroupRoot) {
+      for (const c of this.#containers.values()) {
+        if (c.cgroup && c.state !== "CONTAINER_RUNNING") removeCgroup(c.cgroup);
+      }
+    }
     return killed;
   }
 
@@ -950,11 +962,10 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       c.finishedAt = options.ownChild ? this.#nowNs() : msToNs(exit.finishedAtMs);
       if (options.ownChild) this.#trySave(c, "exited");
     } else {
-      if (c.cgroup) killCgroup(c.cgroup);
-      else if (c.shim && isSameProcess(c.shim.pid, c.shim.pidStartTime)) {
+      if (c.shim && isSameProcess(c.shim.pid, c.shim.pidStartTime)) {
         signalGroup(c.shim.pid, "SIGKILL");
       }
-      if (c.cgroup) removeCgroup(c.cgroup);
+      if (c.cgroup) killAndRemoveCgroup(c.cgroup);
       c.exitCode = unknownExitCode;
       c.reason = unknownExitReason;
       c.message = "the container's shim exited without recording how the container ended";
@@ -1162,10 +1173,7 @@ function killContainerFolder(dir: string): number[] {
     }
     if (isSameProcess(state.shimPid, state.shimStartTime)) signalGroup(state.shimPid, "SIGKILL");
   }
-  if (cgroup) {
-    killCgroup(cgroup);
-    removeCgroup(cgroup);
-  }
+  if (cgroup) killAndRemoveCgroup(cgroup);
   return killed;
 }
 

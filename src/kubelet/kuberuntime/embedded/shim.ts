@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { ContainerLog, type LogRotation, type LogStream } from "./log.ts";
 import { cgroupPids, joinCgroupWrapper, killCgroup, removeCgroup } from "./cgroup.ts";
 import { spawnError } from "./process.ts";
-import { procStat, writeJsonAtomic } from "./records.ts";
+import { markedProcesses, procStat, writeJsonAtomic } from "./records.ts";
 import { resolveExecutable } from "../../../probe/exec/host_runner.ts";
 
 /** What the agent asks the shim to run (`spec.json`). */
@@ -130,7 +130,7 @@ export async function runShim(dir: string): Promise<number> {
   const finishedAtMs = Date.now();
   // No orphans: whatever the main process left behind goes with it.
   if (spec.cgroup) killCgroup(spec.cgroup);
-  else await killDescendants(child.pid);
+  else await killDescendants(child.pid, spec.id);
   const drain = setTimeout(() => stop.abort(), outputDrainMs);
   await pumps;
   clearTimeout(drain);
@@ -222,8 +222,11 @@ function becomeSubreaper(): void {
   loadLibc()?.prctl(prSetChildSubreaper, 1n, 0n, 0n, 0n);
 }
 
-/** Kills the group of `pid` and every descendant of the shim, until none is left. */
-async function killDescendants(pid: number): Promise<void> {
+/**
+ * Kills the group of `pid`, every descendant of the shim, and what the container's execs left
+ * (marked in their environment), until none is left.
+ */
+async function killDescendants(pid: number, containerId: string): Promise<void> {
   try {
     Deno.kill(-pid, "SIGKILL");
   } catch {
@@ -231,6 +234,9 @@ async function killDescendants(pid: number): Promise<void> {
   }
   for (let round = 0; round < 100; round++) {
     const found = descendants(Deno.pid);
+    for (const p of markedProcesses(`${containerId}:`, { prefix: true })) {
+      found.push({ pid: p, ppid: 0, state: "R" });
+    }
     if (found.length === 0) return;
     for (const p of found) {
       if (p.state !== "Z") {
