@@ -24,6 +24,7 @@ import {
   type MachineInfo,
   type VersionInfo,
 } from "../cadvisor/cadvisor.ts";
+import { goArch, goOS } from "../../util/go_format.ts";
 import * as log from "../../util/log.ts";
 import { parseQuantity } from "../../api/resource/quantity.ts";
 
@@ -415,16 +416,6 @@ export function images(maxImages: number, imageList: () => Promise<Image[]>): Se
     if (onNode.length > 0) status.images = onNode;
     else delete status.images;
   };
-}
-
-/** Go's GOARCH for Deno's architecture names. */
-export function goArch(arch: string = Deno.build.arch): string {
-  return ({ x86_64: "amd64", aarch64: "arm64" } as Record<string, string>)[arch] ?? arch;
-}
-
-/** Go's GOOS for Deno's OS names (they are the same: `linux`, `darwin`, `windows`, ...). */
-export function goOS(os: string = Deno.build.os): string {
-  return os;
 }
 
 /**
