@@ -57,8 +57,9 @@ export interface RunningKubelet {
   /** Stops the agent (and its pods if `stopPodsOnExit`), the server and the runtime; idempotent. */
   stop(): Promise<void>;
   /**
-   * Synchronously SIGKILLs every process the embedded runtime started (containers and running
-   * exec probes), for an exit that cannot wait; a CRI runtime's containers are left to it.
+   * Synchronously SIGKILLs the embedded runtime's running exec probes and, unless pods are left
+   * running on exit, its containers: for an exit that cannot wait. A CRI runtime's containers are
+   * left to it.
    */
   kill(): void;
 }
