@@ -23,8 +23,6 @@ export interface KubeClients {
   heartbeatClient: HTTPClientset;
   /** Events: `--event-qps/--event-burst`. */
   eventClient: HTTPClientset;
-  /** The resolved connection (server, credentials). */
-  config: RestConfig;
   /** Releases every connection. */
   close(): void;
 }
@@ -114,7 +112,6 @@ export async function buildKubeClients(
     kubeClient,
     heartbeatClient,
     eventClient,
-    config,
     close() {
       kubeClient.close();
       heartbeatClient.close();
