@@ -1,7 +1,7 @@
 /**
  * The agent's API clients: the pod watch ends after `podWatchIdleTimeoutMs` of silence (Deno's
  * fetch sends no HTTP/2 pings, so silence is the only sign of a dead connection), a bookmark
- * restarts the count.
+ * restarts the count; `closeAllConns` reaches all three clients.
  */
 import assert from "node:assert/strict";
 import { buildKubeClients, podWatchIdleTimeoutMs } from "../../../src/cmd/probelet/kube_clients.ts";
@@ -62,6 +62,39 @@ Deno.test("buildKubeClients: the pod watch ends after podWatchIdleTimeoutMs with
     clients.close();
     log.setLogSink(previous);
     await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("buildKubeClients: closeAllConns drops the connections of all three clients, as kubelet's shared dialer does", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "probelet-kube-clients-test-" });
+  const previous = log.setLogSink(() => {});
+  const kubeconfig = `${dir}/kubeconfig`;
+  await Deno.writeTextFile(
+    kubeconfig,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]",
+      "users: [{name: u, user: {token: t}}]",
+      "contexts: [{name: x, context: {cluster: c, user: u}}]",
+      "current-context: x",
+    ].join("\n"),
+  );
+  const clients = await buildKubeClients(
+    { ...defaultFlags(), kubeconfig, nodeName: "node-1" },
+    { clock: new FakeClock(0) },
+  );
+  try {
+    const dropped: string[] = [];
+    for (const name of ["kubeClient", "heartbeatClient", "eventClient"] as const) {
+      clients[name].closeAllConns = () => void dropped.push(name);
+    }
+    clients.closeAllConns();
+    assert.deepEqual(dropped, ["kubeClient", "heartbeatClient", "eventClient"]);
+  } finally {
+    clients.close();
+    log.setLogSink(previous);
     await Deno.remove(dir, { recursive: true });
   }
 });
