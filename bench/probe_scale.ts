@@ -126,6 +126,8 @@ export interface Report {
   /** With --vs-go: the Go prober's run beside probelet's, per kind and worker count. */
   vsGo?: {
     goVersion?: string;
+    /** Which targets each side probed. */
+    targets?: string;
     /** Why the Go side did not run, if it did not. */
     skipped?: string;
     pairs: { kind: string; workers: number; go?: GoResult; probelet?: string; error?: string }[];
@@ -419,7 +421,9 @@ export function formatVsGo(report: Report): string {
   }
   const m = report.meta;
   out.push(
-    `${vs.goVersion ?? "go: -"}; deno ${m.deno}; ${m.cpus} CPUs; probelet probe threads ${
+    `${vs.goVersion ?? "go: -"}; ${
+      vs.targets ?? "probelet probed bench/targets.mjs"
+    }; deno ${m.deno}; ${m.cpus} CPUs; probelet probe threads ${
       m.flags.probeWorkers.join(",")
     }; load average before ${m.loadAverageBefore.join(" ")}, after ${
       m.loadAverageAfter.join(" ")
@@ -447,8 +451,9 @@ async function main(args: string[]): Promise<void> {
   const targets = new Targets();
   let goDir: string | undefined;
   let goTargets: GoTargets | undefined;
+  let probeletGoTargets: GoTargets | undefined;
   try {
-    const ports = await targets.ready();
+    let ports = await targets.ready();
     log(`targets: ${JSON.stringify(ports)}`);
     const common = {
       periodSeconds: flags.periodSeconds,
@@ -490,7 +495,15 @@ async function main(args: string[]): Promise<void> {
         goTargets = new GoTargets(bins.targets);
         await goTargets.ready();
         go = { prober: bins.prober, targets: goTargets };
-        log(`--vs-go: ${bins.version}; Go targets pid ${goTargets.pid}`);
+        // probelet's HTTP and TCP targets: the same Go program, in a process of their own, so
+        // that both sides probe the same server code (the Node targets starve first on 2 cores).
+        probeletGoTargets = new GoTargets(bins.targets);
+        await probeletGoTargets.ready();
+        ports = { ...ports, http: [probeletGoTargets.httpPort], tcp: [probeletGoTargets.tcpPort] };
+        report.vsGo.targets = "Go targets.go for both sides (one process each)";
+        log(
+          `--vs-go: ${bins.version}; Go targets pid ${goTargets.pid}, probelet's ${probeletGoTargets.pid}`,
+        );
       }
     }
     const runGo = async (kind: string, workers: number) => {
@@ -624,6 +637,7 @@ async function main(args: string[]): Promise<void> {
   } finally {
     await targets.close();
     await goTargets?.close();
+    await probeletGoTargets?.close();
     if (goDir) await Deno.remove(goDir, { recursive: true }).catch(() => {});
   }
   report.meta.finishedAt = new Date().toISOString();

@@ -15,6 +15,7 @@ import {
   type RateLimiter,
   TokenBucketRateLimiter,
 } from "../util/flowcontrol/throttle.ts";
+import { goArch, goOS } from "../util/go_format.ts";
 import { kubernetesVersion } from "../version.ts";
 import { V } from "../util/log.ts";
 import { StatusError } from "./errors.ts";
@@ -87,12 +88,7 @@ export interface WatchRequestOptions {
 
 /** `probelet/v1.35 (linux/amd64) kubernetes/probelet`, the shape of client-go's default agent. */
 export function defaultUserAgent(): string {
-  const arch = Deno.build.arch === "x86_64"
-    ? "amd64"
-    : Deno.build.arch === "aarch64"
-    ? "arm64"
-    : Deno.build.arch;
-  return `probelet/v${kubernetesVersion.major}.${kubernetesVersion.minor} (${Deno.build.os}/${arch}) kubernetes/probelet`;
+  return `probelet/v${kubernetesVersion.major}.${kubernetesVersion.minor} (${goOS()}/${goArch()}) kubernetes/probelet`;
 }
 
 /** A limiter for `config`: explicit, none (qps < 0), or a token bucket (client-go defaults 5/10). */

@@ -13,6 +13,7 @@ import type { Clientset } from "../client/kubernetes/clientset.ts";
 import { isAlreadyExists, isNotFound } from "../client/errors.ts";
 import type { Image } from "../cri_client/api.ts";
 import type { Clock } from "../util/clock.ts";
+import { goArch, goOS } from "../util/go_format.ts";
 import * as log from "../util/log.ts";
 import { jitterUntil, sleepUnlessStopped } from "../util/wait/wait.ts";
 import { type EventRecorder, EventType } from "./events/mod.ts";
@@ -21,8 +22,6 @@ import { patchNodeStatus } from "./nodestatus/patch.ts";
 import {
   daemonEndpoints,
   diskPressureCondition,
-  goArch,
-  goOS,
   goRuntime,
   images,
   machineInfo,

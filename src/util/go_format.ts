@@ -1,6 +1,7 @@
 /**
  * The few Go formatting rules that appear in kubelet's user-facing texts: `time.Duration.String()`
- * (`%v` of a duration) and `strconv.Quote` (`%q` of a string).
+ * (`%v` of a duration) and `strconv.Quote` (`%q` of a string); and Go's names for this platform
+ * (`GOOS`/`GOARCH`), which node labels, node info and the API client's user agent report.
  * @module
  */
 
@@ -88,4 +89,28 @@ function isUnprintable(code: number): boolean {
   if (code >= 0xd800 && code <= 0xdfff) return true;
   return /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/u.test(String.fromCodePoint(code)) ||
     (/\p{Zs}/u.test(String.fromCodePoint(code)) && code !== 0x20);
+}
+
+/**
+ * Go's GOARCH for Deno's architecture names.
+ *
+ * @example
+ * ```ts
+ * goArch("x86_64"); // "amd64"
+ * ```
+ */
+export function goArch(arch: string = Deno.build.arch): string {
+  return ({ x86_64: "amd64", aarch64: "arm64" } as Record<string, string>)[arch] ?? arch;
+}
+
+/**
+ * Go's GOOS for Deno's OS names (they are the same: `linux`, `darwin`, `windows`, ...).
+ *
+ * @example
+ * ```ts
+ * goOS("linux"); // "linux"
+ * ```
+ */
+export function goOS(os: string = Deno.build.os): string {
+  return os;
 }

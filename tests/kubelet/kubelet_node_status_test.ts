@@ -12,11 +12,8 @@ import {
   type RuntimeCondition,
   updateDefaultLabels,
 } from "../../src/kubelet/kubelet_node_status.ts";
-import {
-  goArch,
-  goOS,
-  maxNamesPerImageInNodeStatus,
-} from "../../src/kubelet/nodestatus/setters.ts";
+import { maxNamesPerImageInNodeStatus } from "../../src/kubelet/nodestatus/setters.ts";
+import { goArch, goOS } from "../../src/util/go_format.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { setLogSink } from "../../src/util/log.ts";
 import { strategicMergePatch } from "../../src/util/strategicpatch/patch.ts";

@@ -3,7 +3,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { goDuration, goQuote } from "../../src/util/go_format.ts";
+import { goArch, goDuration, goOS, goQuote } from "../../src/util/go_format.ts";
 
 Deno.test("TestGoDuration", async (t) => {
   const cases: [ms: number, want: string][] = [
@@ -61,4 +61,11 @@ Deno.test("TestGoQuote", async (t) => {
       assert.equal(goQuote(input), want);
     });
   }
+});
+
+Deno.test("goArch/goOS: Go's GOARCH and GOOS names for Deno's", () => {
+  assert.equal(goArch("x86_64"), "amd64");
+  assert.equal(goArch("aarch64"), "arm64");
+  assert.equal(goArch("riscv64"), "riscv64");
+  assert.equal(goOS("linux"), "linux");
 });

@@ -240,10 +240,11 @@ async function startAgent(
         listImages: () => images.listImages(),
         recorder: kubelet.events,
         kubeletPort: () => server?.port ?? flags.port,
-        // kubelet's closeAllConns: a half-open connection must not hold the heartbeat back.
+        // kubelet's closeAllConns: a half-open connection must not hold the heartbeat (nor the
+        // pod watch) back.
         onRepeatedHeartbeatFailure: () => {
-          log.info("Heartbeat failed repeatedly, closing the heartbeat client's connections");
-          clients?.heartbeatClient.closeAllConns();
+          log.info("Heartbeat failed repeatedly, closing the API clients' connections");
+          clients?.closeAllConns();
         },
         random: options.random,
       });

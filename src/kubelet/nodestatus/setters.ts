@@ -24,6 +24,7 @@ import {
   type MachineInfo,
   type VersionInfo,
 } from "../cadvisor/cadvisor.ts";
+import { goArch, goOS } from "../../util/go_format.ts";
 import * as log from "../../util/log.ts";
 import { parseQuantity } from "../../api/resource/quantity.ts";
 
@@ -305,9 +306,6 @@ export function machineInfo(options: MachineInfoOptions): Setter {
   };
 }
 
-// One quantity parser for the whole agent (admission reads pod requests with it too).
-export { parseQuantity };
-
 /**
  * A quantity in the form kubelet reports it: `cpu` in DecimalSI (`2`, `1800m`), `pods` as an
  * integer, byte resources in BinarySI (`9765625Ki`).
@@ -415,16 +413,6 @@ export function images(maxImages: number, imageList: () => Promise<Image[]>): Se
     if (onNode.length > 0) status.images = onNode;
     else delete status.images;
   };
-}
-
-/** Go's GOARCH for Deno's architecture names. */
-export function goArch(arch: string = Deno.build.arch): string {
-  return ({ x86_64: "amd64", aarch64: "arm64" } as Record<string, string>)[arch] ?? arch;
-}
-
-/** Go's GOOS for Deno's OS names (they are the same: `linux`, `darwin`, `windows`, ...). */
-export function goOS(os: string = Deno.build.os): string {
-  return os;
 }
 
 /**
