@@ -16,7 +16,7 @@ import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { type FileLock, LockHeldError, tryLockFile } from "../../util/flock.ts";
-import { defaultFlags, type KubeletFlags } from "./flags.ts";
+import { defaultFlags, type KubeletFlags, parseNodeIP } from "./flags.ts";
 import { ProbePool } from "../../probe/pool/pool.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { newRemoteImageService, type RemoteImageService } from "../../cri_client/remote_image.ts";
@@ -181,7 +181,7 @@ async function startAgent(
     getNode: () => node?.nodeStatus.lastNode,
     initialNode: api ? () => node!.nodeStatus.initialNode() : undefined,
     maxPods: flags.maxPods,
-    hostIP: flags.nodeIP.split(",")[0] || undefined,
+    hostIP: parseNodeIP(flags.nodeIP)[0],
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let node: NodeAgent | undefined;
