@@ -16,7 +16,7 @@ import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { type FileLock, LockHeldError, tryLockFile } from "../../util/flock.ts";
-import { defaultFlags, type KubeletFlags } from "./flags.ts";
+import { defaultFlags, type KubeletFlags, parseNodeIP } from "./flags.ts";
 import { ProbePool } from "../../probe/pool/pool.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { newRemoteImageService, type RemoteImageService } from "../../cri_client/remote_image.ts";
@@ -182,7 +182,7 @@ async function startAgent(
     getNode: () => node?.nodeStatus.lastNode,
     initialNode: api ? () => node!.nodeStatus.initialNode() : undefined,
     maxPods: flags.maxPods,
-    hostIP: flags.nodeIP.split(",")[0] || undefined,
+    hostIP: parseNodeIP(flags.nodeIP)[0],
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let node: NodeAgent | undefined;
@@ -241,10 +241,11 @@ async function startAgent(
         listImages: () => images.listImages(),
         recorder: kubelet.events,
         kubeletPort: () => server?.port ?? flags.port,
-        // kubelet's closeAllConns: a half-open connection must not hold the heartbeat back.
+        // kubelet's closeAllConns: a half-open connection must not hold the heartbeat (nor the
+        // pod watch) back.
         onRepeatedHeartbeatFailure: () => {
-          log.info("Heartbeat failed repeatedly, closing the heartbeat client's connections");
-          clients?.heartbeatClient.closeAllConns();
+          log.info("Heartbeat failed repeatedly, closing the API clients' connections");
+          clients?.closeAllConns();
         },
         random: options.random,
       });
