@@ -339,5 +339,58 @@ Deno.test({
           assertEquals(await processesMentioning(marker), []);
         }),
     );
+
+    await t.step(
+      "pods left running: a stop kills the running exec probe, not the container",
+      () =>
+        withAgentDir(async (base, agents, marker) => {
+          const probe = `probe-${marker}`;
+          await Deno.writeTextFile(
+            join(base, "pods", "s.yaml"),
+            pod(
+              "s",
+              stubborn(marker),
+              `    livenessProbe:
+      exec:
+        command: ["sh", "-c", "sleep 300 # ${probe}"]
+      timeoutSeconds: 1000
+      periodSeconds: 1
+`,
+            ),
+          );
+          const agent = spawnAgent(base, {
+            port: randomPort(),
+            extra: ["--stop-pods-on-exit=false"],
+          });
+          agents.push(agent);
+          await waitRunning(agent, "s");
+          await waitFor(
+            "the exec probe running",
+            async () => (await processesMentioning(probe)).length > 0,
+          );
+          const container = (await processesMentioning(marker)).filter((pid) =>
+            !processesMentioningSync(pid, probe)
+          );
+          assert(container.length > 0, "the container's process");
+          agent.child.kill("SIGTERM");
+          const status = await agent.child.status;
+          const log = await agent.stderr;
+          assertEquals(status.code, 0, log);
+          assertEquals(await processesMentioning(probe), [], "the exec probe was left running");
+          assertEquals(
+            (await processesMentioning(marker)).filter((pid) => container.includes(pid)),
+            container,
+            "the container keeps running for the next start",
+          );
+        }),
+    );
   },
 });
+
+function processesMentioningSync(pid: number, text: string): boolean {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/cmdline`).includes(text);
+  } catch {
+    return false;
+  }
+}

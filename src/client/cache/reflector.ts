@@ -239,11 +239,13 @@ export class Reflector<T extends MetaObject> {
           throw new StatusError(event.object as unknown as Status);
         }
         const obj = event.object;
-        const resourceVersion = obj?.metadata?.resourceVersion;
-        if (!obj || typeof obj !== "object" || resourceVersion === undefined) {
+        if (!obj || typeof obj !== "object") {
           info("Unable to understand watch event", { reflector: this.name, type: event.type });
           continue;
         }
+        // Like client-go, an object without a resourceVersion is still applied (and its empty
+        // version recorded): only something that is not an object at all is skipped.
+        const resourceVersion = obj.metadata?.resourceVersion ?? "";
         switch (event.type) {
           case "ADDED":
             this.#store.add(obj);

@@ -16,7 +16,7 @@ import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { type FileLock, LockHeldError, tryLockFile } from "../../util/flock.ts";
-import { defaultFlags, type KubeletFlags } from "./flags.ts";
+import { defaultFlags, type KubeletFlags, parseNodeIP } from "./flags.ts";
 import { ProbePool } from "../../probe/pool/pool.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { newRemoteImageService, type RemoteImageService } from "../../cri_client/remote_image.ts";
@@ -57,8 +57,9 @@ export interface RunningKubelet {
   /** Stops the agent (and its pods if `stopPodsOnExit`), the server and the runtime; idempotent. */
   stop(): Promise<void>;
   /**
-   * Synchronously SIGKILLs every process the embedded runtime started (containers and running
-   * exec probes), for an exit that cannot wait; a CRI runtime's containers are left to it.
+   * Synchronously SIGKILLs the embedded runtime's running exec probes and, unless pods are left
+   * running on exit, its containers: for an exit that cannot wait. A CRI runtime's containers are
+   * left to it.
    */
   kill(): void;
 }
@@ -181,7 +182,7 @@ async function startAgent(
     getNode: () => node?.nodeStatus.lastNode,
     initialNode: api ? () => node!.nodeStatus.initialNode() : undefined,
     maxPods: flags.maxPods,
-    hostIP: flags.nodeIP.split(",")[0] || undefined,
+    hostIP: parseNodeIP(flags.nodeIP)[0],
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let node: NodeAgent | undefined;
@@ -240,10 +241,11 @@ async function startAgent(
         listImages: () => images.listImages(),
         recorder: kubelet.events,
         kubeletPort: () => server?.port ?? flags.port,
-        // kubelet's closeAllConns: a half-open connection must not hold the heartbeat back.
+        // kubelet's closeAllConns: a half-open connection must not hold the heartbeat (nor the
+        // pod watch) back.
         onRepeatedHeartbeatFailure: () => {
-          log.info("Heartbeat failed repeatedly, closing the heartbeat client's connections");
-          clients?.heartbeatClient.closeAllConns();
+          log.info("Heartbeat failed repeatedly, closing the API clients' connections");
+          clients?.closeAllConns();
         },
         random: options.random,
       });

@@ -7,6 +7,7 @@
  */
 
 import { isIP } from "node:net";
+import { parseQuantity } from "../../api/resource/quantity.ts";
 import { isQualifiedName, isValidLabelValue } from "../../util/validation/validation.ts";
 
 /** Effect of a node taint, as core/v1's TaintEffect. */
@@ -778,21 +779,9 @@ export function parseGoDuration(text: string): number | undefined {
   return sign * total;
 }
 
-const quantitySuffix: Record<string, number> = {
-  "": 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  Ki: 1024,
-  Mi: 1024 ** 2,
-  Gi: 1024 ** 3,
-  Ti: 1024 ** 4,
-};
-
 /**
- * Parses a byte quantity as Kubernetes' resource.Quantity writes it (`10Mi`, `500k`, `1.5Gi`,
- * `2048`) into whole bytes; undefined when malformed.
+ * A `--container-log-max-size` value in whole bytes, as kubelet reads it: resource.ParseQuantity,
+ * then Quantity.Value() (rounded up); undefined when it is not a quantity.
  *
  * @example
  * ```ts
@@ -800,9 +789,8 @@ const quantitySuffix: Record<string, number> = {
  * ```
  */
 export function parseQuantityBytes(text: string): number | undefined {
-  const m = /^(\d+(?:\.\d+)?)(|k|M|G|T|Ki|Mi|Gi|Ti)$/.exec(text);
-  if (!m) return undefined;
-  return Math.ceil(Number(m[1]) * quantitySuffix[m[2]]);
+  const q = parseQuantity(text);
+  return Number.isNaN(q) ? undefined : Math.ceil(q);
 }
 
 /**

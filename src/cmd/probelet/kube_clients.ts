@@ -23,8 +23,11 @@ export interface KubeClients {
   heartbeatClient: HTTPClientset;
   /** Events: `--event-qps/--event-burst`. */
   eventClient: HTTPClientset;
-  /** The resolved connection (server, credentials). */
-  config: RestConfig;
+  /**
+   * Drops the pooled connections of all three clients (kubelet's closeAllConns on repeated
+   * heartbeat failures: its clients share one dialer, so the pod watch's connection goes too).
+   */
+  closeAllConns(): void;
   /** Releases every connection. */
   close(): void;
 }
@@ -114,7 +117,11 @@ export async function buildKubeClients(
     kubeClient,
     heartbeatClient,
     eventClient,
-    config,
+    closeAllConns() {
+      kubeClient.closeAllConns();
+      heartbeatClient.closeAllConns();
+      eventClient.closeAllConns();
+    },
     close() {
       kubeClient.close();
       heartbeatClient.close();

@@ -67,8 +67,9 @@ export async function main(args: string[]): Promise<number> {
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
   let firstAt = 0;
   let agent: RunningKubelet | undefined;
-  // Exits now, but never leaves a process of ours running untracked: the embedded runtime's
-  // containers and exec probes are killed first (a CRI runtime keeps track of its own).
+  // Exits now, but never leaves a process of ours running untracked: the embedded runtime's exec
+  // probes are killed first, and its containers unless they are left for the next start (their
+  // shims keep track of them, as a CRI runtime does of its own).
   const exitNow = (why: string) => {
     console.error(`probelet: ${why}, killing what is left and exiting`);
     log.info("Exiting without waiting for the teardown", { reason: why });

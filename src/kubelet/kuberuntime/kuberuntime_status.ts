@@ -14,6 +14,7 @@ import type {
   Pod,
   PodStatus,
 } from "../../api/core/v1/mod.ts";
+import { metav1Time } from "../../api/meta/v1/mod.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { containerIDString } from "../container/container_id.ts";
 import { nsToMs, toKubeContainerStatus } from "./kuberuntime_container.ts";
@@ -100,16 +101,11 @@ export async function getRuntimePodStatus(
   };
 }
 
-/** Epoch milliseconds as the API's RFC 3339 time (whole seconds, UTC). */
-export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
-}
-
 /** The API state of one container instance (kubelet's container-state switch). */
 function apiContainerState(cs: RuntimeContainerStatus): ContainerState {
   switch (cs.state) {
     case "running":
-      return { running: cs.startedAt ? { startedAt: rfc3339(cs.startedAt) } : {} };
+      return { running: cs.startedAt ? { startedAt: metav1Time(cs.startedAt) } : {} };
     case "exited": {
       const terminated: NonNullable<ContainerState["terminated"]> = {
         exitCode: cs.exitCode,
@@ -117,8 +113,8 @@ function apiContainerState(cs: RuntimeContainerStatus): ContainerState {
       };
       if (cs.reason) terminated.reason = cs.reason;
       if (cs.message) terminated.message = cs.message;
-      if (cs.startedAt) terminated.startedAt = rfc3339(cs.startedAt);
-      if (cs.finishedAt) terminated.finishedAt = rfc3339(cs.finishedAt);
+      if (cs.startedAt) terminated.startedAt = metav1Time(cs.startedAt);
+      if (cs.finishedAt) terminated.finishedAt = metav1Time(cs.finishedAt);
       return { terminated };
     }
     default:
@@ -201,6 +197,6 @@ export async function getPodStatus(
     status.podIPs = ips.map((ip) => ({ ip }));
   }
   const created = runtimeStatus.sandboxStatuses[0]?.createdAt ?? 0n;
-  if (created > 0n) status.startTime = rfc3339(nsToMs(created));
+  if (created > 0n) status.startTime = metav1Time(nsToMs(created));
   return status;
 }

@@ -306,9 +306,6 @@ export function machineInfo(options: MachineInfoOptions): Setter {
   };
 }
 
-// One quantity parser for the whole agent (admission reads pod requests with it too).
-export { parseQuantity };
-
 /**
  * A quantity in the form kubelet reports it: `cpu` in DecimalSI (`2`, `1800m`), `pods` as an
  * integer, byte resources in BinarySI (`9765625Ki`).

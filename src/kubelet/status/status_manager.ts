@@ -16,6 +16,7 @@ import type {
   PodPhase,
   PodStatus,
 } from "../../api/core/v1/mod.ts";
+import { metav1Time } from "../../api/meta/v1/mod.ts";
 import { isNotFound } from "../../client/errors.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
@@ -483,7 +484,7 @@ export class Manager implements StatusManager {
       }
     }
 
-    const now = rfc3339(this.#clock.now());
+    const now = metav1Time(this.#clock.now());
     for (const type of transitionTimeConditionTypes) {
       updateLastTransitionTime(status, oldStatus, type, now);
     }
@@ -601,7 +602,7 @@ export class Manager implements StatusManager {
       delayTransitioningToTerminal: this.#podDeletionSafety.shouldDelayTransitioningPodToTerminal(
         pod,
       ),
-      now: rfc3339(this.#clock.now()),
+      now: metav1Time(this.#clock.now()),
     });
     let result;
     try {
@@ -942,15 +943,10 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-// metav1.Time serialises with second precision.
-function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
-}
-
 // metav1.Time.Rfc3339Copy: truncated to whole seconds, UTC.
 function toSeconds(time: string): string {
   const ms = Date.parse(time);
-  return Number.isNaN(ms) ? time : rfc3339(ms);
+  return Number.isNaN(ms) ? time : metav1Time(ms);
 }
 
 /**

@@ -117,6 +117,34 @@ Deno.test("TestReflectorListAndWatch: list from 0, watch from the list's version
   assert.equal(lw.current!.stopped, true);
 });
 
+Deno.test("TestReflectorWatchHandler: events whose object has no resourceVersion are applied", async () => {
+  const lw = new ScriptedListWatch();
+  lw.listAnswers.push(() => podList("10", pod("a", "9")));
+  const firstWatch = lw.nextCall();
+  const { stop, done, store, reflector } = start(lw);
+  await firstWatch;
+  await new Promise((r) => setTimeout(r, 0));
+  const w = lw.current!;
+  const noVersion = (name: string): Pod => ({
+    metadata: { name, namespace: "default" },
+    spec: { containers: [] },
+  });
+  w.add(noVersion("b"));
+  w.modify({ ...noVersion("a"), spec: { containers: [], nodeName: "n1" } });
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepStrictEqual(store.listKeys(), ["default/a", "default/b"]);
+  assert.equal(store.getByKey("default/a")?.spec?.nodeName, "n1");
+  // client-go's watchHandler records the event's (empty) version, as it does for any other event.
+  assert.equal(reflector.lastSyncResourceVersion(), "");
+  w.delete(noVersion("b"));
+  w.add(pod("c", "12"));
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepStrictEqual(store.listKeys(), ["default/a", "default/c"]);
+  assert.equal(reflector.lastSyncResourceVersion(), "12");
+  stop.abort();
+  await done;
+});
+
 Deno.test("TestReflectorWatchHandler: 410 Expired re-lists after the back-off, without duplicates", async () => {
   const lw = new ScriptedListWatch();
   const pushes: string[][] = [];

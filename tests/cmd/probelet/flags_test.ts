@@ -367,6 +367,9 @@ Deno.test("TestContainerLogFlags", async (t) => {
     assertEquals(parseQuantityBytes("1.5M"), 1_500_000);
     assertEquals(parseQuantityBytes("2048"), 2048);
     assertEquals(parseQuantityBytes("10MB"), undefined);
+    // resource.ParseQuantity forms beyond a number and a binary/decimal suffix.
+    assertEquals(parseFlags(["--container-log-max-size=1e6"]).containerLogMaxSizeBytes, 1_000_000);
+    assertEquals(parseQuantityBytes("+2Ki"), 2048);
   });
   const errors: [string[], string][] = [
     [

@@ -1,5 +1,6 @@
 import { deepStrictEqual as assertEquals, rejects } from "node:assert/strict";
 import type { Node } from "../../../src/api/core/v1/mod.ts";
+import { parseQuantity } from "../../../src/api/resource/quantity.ts";
 import { binarySI, capacityFromMachineInfo } from "../../../src/kubelet/cadvisor/cadvisor.ts";
 import { FakeRecorder } from "../../../src/kubelet/events/mod.ts";
 import {
@@ -8,7 +9,6 @@ import {
   machineInfo,
   memoryPressureCondition,
   nodeAddress,
-  parseQuantity,
   readyCondition,
   validateNodeIP,
 } from "../../../src/kubelet/nodestatus/setters.ts";
