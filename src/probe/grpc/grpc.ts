@@ -2,11 +2,12 @@
  * The gRPC probe: one grpc.health.v1 `Check` call, healthy when the server answers SERVING.
  * Mirrors kubelet's pkg/probe/grpc/grpc.go.
  *
- * The call runs on one HTTP/2 session over one TCP socket that the probe opens itself and always
- * destroys when it ends, whatever the peer did (a port that accepts TCP and never speaks HTTP/2
- * must not keep a socket per probe). grpc-js's channel machinery (resolver, load balancer,
- * subchannel pool, keep-alive timers) is not used: kubelet dials a fresh connection per probe, and
- * the channel cost ≈ 0.5 ms of CPU per probe and left such connections open.
+ * The call runs on one HTTP/2 connection over one TCP socket that the probe opens itself and always
+ * closes when it ends, whatever the peer did (a port that accepts TCP and never speaks HTTP/2
+ * must not keep a socket per probe). The HTTP/2 client is our own minimal one on `Deno.connect`
+ * (h2_conn.ts): `node:http2` client sessions leak heap in Deno 2.9.3, and grpc-js's channel
+ * machinery cost ≈ 0.5 ms of CPU per probe. kubelet dials a fresh connection per probe too. The
+ * request and response messages are encoded by hand (one string field, one enum field).
  *
  * Like grpc-go's blocking dial, failed connection attempts are retried with grpc-go's back-off
  * (1 s, ×1.6, ±20 %) until the probe's single deadline; the connection is ready once the server's
@@ -18,9 +19,6 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import * as http2 from "node:http2";
-import * as net from "node:net";
-import { Buffer } from "node:buffer";
 import { STATUS_CODES } from "node:http";
 import { fileURLToPath } from "node:url";
 import { type ProbeOutcome, ProbeResult } from "../probe.ts";
@@ -29,6 +27,7 @@ import { goDuration, goQuote } from "../../util/go_format.ts";
 import { kubeUserAgent } from "../../version.ts";
 import { joinHostPort } from "../tcp/tcp.ts";
 import { grpcCodeName } from "../../util/grpc_codes.ts";
+import { H2Conn, type H2Response } from "./h2_conn.ts";
 
 /**
  * Checks a container with the gRPC health checking protocol. Never returns an error: every
@@ -61,12 +60,10 @@ export interface GrpcProber {
  */
 export function newGrpcProber(options: { clock?: Clock } = {}): GrpcProber {
   const clock = options.clock ?? new RealClock();
-  // Loaded now, not by the first probe: under descriptor pressure reading the file could fail.
-  const method = checkMethod();
   return {
     async probe(host, probeOptions) {
       try {
-        return await doGrpcProbe(host, { ...probeOptions, clock, method });
+        return await doGrpcProbe(host, { ...probeOptions, clock });
       } catch (err) {
         // Not a verdict on the container: the prober retries errors.
         return { result: ProbeResult.Unknown, output: "", error: asError(err) };
@@ -84,7 +81,8 @@ export type ServingStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNK
 
 /**
  * The loaded grpc.health.v1 package: the `Health` client constructor and its service definition
- * (servers pass `health.service` to `addService`).
+ * (servers pass `health.service` to `addService`). For servers and tests: the probe itself encodes
+ * its messages by hand and never loads it.
  *
  * @example
  * ```ts
@@ -109,12 +107,8 @@ export function healthPackage(): grpc.ServiceClientConstructor {
 
 let loadedHealth: grpc.ServiceClientConstructor | undefined;
 
-/** The `Check` method: its path and its (de)serialisers from the loaded proto. */
-type CheckMethod = grpc.MethodDefinition<{ service: string }, { status?: ServingStatus }>;
-
-function checkMethod(): CheckMethod {
-  return healthPackage().service.Check as CheckMethod;
-}
+/** The `Check` method's path. */
+const checkPath = "/grpc.health.v1.Health/Check";
 
 /** grpc-go's default largest message a client receives (4 MiB). */
 const maxReceiveMessageLength = 4 * 1024 * 1024;
@@ -157,30 +151,15 @@ class Deadline {
   }
 }
 
-/** One HTTP/2 connection owned by a probe: the socket and the session over it. */
-interface Connection {
-  socket: net.Socket;
-  session: http2.ClientHttp2Session;
-}
-
-function destroyConnection(conn: Connection | undefined): void {
-  if (!conn) return;
-  try {
-    conn.session.destroy();
-  } finally {
-    conn.socket.destroy();
-  }
-}
-
 async function doGrpcProbe(
   host: string,
-  options: { service: string; port: number; timeoutMs: number; clock: Clock; method: CheckMethod },
+  options: { service: string; port: number; timeoutMs: number; clock: Clock },
 ): Promise<ProbeOutcome> {
-  const { service, port, timeoutMs, clock, method } = options;
+  const { service, port, timeoutMs, clock } = options;
   const addr = joinHostPort(host, `${port}`);
   // One deadline covers connecting and the call, like the context kubelet creates.
   const deadline = new Deadline(clock, timeoutMs);
-  let conn: Connection | undefined;
+  let conn: H2Conn | undefined;
   try {
     conn = await dialUntilReady(host, port, deadline);
     if (!conn) {
@@ -193,8 +172,7 @@ async function doGrpcProbe(
     let status: string;
     try {
       const authority = addr.startsWith(":") ? `localhost${addr}` : addr;
-      const response = await check(conn, { method, authority, service, deadline, timeoutMs });
-      status = String(response.status ?? "UNKNOWN");
+      status = await check(conn, { authority, service, deadline, timeoutMs });
     } catch (err) {
       if (!(err instanceof StatusError)) throw err;
       if (err.code === grpc.status.UNIMPLEMENTED) {
@@ -214,7 +192,7 @@ async function doGrpcProbe(
     return { result: ProbeResult.Success, output: "service healthy" };
   } finally {
     deadline.stop();
-    destroyConnection(conn);
+    conn?.close();
   }
 }
 
@@ -230,12 +208,13 @@ async function dialUntilReady(
   host: string,
   port: number,
   deadline: Deadline,
-): Promise<Connection | undefined> {
+): Promise<H2Conn | undefined> {
   // Go dials the local system for an empty host.
   const dialHost = host === "" ? "127.0.0.1" : host;
   let backoffMs = 1000;
   while (!deadline.expired) {
-    const conn = await connectOnce(dialHost, port, deadline);
+    // One attempt: TCP connect, HTTP/2 preface, the server's SETTINGS; never leaves a socket open.
+    const conn = await H2Conn.dial(dialHost, port, deadline);
     if (conn) return conn;
     if (deadline.expired) return undefined;
     // grpc-go's connection back-off: 1 s base, ×1.6, ±20 % jitter.
@@ -254,55 +233,6 @@ async function dialUntilReady(
   }
   return undefined;
 }
-
-/** One attempt: TCP connect, HTTP/2 preface, the server's SETTINGS. Never leaves a socket open. */
-function connectOnce(
-  host: string,
-  port: number,
-  deadline: Deadline,
-): Promise<Connection | undefined> {
-  return new Promise((resolve) => {
-    let socket: net.Socket;
-    let session: http2.ClientHttp2Session | undefined;
-    let settled = false;
-    const settle = (ready: boolean) => {
-      if (settled) return;
-      settled = true;
-      unwatch();
-      if (ready && session) {
-        resolve({ socket, session });
-        return;
-      }
-      destroyConnection(session ? { socket, session } : { socket, session: dummySession });
-      resolve(undefined);
-    };
-    try {
-      socket = net.connect({ host, port });
-    } catch {
-      // An invalid port or host: grpc-go keeps retrying such a dial until the deadline too.
-      resolve(undefined);
-      return;
-    }
-    const unwatch = deadline.watch(() => settle(false));
-    socket.on("error", () => settle(false));
-    socket.once("close", () => settle(false));
-    socket.once("connect", () => {
-      if (settled) return;
-      const authority = `http://${joinHostPort(host, `${port}`)}`;
-      session = http2.connect(authority, {
-        createConnection: () => socket,
-        // A probe never receives pushes and needs one stream.
-        settings: { enablePush: false },
-      });
-      session.on("error", () => settle(false));
-      session.once("close", () => settle(false));
-      session.once("remoteSettings", () => settle(true));
-    });
-  });
-}
-
-// Stands in when the attempt failed before a session existed.
-const dummySession = { destroy() {} } as unknown as http2.ClientHttp2Session;
 
 /** Go's `encodeTimeout` for the `grpc-timeout` header: at most 8 digits, the finest unit that fits. */
 export function encodeGrpcTimeout(ms: number): string {
@@ -337,178 +267,193 @@ const httpStatusCodes: Record<number, number> = {
 // RST_STREAM error code → gRPC code (grpc-go's http2ErrConvTab).
 function rstStreamCode(http2Code: number): number {
   switch (http2Code) {
-    case http2.constants.NGHTTP2_REFUSED_STREAM:
+    case 0x7: // REFUSED_STREAM
       return grpc.status.UNAVAILABLE;
-    case http2.constants.NGHTTP2_CANCEL:
+    case 0x8: // CANCEL
       return grpc.status.CANCELLED;
-    case http2.constants.NGHTTP2_ENHANCE_YOUR_CALM:
+    case 0xb: // ENHANCE_YOUR_CALM
       return grpc.status.RESOURCE_EXHAUSTED;
-    case http2.constants.NGHTTP2_INADEQUATE_SECURITY:
+    case 0xc: // INADEQUATE_SECURITY
       return grpc.status.PERMISSION_DENIED;
     default:
       return grpc.status.INTERNAL;
   }
 }
 
-/** The unary `Check` call on a ready connection; rejects with a StatusError. */
-function check(
-  conn: Connection,
-  options: {
-    method: CheckMethod;
-    authority: string;
-    service: string;
-    deadline: Deadline;
-    timeoutMs: number;
-  },
-): Promise<{ status?: ServingStatus | number }> {
-  const { method, authority, service, deadline, timeoutMs } = options;
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    let stream: http2.ClientHttp2Stream | undefined;
-    const chunks: Uint8Array[] = [];
-    let received = 0;
-    let httpStatus = 0;
-    let contentType = "";
-    let headerStatus: string | undefined;
-    let headerMessage = "";
-    const finish = (err?: StatusError, value?: { status?: ServingStatus | number }) => {
-      if (settled) return;
-      settled = true;
-      unwatch();
-      if (err) {
-        // grpc-go cancels the stream (RST_STREAM CANCEL) when the call ends early.
-        if (stream && !stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
-        reject(err);
-      } else resolve(value ?? {});
-    };
-    const unwatch = deadline.watch(() =>
-      finish(new StatusError(grpc.status.DEADLINE_EXCEEDED, "context deadline exceeded"))
-    );
-    if (settled) return;
-    try {
-      stream = conn.session.request({
-        ":method": "POST",
-        ":scheme": "http",
-        ":path": method.path,
-        ":authority": authority,
-        "content-type": "application/grpc",
-        "user-agent": `${kubeUserAgent()} probelet-grpc`,
-        "te": "trailers",
-        "grpc-timeout": encodeGrpcTimeout(timeoutMs),
-      });
-    } catch (err) {
-      finish(unavailable(err));
-      return;
-    }
-    stream.on("response", (headers) => {
-      httpStatus = Number(headers[":status"] ?? 0);
-      contentType = String(headers["content-type"] ?? "");
-      if (headers["grpc-status"] !== undefined) {
-        headerStatus = String(headers["grpc-status"]);
-        headerMessage = String(headers["grpc-message"] ?? "");
-      }
-    });
-    stream.on("data", (chunk: Uint8Array) => {
-      received += chunk.length;
-      if (received > maxReceiveMessageLength + 5) {
-        finish(
-          new StatusError(
-            grpc.status.RESOURCE_EXHAUSTED,
-            `grpc: received message larger than max (${
-              received - 5
-            } vs. ${maxReceiveMessageLength})`,
-          ),
-        );
-        return;
-      }
-      chunks.push(chunk);
-    });
-    stream.on("trailers", (trailers) => {
-      if (trailers["grpc-status"] !== undefined) {
-        headerStatus = String(trailers["grpc-status"]);
-        headerMessage = String(trailers["grpc-message"] ?? "");
-      }
-    });
-    stream.on("error", (err) => finish(unavailable(err)));
-    stream.once("close", () => {
-      if (settled) return;
-      const rst = stream?.rstCode ?? 0;
-      if (headerStatus === undefined) {
-        if (httpStatus !== 0 && httpStatus !== 200) {
-          const code = httpStatusCodes[httpStatus] ?? grpc.status.UNKNOWN;
-          finish(
-            new StatusError(
-              code,
-              `unexpected HTTP status code received from server: ${httpStatus} (${
-                STATUS_CODES[httpStatus] ?? ""
-              })`,
-            ),
-          );
-          return;
-        }
-        if (httpStatus === 200 && !/^application\/grpc([+;]|$)/.test(contentType)) {
-          finish(
-            new StatusError(
-              grpc.status.UNKNOWN,
-              `transport: received unexpected content-type ${goQuote(contentType)}`,
-            ),
-          );
-          return;
-        }
-        if (rst !== 0 && rst !== http2.constants.NGHTTP2_NO_ERROR) {
-          finish(
-            new StatusError(
-              rstStreamCode(rst),
-              `stream terminated by RST_STREAM with error code: ${http2ErrorName(rst)}`,
-            ),
-          );
-          return;
-        }
-        finish(new StatusError(grpc.status.UNAVAILABLE, "error reading from server: EOF"));
-        return;
-      }
-      const code = Number(headerStatus);
-      if (!Number.isInteger(code)) {
-        finish(
-          new StatusError(
-            grpc.status.INTERNAL,
-            `transport: malformed grpc-status: ${goQuote(headerStatus)}`,
-          ),
-        );
-        return;
-      }
-      if (code !== grpc.status.OK) {
-        finish(new StatusError(code, decodeGrpcMessage(headerMessage)));
-        return;
-      }
-      const message = firstMessage(chunks);
-      if (message instanceof StatusError) {
-        finish(message);
-        return;
-      }
-      try {
-        finish(undefined, method.responseDeserialize(Buffer.from(message)));
-      } catch (err) {
-        finish(
-          new StatusError(
-            grpc.status.INTERNAL,
-            `grpc: failed to unmarshal the received message: ${(err as Error).message}`,
-          ),
-        );
-      }
-    });
+/** The unary `Check` call on a ready connection: the serving status name; throws a StatusError. */
+async function check(
+  conn: H2Conn,
+  options: { authority: string; service: string; deadline: Deadline; timeoutMs: number },
+): Promise<string> {
+  const { authority, service, deadline, timeoutMs } = options;
+  const deadlineError = () =>
+    new StatusError(grpc.status.DEADLINE_EXCEEDED, "context deadline exceeded");
+  if (deadline.expired) throw deadlineError();
+  // The deadline closes the socket, which ends a pending read or write.
+  const unwatch = deadline.watch(() => conn.close());
+  let response: H2Response;
+  try {
     // Empty metadata, as kubelet sends: the request is just the framed message.
-    const body = method.requestSerialize({ service });
-    const frame = new Uint8Array(5 + body.length);
-    new DataView(frame.buffer).setUint32(1, body.length);
-    frame.set(body, 5);
-    stream.end(frame);
-  });
+    response = await conn.request(
+      [
+        [":method", "POST"],
+        [":scheme", "http"],
+        [":path", checkPath],
+        [":authority", authority],
+        ["content-type", "application/grpc"],
+        ["user-agent", `${kubeUserAgent()} probelet-grpc`],
+        ["te", "trailers"],
+        ["grpc-timeout", encodeGrpcTimeout(timeoutMs)],
+      ],
+      grpcFrame(encodeHealthCheckRequest(service)),
+      { maxData: maxReceiveMessageLength + 5 },
+    );
+  } catch (err) {
+    if (deadline.expired) throw deadlineError();
+    throw unavailable(err);
+  } finally {
+    unwatch();
+  }
+  if (deadline.expired) throw deadlineError();
+  return statusOf(response);
+}
+
+/** The serving status a finished stream carries, or the StatusError grpc-go reports instead. */
+function statusOf(response: H2Response): string {
+  const { httpStatus, headers, rstCode } = response;
+  let received = 0;
+  for (const chunk of response.data) received += chunk.length;
+  if (received > maxReceiveMessageLength + 5) {
+    throw new StatusError(
+      grpc.status.RESOURCE_EXHAUSTED,
+      `grpc: received message larger than max (${received - 5} vs. ${maxReceiveMessageLength})`,
+    );
+  }
+  const headerStatus = headers.get("grpc-status");
+  if (headerStatus === undefined) {
+    if (response.refusedByGoAway) {
+      throw new StatusError(
+        grpc.status.UNAVAILABLE,
+        "the stream is rejected because server is draining the connection",
+      );
+    }
+    if (httpStatus !== 0 && httpStatus !== 200) {
+      const code = httpStatusCodes[httpStatus] ?? grpc.status.UNKNOWN;
+      throw new StatusError(
+        code,
+        `unexpected HTTP status code received from server: ${httpStatus} (${
+          STATUS_CODES[httpStatus] ?? ""
+        })`,
+      );
+    }
+    const contentType = headers.get("content-type") ?? "";
+    if (httpStatus === 200 && !/^application\/grpc([+;]|$)/.test(contentType)) {
+      throw new StatusError(
+        grpc.status.UNKNOWN,
+        `transport: received unexpected content-type ${goQuote(contentType)}`,
+      );
+    }
+    if (rstCode !== undefined && rstCode !== 0) {
+      throw new StatusError(
+        rstStreamCode(rstCode),
+        `stream terminated by RST_STREAM with error code: ${http2ErrorName(rstCode)}`,
+      );
+    }
+    throw new StatusError(grpc.status.UNAVAILABLE, "error reading from server: EOF");
+  }
+  const code = Number(headerStatus);
+  if (!Number.isInteger(code)) {
+    throw new StatusError(
+      grpc.status.INTERNAL,
+      `transport: malformed grpc-status: ${goQuote(headerStatus)}`,
+    );
+  }
+  if (code !== grpc.status.OK) {
+    throw new StatusError(code, decodeGrpcMessage(headers.get("grpc-message") ?? ""));
+  }
+  const message = firstMessage(response.data);
+  if (message instanceof StatusError) throw message;
+  try {
+    return decodeHealthCheckResponse(message);
+  } catch (err) {
+    throw new StatusError(
+      grpc.status.INTERNAL,
+      `grpc: failed to unmarshal the received message: ${(err as Error).message}`,
+    );
+  }
+}
+
+/** The gRPC length-prefixed message: flag 0 (uncompressed), 4-byte length, bytes. */
+function grpcFrame(body: Uint8Array): Uint8Array {
+  const frame = new Uint8Array(5 + body.length);
+  new DataView(frame.buffer).setUint32(1, body.length);
+  frame.set(body, 5);
+  return frame;
+}
+
+/** `HealthCheckRequest{service}`: field 1, length-delimited; proto3 omits the empty string. */
+export function encodeHealthCheckRequest(service: string): Uint8Array {
+  if (service === "") return new Uint8Array(0);
+  const text = new TextEncoder().encode(service);
+  const out: number[] = [0x0a];
+  for (let n = text.length;; n = Math.floor(n / 128)) {
+    if (n < 128) {
+      out.push(n);
+      break;
+    }
+    out.push((n % 128) | 0x80);
+  }
+  const bytes = new Uint8Array(out.length + text.length);
+  bytes.set(out);
+  bytes.set(text, out.length);
+  return bytes;
+}
+
+const servingStatusNames: ServingStatus[] = [
+  "UNKNOWN",
+  "SERVING",
+  "NOT_SERVING",
+  "SERVICE_UNKNOWN",
+];
+
+/**
+ * `HealthCheckResponse.status` (field 1, enum) by name; a missing field is UNKNOWN as in Go, a
+ * number without a name prints as the number. Other fields are skipped; bad wire data throws.
+ */
+export function decodeHealthCheckResponse(bytes: Uint8Array): string {
+  let status = 0;
+  let off = 0;
+  const varint = (): number => {
+    let value = 0;
+    for (let shift = 0; shift < 64; shift += 7) {
+      if (off >= bytes.length) throw new Error("unexpected EOF");
+      const b = bytes[off++];
+      value += (b & 0x7f) * 2 ** shift;
+      if ((b & 0x80) === 0) return value;
+    }
+    throw new Error("proto: integer overflow");
+  };
+  while (off < bytes.length) {
+    const key = varint();
+    const field = Math.floor(key / 8);
+    const wireType = key % 8;
+    if (field === 0) throw new Error("proto: illegal tag 0");
+    if (wireType === 0) {
+      const value = varint();
+      // An enum is an int32: the low 32 bits, signed.
+      if (field === 1) status = value % 2 ** 32 | 0;
+    } else if (wireType === 1) off += 8;
+    else if (wireType === 5) off += 4;
+    else if (wireType === 2) off += varint();
+    else throw new Error(`proto: cannot parse invalid wire-format data`);
+    if (off > bytes.length) throw new Error("unexpected EOF");
+  }
+  return servingStatusNames[status] ?? String(status);
 }
 
 /** The one length-prefixed message of a unary response, or the error grpc-go reports instead. */
 function firstMessage(chunks: Uint8Array[]): Uint8Array | StatusError {
-  const data = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  const data = chunks.length === 1 ? chunks[0] : concatBytes(chunks);
   if (data.length < 5) return new StatusError(grpc.status.INTERNAL, "unexpected EOF");
   if (data[0] !== 0) {
     return new StatusError(
@@ -519,6 +464,16 @@ function firstMessage(chunks: Uint8Array[]): Uint8Array | StatusError {
   const length = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(1);
   if (data.length < 5 + length) return new StatusError(grpc.status.INTERNAL, "unexpected EOF");
   return data.subarray(5, 5 + length);
+}
+
+function concatBytes(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.length;
+  }
+  return out;
 }
 
 function unavailable(err: unknown): StatusError {
