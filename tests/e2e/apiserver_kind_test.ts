@@ -242,7 +242,11 @@ function hostPod(name: string, options: { pinned?: boolean; liveness?: "pass" | 
     kind: "Pod",
     metadata: { name, namespace, labels: { app: "probelet-e2e" } },
     spec: {
-      ...(options.pinned ? { nodeName } : { nodeSelector: { "probelet.io/agent": "true" } }),
+      // The hostname label too: nodes left by earlier runs against the same API server carry
+      // probelet.io/agent as well, and the scheduler may still see them Ready.
+      ...(options.pinned
+        ? { nodeName }
+        : { nodeSelector: { "probelet.io/agent": "true", "kubernetes.io/hostname": nodeName } }),
       tolerations: [toleration],
       automountServiceAccountToken: false,
       terminationGracePeriodSeconds: 5,
