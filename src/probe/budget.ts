@@ -12,6 +12,7 @@
 import type { Clock, ClockTimer } from "../util/clock.ts";
 import { goDuration } from "../util/go_format.ts";
 import { type ProbeOutcome, ProbeResult } from "./probe.ts";
+import { openFileLimit } from "../util/rlimit.ts";
 
 /** Hands out probe slots; a probe holds one for as long as it may have a socket open. */
 export class ProbeBudget {
@@ -99,26 +100,6 @@ export class ProbeBudget {
 }
 
 /**
- * The soft RLIMIT_NOFILE of this process, from /proc/self/limits (undefined when unreadable or
- * unlimited).
- *
- * @example
- * ```ts
- * openFileLimit(); // 20000
- * ```
- */
-export function openFileLimit(): number | undefined {
-  try {
-    const text = Deno.readTextFileSync("/proc/self/limits");
-    const match = /^Max open files\s+(\S+)/m.exec(text);
-    const value = match ? Number(match[1]) : NaN;
-    return Number.isFinite(value) && value > 0 ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
  * The budget for `threads` probe threads sharing `limit` descriptors: half of the limit, less a
  * reserve for everything else the process keeps open, split evenly between the threads.
  *
@@ -146,7 +127,9 @@ let processBudget: ProbeBudget | undefined;
  */
 export function defaultProbeBudget(options: { threads?: number } = {}): ProbeBudget {
   if (!processBudget) {
-    const limit = openFileLimit();
+    const soft = openFileLimit()?.soft;
+    // An unlimited soft limit sizes nothing: keep the fixed default then.
+    const limit = soft !== undefined && Number.isFinite(soft) && soft > 0 ? soft : undefined;
     processBudget = limit === undefined
       ? new ProbeBudget(10_000)
       : new ProbeBudget(budgetCapacity(limit, options.threads ?? 1), { openFileLimit: limit });
