@@ -5,55 +5,24 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
-import { waitFor } from "./helpers.ts";
-
-const mainPath = new URL("../../src/cmd/probelet/main.ts", import.meta.url).pathname;
+import { startCli } from "./helpers.ts";
 
 // Runs the agent on an empty manifest folder until /healthz answers, stops it, returns stderr.
 async function runOnce(extra: string[]): Promise<string[]> {
   const base = await Deno.makeTempDir({ prefix: "probelet-logging-" });
   await Deno.mkdir(join(base, "pods"));
   try {
-    for (let attempt = 0;; attempt++) {
-      const port = 20_000 + Math.floor(Math.random() * 10_000);
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "-A",
-          mainPath,
-          "--pod-manifest-path",
-          join(base, "pods"),
-          "--root-dir",
-          join(base, "root"),
-          "--port",
-          String(port),
-          "--live-view",
-          "never",
-          "--v=4",
-          ...extra,
-        ],
-        stdout: "null",
-        stderr: "piped",
-      }).spawn();
-      const stderr = new Response(child.stderr).text();
-      let exited = false;
-      child.status.then(() => exited = true);
-      const up = await waitFor("/healthz (or an exit)", async () => {
-        if (exited) return "exited";
-        try {
-          return (await (await fetch(`http://127.0.0.1:${port}/healthz`)).text()) === "ok" && "up";
-        } catch {
-          return undefined;
-        }
-      });
-      if (up === "up") {
-        child.kill("SIGTERM");
-        assertEquals((await child.status).code, 0);
-        return (await stderr).split("\n").filter((l) => l !== "");
-      }
-      const text = await stderr;
-      if (!/AddrInUse|address already in use/i.test(text) || attempt >= 5) throw new Error(text);
-    }
+    const cli = await startCli([
+      "--pod-manifest-path",
+      join(base, "pods"),
+      "--root-dir",
+      join(base, "root"),
+      "--v=4",
+      ...extra,
+    ]);
+    cli.child.kill("SIGTERM");
+    assertEquals((await cli.child.status).code, 0);
+    return (await cli.stderr).split("\n").filter((l) => l !== "");
   } finally {
     await Deno.remove(base, { recursive: true });
   }

@@ -5,9 +5,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { killRecordedGroups } from "../../src/kubelet/kuberuntime/embedded/mod.ts";
-import { waitFor } from "./helpers.ts";
-
-const mainPath = new URL("../../src/cmd/probelet/main.ts", import.meta.url).pathname;
+import { startCli } from "./helpers.ts";
 
 async function processesMentioning(text: string): Promise<number[]> {
   const pids: number[] = [];
@@ -24,62 +22,23 @@ async function processesMentioning(text: string): Promise<number[]> {
   return pids;
 }
 
-interface Cli {
-  child: Deno.ChildProcess;
-  port: number;
-  stderr: Promise<string>;
-  // deno-lint-ignore no-explicit-any
-  pods: any;
-}
-
-// Starts the CLI on a random port below the ephemeral range and waits for the pod to run; a port
-// somebody else holds makes the agent exit at once, and another port is tried.
-async function startCli(base: string): Promise<Cli> {
-  for (let attempt = 0;; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 10_000);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        mainPath,
-        "--pod-manifest-path",
-        join(base, "pods"),
-        "--root-dir",
-        join(base, "root"),
-        "--port",
-        String(port),
-        "--node-name",
-        "cli",
-        "--live-view",
-        "never",
-      ],
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const stderr = new Response(child.stderr).text();
-    let exited = false;
-    child.status.then(() => exited = true);
-    const pods = await waitFor("the pod running (or the agent exiting)", async () => {
-      if (exited) return { exited: true };
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/pods`);
-        const list = await res.json();
-        const app = list.items[0]?.status?.containerStatuses?.[0];
-        return app?.state?.running ? list : undefined;
-      } catch {
-        return undefined;
-      }
-    }, { timeoutMs: 20_000 }).catch(async (e) => {
-      if (!exited) child.kill("SIGKILL");
-      await child.status;
-      throw e;
-    });
-    if (!pods.exited) return { child, port, stderr, pods };
-    const log = await stderr;
-    if (!/AddrInUse|address already in use/i.test(log) || attempt >= 5) {
-      throw new Error(`probelet exited before the pod ran:\n${log}`);
-    }
-  }
+// The CLI with the pod folder under `base`, once its pod runs.
+function startPodCli(base: string) {
+  return startCli([
+    "--pod-manifest-path",
+    join(base, "pods"),
+    "--root-dir",
+    join(base, "root"),
+    "--node-name",
+    "cli",
+  ], {
+    what: "the pod running",
+    ready: async (port) => {
+      const list = await (await fetch(`http://127.0.0.1:${port}/pods`)).json();
+      const app = list.items[0]?.status?.containerStatuses?.[0];
+      return app?.state?.running ? list : undefined;
+    },
+  });
 }
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
@@ -107,9 +66,9 @@ spec:
       );
       let child: Deno.ChildProcess | undefined;
       try {
-        const cli = await startCli(base);
+        const cli = await startPodCli(base);
         child = cli.child;
-        const { port, stderr, pods } = cli;
+        const { port, stderr, ready: pods } = cli;
         assertEquals(pods.items[0].metadata.name, "sleeper-cli");
         assertEquals(await (await fetch(`http://127.0.0.1:${port}/healthz`)).text(), "ok");
         assert(

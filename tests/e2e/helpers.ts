@@ -163,3 +163,66 @@ export function containerStatus(
 export function condition(pod: PodWithStatus | undefined, type: string): string | undefined {
   return pod?.status.conditions?.find((c) => c.type === type)?.status;
 }
+
+const probeletMain = new URL("../../src/cmd/probelet/main.ts", import.meta.url).pathname;
+
+/** A probelet CLI process started by {@link startCli}, with what its readiness check returned. */
+export interface CliProcess<T> {
+  child: Deno.ChildProcess;
+  port: number;
+  /** Everything the agent writes to stderr, once it has exited. */
+  stderr: Promise<string>;
+  ready: T;
+}
+
+/**
+ * Runs `probelet <args> --port <p> --live-view never` as a subprocess on a random port below the
+ * ephemeral range and waits until `ready(port)` returns a value (default: `/healthz` answers
+ * `ok`). A port somebody else holds makes the agent exit at once; another port is tried then, at
+ * most six in all. A readiness timeout kills the agent before it is reported.
+ *
+ * @example
+ * ```ts
+ * const cli = await startCli(["--pod-manifest-path", dir]);
+ * cli.child.kill("SIGTERM");
+ * ```
+ */
+export async function startCli<T = string>(
+  args: string[],
+  options: { ready?: (port: number) => Promise<T | undefined>; what?: string } = {},
+): Promise<CliProcess<T>> {
+  const ready = options.ready ??
+    (async (port: number) =>
+      (await (await fetch(`http://127.0.0.1:${port}/healthz`)).text()) === "ok"
+        ? "up" as T
+        : undefined);
+  for (let attempt = 0;; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", probeletMain, ...args, "--port", String(port), "--live-view", "never"],
+      stdout: "null",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(child.stderr).text();
+    let exited = false;
+    child.status.then(() => exited = true);
+    const seen = await waitFor(`${options.what ?? "/healthz"} (or the agent exiting)`, async () => {
+      if (exited) return { exited: true as const };
+      try {
+        const value = await ready(port);
+        return value === undefined ? undefined : { value };
+      } catch {
+        return undefined;
+      }
+    }).catch(async (e) => {
+      if (!exited) child.kill("SIGKILL");
+      await child.status;
+      throw e;
+    });
+    if ("value" in seen) return { child, port, stderr, ready: seen.value as T };
+    const text = await stderr;
+    if (!/AddrInUse|address already in use/i.test(text) || attempt >= 5) {
+      throw new Error(`probelet exited at start:\n${text}`);
+    }
+  }
+}

@@ -18,48 +18,15 @@ import {
   integrationSkipReason,
   testImage,
 } from "../integration/helpers.ts";
-import { waitFor } from "./helpers.ts";
+import { type CliProcess, startCli, waitFor } from "./helpers.ts";
 
-const mainPath = new URL("../../src/cmd/probelet/main.ts", import.meta.url).pathname;
 const skipReason = await integrationSkipReason();
 if (skipReason) console.error(`restart_test (containerd): skipped: ${skipReason}`);
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-interface Cli {
-  child: Deno.ChildProcess;
-  port: number;
-  stderr: Promise<string>;
-}
-
-// The CLI on a free port below the ephemeral range (another port is tried if it is taken).
-async function startCli(args: string[]): Promise<Cli> {
-  for (let attempt = 0;; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 10_000);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", mainPath, ...args, "--port", String(port), "--live-view", "never"],
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const stderr = new Response(child.stderr).text();
-    let exited = false;
-    child.status.then(() => exited = true);
-    const up = await waitFor("the agent serving /healthz (or exiting)", async () => {
-      if (exited) return "exited";
-      try {
-        return (await (await fetch(`http://127.0.0.1:${port}/healthz`)).text()) === "ok" && "up";
-      } catch {
-        return undefined;
-      }
-    }, { timeoutMs: 20_000 });
-    if (up === "up") return { child, port, stderr };
-    const text = await stderr;
-    if (!/AddrInUse|address already in use/i.test(text) || attempt >= 5) {
-      throw new Error(`probelet exited at start:\n${text}`);
-    }
-  }
-}
+type Cli = CliProcess<string>;
 
 // The body as JSON; undefined while the agent is still starting (503 "starting").
 async function getJson(port: number, path: string): Promise<Json> {
