@@ -25,7 +25,9 @@ function row(name: string, samples: number[]): string {
   const sorted = [...samples].sort((a, b) => a - b);
   const mean = sorted.reduce((a, b) => a + b, 0) / sorted.length;
   const f = (v: number) => v.toFixed(3).padStart(8);
-  return `${name.padEnd(28)} n=${String(sorted.length).padStart(5)} p50=${f(percentile(sorted, 0.5))} ` +
+  return `${name.padEnd(28)} n=${String(sorted.length).padStart(5)} p50=${
+    f(percentile(sorted, 0.5))
+  } ` +
     `p99=${f(percentile(sorted, 0.99))} mean=${f(mean)} ms`;
 }
 
@@ -43,15 +45,19 @@ const gc = (globalThis as { gc?: () => void }).gc;
 function memory(): string {
   gc?.();
   const m = Deno.memoryUsage();
-  return `heapUsed=${(m.heapUsed / 2 ** 20).toFixed(2)} MiB rss=${(m.rss / 2 ** 20).toFixed(1)} MiB`;
+  return `heapUsed=${(m.heapUsed / 2 ** 20).toFixed(2)} MiB rss=${
+    (m.rss / 2 ** 20).toFixed(1)
+  } MiB`;
 }
 
 const runtime = await newRemoteRuntimeService(criEndpoint());
 try {
   const containers = await runtime.listContainers();
-  console.log(`endpoint=${criEndpoint()} containers=${containers.length} load=${
-    Deno.loadavg().map((l) => l.toFixed(2)).join(",")
-  }`);
+  console.log(
+    `endpoint=${criEndpoint()} containers=${containers.length} load=${
+      Deno.loadavg().map((l) => l.toFixed(2)).join(",")
+    }`,
+  );
   // Warm-up: JIT and the connection.
   await time(200, () => runtime.version());
   await time(200, () => runtime.listContainers());

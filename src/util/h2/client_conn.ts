@@ -20,8 +20,8 @@ import {
   encodeHeaderBlock,
   ErrorCode,
   Flag,
-  frame,
   type Frame,
+  frame,
   FrameReader,
   FrameType,
   H2ProtocolError,
@@ -212,7 +212,13 @@ export class H2ClientConn {
     const finished = new Promise<H2Response>((resolve, reject) => {
       stream = {
         id,
-        response: { httpStatus: 0, headers: new Map(), trailerNames: new Set(), data: [], received: 0 },
+        response: {
+          httpStatus: 0,
+          headers: new Map(),
+          trailerNames: new Set(),
+          data: [],
+          received: 0,
+        },
         maxData: options.maxData,
         sendWindow: this.#peerInitialWindow,
         unacked: 0,
