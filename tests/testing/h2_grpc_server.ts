@@ -27,7 +27,6 @@ import {
   Setting,
   settingsFrame,
   stripPadding,
-  uint32Frame,
 } from "../../src/util/h2/frame.ts";
 import { encodeGrpcMessage, grpcFrame } from "../../src/util/h2/grpc.ts";
 
