@@ -8,17 +8,31 @@
  * @module
  */
 
-/** One refused request as `"<code> <verb> <requestURI> <user>"`, from an audit log's text. */
+/**
+ * One refused request as `"<code> <verb> <requestURI> <user>"`, from an audit log's text.
+ *
+ * One 403 is not a refusal: the node authorizer cannot relate a node to an object that no longer
+ * exists, so a node's GET of a pod deleted a moment before (and not created again since) is
+ * answered 403 where others get 404. kubelet's status manager hits that window when a mirror pod
+ * is deleted, as it does.
+ */
 export function nodeRefusals(text: string): string[] {
   const out: string[] = [];
+  const deleted = new Set<string>();
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     const event = JSON.parse(line);
     const code = event.responseStatus?.code ?? 0;
     const user = String(event.user?.username ?? "");
-    if (user.startsWith("system:node:") && (code === 403 || code >= 500)) {
-      out.push(`${code} ${event.verb} ${event.requestURI} ${user}`);
+    const ref = event.objectRef ?? {};
+    const key = ref.name ? `${ref.resource}/${ref.namespace ?? ""}/${ref.name}` : "";
+    if (key && !ref.subresource && code < 300) {
+      if (event.verb === "delete") deleted.add(key);
+      if (event.verb === "create") deleted.delete(key);
     }
+    if (!user.startsWith("system:node:") || !(code === 403 || code >= 500)) continue;
+    if (code === 403 && event.verb === "get" && deleted.has(key) && !ref.subresource) continue;
+    out.push(`${code} ${event.verb} ${event.requestURI} ${user}`);
   }
   return out;
 }

@@ -15,7 +15,12 @@ import type { Image } from "../cri_client/api.ts";
 import type { Clock } from "../util/clock.ts";
 import { goArch, goOS } from "../util/go_format.ts";
 import * as log from "../util/log.ts";
-import { jitterUntil, sleepUnlessStopped } from "../util/wait/wait.ts";
+import {
+  apiDrainTimeoutMs,
+  DrainingStop,
+  jitterUntil,
+  sleepUnlessStopped,
+} from "../util/wait/wait.ts";
 import { type EventRecorder, EventType } from "./events/mod.ts";
 import type { MachineInfo, VersionInfo } from "./cadvisor/cadvisor.ts";
 import { patchNodeStatus } from "./nodestatus/patch.ts";
@@ -185,7 +190,7 @@ export class KubeletNodeStatus {
   #lastNodeUnschedulable = false;
   /** Serialises syncNodeStatus and fastNodeStatusUpdate (kubelet's syncNodeStatusMux). */
   #lock: Promise<void> = Promise.resolve();
-  #stop = new AbortController();
+  #stop = new DrainingStop();
   #loops: Promise<void>[] = [];
   #started = false;
 
@@ -215,7 +220,7 @@ export class KubeletNodeStatus {
   start(): void {
     if (this.#started) throw new Error("node status already started");
     this.#started = true;
-    const signal = this.#stop.signal;
+    const signal = this.#stop.stopping;
     const random = this.#options.random;
     this.#loops.push(
       (async () => {
@@ -237,11 +242,15 @@ export class KubeletNodeStatus {
     );
   }
 
-  /** Stops the loops (a registration back-off or retry in progress ends) and waits for them. */
+  /**
+   * Stops the loops (a registration back-off or retry in progress ends) and waits for them; a
+   * request in flight gets `apiDrainTimeoutMs` to finish.
+   */
   async stop(): Promise<void> {
-    this.#stop.abort();
-    await Promise.all(this.#loops);
-    await this.#lock;
+    await this.#stop.stop(Promise.all([...this.#loops, this.#lock]), {
+      clock: this.#clock,
+      drainMs: apiDrainTimeoutMs,
+    });
   }
 
   #withLock<T>(fn: () => Promise<T>): Promise<T> {
@@ -256,7 +265,7 @@ export class KubeletNodeStatus {
    */
   async registerWithAPIServer(): Promise<void> {
     if (this.#registrationCompleted) return;
-    const signal = this.#stop.signal;
+    const signal = this.#stop.stopping;
     let step = 100;
     for (;;) {
       if (!(await sleepUnlessStopped(this.#clock, step, signal))) return;
@@ -288,7 +297,7 @@ export class KubeletNodeStatus {
   async tryRegisterWithAPIServer(node: Node): Promise<boolean> {
     const nodes = this.#options.kubeClient.coreV1.nodes();
     try {
-      this.#lastNode = await nodes.create(node, { signal: this.#stop.signal });
+      this.#lastNode = await nodes.create(node, { signal: this.#stop.requests });
       return true;
     } catch (e) {
       if (!isAlreadyExists(e)) {
@@ -298,7 +307,7 @@ export class KubeletNodeStatus {
     }
     let existingNode: Node;
     try {
-      existingNode = await nodes.get(this.nodeName, { signal: this.#stop.signal });
+      existingNode = await nodes.get(this.nodeName, { signal: this.#stop.requests });
     } catch (e) {
       log.error(e, "Unable to register node with API server, error getting existing node", {
         node: this.nodeName,
@@ -315,7 +324,7 @@ export class KubeletNodeStatus {
         const { node: updated } = await patchNodeStatus(nodes, {
           oldNode: originalNode,
           newNode: existingNode,
-          signal: this.#stop.signal,
+          signal: this.#stop.requests,
         });
         this.#lastNode = updated;
       } catch (e) {
@@ -383,7 +392,7 @@ export class KubeletNodeStatus {
    */
   syncNodeStatus(): Promise<void> {
     return this.#withLock(async () => {
-      if (this.#stop.signal.aborted) return;
+      if (this.#stop.stopping.aborted) return;
       if (this.#options.registerNode) await this.registerWithAPIServer();
       try {
         await this.updateNodeStatus();
@@ -408,7 +417,7 @@ export class KubeletNodeStatus {
   async updateNodeStatus(): Promise<void> {
     log.V(5).info("Updating node status");
     for (let i = 0; i < nodeStatusUpdateRetry; i++) {
-      if (this.#stop.signal.aborted) return;
+      if (this.#stop.stopping.aborted) return;
       try {
         await this.tryUpdateNodeStatus(i);
         return;
@@ -433,7 +442,7 @@ export class KubeletNodeStatus {
     const nodes = this.#options.heartbeatClient.coreV1.nodes();
     const originalNode = await nodes.get(this.nodeName, {
       ...(tryNumber === 0 ? { resourceVersion: "0" } : {}),
-      signal: this.#stop.signal,
+      signal: this.#stop.requests,
     });
     this.#lastNode = originalNode;
     const { node, changed } = await this.updateNode(originalNode);
@@ -485,7 +494,7 @@ export class KubeletNodeStatus {
   async patchNodeStatus(originalNode: Node, node: Node): Promise<Node> {
     const { node: updated, patch } = await patchNodeStatus(
       this.#options.heartbeatClient.coreV1.nodes(),
-      { oldNode: originalNode, newNode: node, signal: this.#stop.signal },
+      { oldNode: originalNode, newNode: node, signal: this.#stop.requests },
     );
     log.V(4).info("Patched node status", { node: this.nodeName, patch });
     this.#lastStatusReportTime = this.#clock.now();
@@ -514,7 +523,7 @@ export class KubeletNodeStatus {
    */
   async fastStatusUpdateOnce(): Promise<void> {
     const start = this.#clock.now();
-    const signal = this.#stop.signal;
+    const signal = this.#stop.stopping;
     while (!signal.aborted) {
       const timeout = this.#clock.since(start) >= nodeReadyGracePeriodMs;
       if (await this.fastNodeStatusUpdate(timeout)) return;

@@ -229,7 +229,7 @@ async function clientScenario(target: ApiTarget, t: Deno.TestContext): Promise<v
           [2, "kubelet", nodeName],
         ]);
       } finally {
-        broadcaster.shutdown();
+        await broadcaster.shutdown();
       }
     });
 

@@ -13,6 +13,7 @@ import { NamespaceNodeLease, newController } from "../../src/kubelet/nodelease/c
 import { setNodeOwnerFunc } from "../../src/kubelet/util/nodelease.ts";
 import { FakeClock } from "../../src/util/clock.ts";
 import { setLogSink } from "../../src/util/log.ts";
+import { apiDrainTimeoutMs } from "../../src/util/wait/wait.ts";
 import { nodeUser, startApiServer } from "../testing/apiserver/mod.ts";
 
 const nodeName = "n1";
@@ -304,7 +305,8 @@ Deno.test("TestNodeLeaseOnTheWire", async () => {
 });
 
 Deno.test("TestStopDoesNotWaitForAHangingAPIServer", async () => {
-  // The API server accepts the request and never answers: stopping must not hang on it.
+  // The API server accepts the request and never answers: stopping waits the drain time for
+  // it, then cuts it.
   const restore = quiet();
   const env = await setUp();
   env.double.injectFault({ latencyMs: 3_600_000 });
@@ -319,8 +321,10 @@ Deno.test("TestStopDoesNotWaitForAHangingAPIServer", async () => {
     // A watchdog on the wall clock turns a hang into a failure (it never paces the test).
     let watchdog: ReturnType<typeof setTimeout> | undefined;
     try {
+      const stopped = Promise.all([ns.stop(), controller.stop()]);
+      await env.clock.step(apiDrainTimeoutMs);
       await Promise.race([
-        Promise.all([ns.stop(), controller.stop()]),
+        stopped,
         new Promise((_, reject) => {
           watchdog = setTimeout(() => reject(new Error("stop() waited for the request")), 5_000);
         }),

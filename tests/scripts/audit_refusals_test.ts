@@ -3,8 +3,15 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { nodeRefusals } from "../../scripts/audit_refusals.ts";
 
-function entry(user: string, code: number, verb = "get", uri = "/api/v1/nodes/n1"): string {
+function entry(
+  user: string,
+  code: number,
+  verb = "get",
+  uri = "/api/v1/nodes/n1",
+  objectRef?: Record<string, string>,
+): string {
   return JSON.stringify({
+    objectRef,
     kind: "Event",
     apiVersion: "audit.k8s.io/v1",
     level: "Metadata",
@@ -40,4 +47,26 @@ Deno.test("nodeRefusals: a node's 403 and 5xx answers, nothing else", () => {
 
 Deno.test("nodeRefusals: an empty log has none", () => {
   assertEquals(nodeRefusals(""), []);
+});
+
+Deno.test("nodeRefusals: a node's 403 GET of a pod deleted before and not created again is the node authorizer's not-found", () => {
+  const uri = "/api/v1/namespaces/default/pods/static-n1";
+  const ref = { resource: "pods", namespace: "default", name: "static-n1", apiVersion: "v1" };
+  const node = "system:node:n1";
+  const log = [
+    // Before any delete: a refusal.
+    entry(node, 403, "get", uri, ref),
+    entry("probelet-admin", 200, "delete", uri, ref),
+    entry(node, 403, "get", uri, ref),
+    // A 403 on another verb, or on the status subresource, still counts.
+    entry(node, 403, "patch", `${uri}/status`, { ...ref, subresource: "status" }),
+    entry(node, 201, "create", "/api/v1/namespaces/default/pods", ref),
+    // Created again: a 403 is a refusal once more.
+    entry(node, 403, "get", uri, ref),
+  ].join("\n");
+  assertEquals(nodeRefusals(log), [
+    `403 get ${uri} ${node}`,
+    `403 patch ${uri}/status ${node}`,
+    `403 get ${uri} ${node}`,
+  ]);
 });

@@ -88,7 +88,10 @@ export interface Reaction {
 }
 
 /** Answers a call before the tracker (Go's `ReactionFunc`). */
-export type ReactionFunc = (action: Action) => Reaction | Promise<Reaction>;
+export type ReactionFunc = (
+  action: Action,
+  call: { signal?: AbortSignal },
+) => Reaction | Promise<Reaction>;
 
 /** Answers a watch before the tracker (Go's `WatchReactionFunc`); return undefined to pass. */
 export type WatchReactionFunc = (
@@ -391,11 +394,12 @@ export class FakeClientset implements Clientset {
     this.actions.length = 0;
   }
 
-  async #invoke(action: Action, fallback: () => unknown): Promise<unknown> {
+  // `signal` is the call's, for reactors that act like a server a client may hang up on.
+  async #invoke(action: Action, fallback: () => unknown, signal?: AbortSignal): Promise<unknown> {
     this.actions.push(structuredClone(action));
     for (const r of this.#reactors) {
       if (!actionMatches(action, r.verb, r.resource)) continue;
-      const reaction = await r.fn(structuredClone(action));
+      const reaction = await r.fn(structuredClone(action), { signal });
       if (!reaction.handled) continue;
       if (reaction.err) throw reaction.err;
       return structuredClone(reaction.ret);
@@ -418,7 +422,7 @@ export class FakeClientset implements Clientset {
       name: string,
       patchType: PatchType,
       data: string,
-      _opts?: CallOptions,
+      opts?: CallOptions,
     ) =>
       this.#invoke({ ...base, verb: "patch", subresource, name, patchType, patch: data }, () => {
         const current = getOrThrow(name);
@@ -434,15 +438,16 @@ export class FakeClientset implements Clientset {
           ? applyMergePatch(current, body)
           : strategicMergePatch(current, body, schemas[resource]);
         return t.update(resource, ns, patched as KubeObject);
-      });
-    const update = (subresource: string) => (obj: KubeObject, _opts?: CallOptions) =>
+      }, opts?.signal);
+    const update = (subresource: string) => (obj: KubeObject, opts?: CallOptions) =>
       this.#invoke(
         { ...base, verb: "update", subresource, name: obj.metadata.name ?? "", object: obj },
         () => t.update(resource, ns, obj),
+        opts?.signal,
       );
     return {
-      get: (name: string, _opts?: CallOptions) =>
-        this.#invoke({ ...base, verb: "get", name }, () => getOrThrow(name)),
+      get: (name: string, opts?: CallOptions) =>
+        this.#invoke({ ...base, verb: "get", name }, () => getOrThrow(name), opts?.signal),
       list: (opts: ListOptions = {}) =>
         this.#invoke(
           { ...base, verb: "list", listOptions: withoutSignal(opts) },

@@ -11,6 +11,7 @@ import type { Event, EventSource, ObjectReference } from "../../api/core/v1/mod.
 import { metav1Time } from "../../api/meta/v1/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import { error as logError, info, V } from "../../util/log.ts";
+import { apiDrainTimeoutMs, DrainingStop } from "../../util/wait/wait.ts";
 import { asStatusError, isAlreadyExists } from "../errors.ts";
 import { type Clientset, PatchType } from "../kubernetes/clientset.ts";
 import { type CorrelatorOptions, EventCorrelator, EventNamer } from "./events_cache.ts";
@@ -135,7 +136,8 @@ export class EventBroadcaster {
   readonly #correlatorOptions: CorrelatorOptions;
   readonly #random: () => number;
   readonly #watchers = new Set<WatcherState>();
-  readonly #shutdown = new AbortController();
+  /** Shutdown: retries end at once; a write in flight gets `apiDrainTimeoutMs` to finish. */
+  readonly #stop = new DrainingStop();
   readonly #namer = new EventNamer();
   /** Counters for tests and metrics. */
   readonly stats = { dropped: 0, written: 0, patched: 0, failed: 0, skipped: 0 };
@@ -151,7 +153,7 @@ export class EventBroadcaster {
   /** Calls `handler` with each event, in order (Go's `StartEventWatcher`). */
   startEventWatcher(handler: (event: Event) => Promise<void> | void): EventWatcher {
     const state: WatcherState = { queue: [], handler, running: false, stopped: false, idle: [] };
-    if (!this.#shutdown.signal.aborted) this.#watchers.add(state);
+    if (!this.#stop.stopping.aborted) this.#watchers.add(state);
     return {
       stop: () => {
         state.stopped = true;
@@ -165,7 +167,7 @@ export class EventBroadcaster {
   /** Writes every event to `sink` through a correlator (Go's `StartRecordingToSink`). */
   startRecordingToSink(sink: EventSink): EventWatcher {
     const correlator = new EventCorrelator(this.#clock, this.#correlatorOptions);
-    if (sink instanceof EventSinkImpl) sink.signal ??= this.#shutdown.signal;
+    if (sink instanceof EventSinkImpl) sink.signal ??= this.#stop.requests;
     return this.startEventWatcher((event) => this.#recordToSink(sink, event, correlator));
   }
 
@@ -192,7 +194,7 @@ export class EventBroadcaster {
 
   /** Queues `event` on every watcher; false when a full queue dropped it (Go's `ActionOrDrop`). */
   actionOrDrop(event: Event): boolean {
-    if (this.#shutdown.signal.aborted) return false;
+    if (this.#stop.stopping.aborted) return false;
     let sent = true;
     for (const w of this.#watchers) {
       if (w.queue.length >= maxQueuedEvents) {
@@ -206,15 +208,20 @@ export class EventBroadcaster {
     return sent;
   }
 
-  /** Stops all watchers; an event being retried is given up (Go's `Shutdown`). */
-  shutdown(): void {
-    this.#shutdown.abort();
+  /**
+   * Stops all watchers (Go's `Shutdown`): queued events are dropped and an event waiting to be
+   * retried is given up; resolves once the writes in flight ended (cut after `apiDrainTimeoutMs`).
+   */
+  async shutdown(): Promise<void> {
+    const writing: Promise<void>[] = [];
     for (const w of [...this.#watchers]) {
       w.stopped = true;
       w.queue.length = 0;
       this.#watchers.delete(w);
       this.#wakeIdle(w);
+      if (w.running) writing.push(new Promise<void>((r) => w.idle.push(r)));
     }
+    await this.#stop.stop(Promise.all(writing), { clock: this.#clock, drainMs: apiDrainTimeoutMs });
   }
 
   /** Resolves once every watcher has handled what is queued now (for tests and shutdown). */
@@ -266,7 +273,7 @@ export class EventBroadcaster {
       // The first pause is random so that clients do not all come back at once.
       const delay = tries === 1 ? this.#sleepMs * this.#random() : this.#sleepMs;
       try {
-        await this.#clock.sleep(delay, { signal: this.#shutdown.signal });
+        await this.#clock.sleep(delay, { signal: this.#stop.stopping });
       } catch {
         logError(undefined, "Unable to write event (broadcaster is shut down)", eventFields(event));
         return;
@@ -308,7 +315,7 @@ export class EventBroadcaster {
       correlator.updateState(written);
       return true;
     }
-    if (this.#shutdown.signal.aborted) return true;
+    if (this.#stop.stopping.aborted) return true;
     if (asStatusError(err)) {
       // Something about the event is wrong: retrying would fail the same way.
       if (isAlreadyExists(err)) {

@@ -215,8 +215,8 @@ async function startAgent(
         probePool?.close();
         // The node keeps its heartbeat until its pods are down.
         await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
-        // Events still queued are dropped at exit, as kubelet's are.
-        broadcaster?.shutdown();
+        // Events still queued are dropped at exit, as kubelet's are; one being written finishes.
+        await broadcaster?.shutdown();
         clients?.close();
         imageService?.close();
         await server?.shutdown().catch(() => {});

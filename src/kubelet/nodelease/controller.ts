@@ -11,7 +11,12 @@ import type { Clientset, LeaseInterface } from "../../client/kubernetes/clientse
 import { isConflict, isNotFound } from "../../client/errors.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
-import { jitterUntil, sleepUnlessStopped } from "../../util/wait/wait.ts";
+import {
+  apiDrainTimeoutMs,
+  DrainingStop,
+  jitterUntil,
+  sleepUnlessStopped,
+} from "../../util/wait/wait.ts";
 
 /** Immediate retries of one renewal before waiting for the next interval (maxUpdateRetries). */
 export const maxUpdateRetries = 5;
@@ -74,7 +79,7 @@ export class Controller {
   readonly #leaseName: string;
   /** The lease last created or updated; renewals start from it. */
   latestLease?: Lease;
-  #stop = new AbortController();
+  #stop = new DrainingStop();
   #running?: Promise<void>;
 
   /** Builds the controller; `run()` starts it. */
@@ -89,20 +94,25 @@ export class Controller {
     if (this.#running) return;
     this.#running = jitterUntil(() => this.sync(), this.#o.renewIntervalMs, 0.04, true, {
       clock: this.#o.clock,
-      signal: this.#stop.signal,
+      signal: this.#stop.stopping,
       random: this.#o.random,
     });
   }
 
-  /** Stops the loop (a back-off in progress ends) and waits for it. */
+  /**
+   * Stops the loop (a back-off in progress ends) and waits for it; a renewal in flight gets
+   * `apiDrainTimeoutMs` to finish.
+   */
   async stop(): Promise<void> {
-    this.#stop.abort();
-    await this.#running;
+    await this.#stop.stop(this.#running ?? Promise.resolve(), {
+      clock: this.#o.clock,
+      drainMs: apiDrainTimeoutMs,
+    });
   }
 
   /** One renewal: PUT from the cached lease, else ensure the lease exists and renew it. */
   async sync(): Promise<void> {
-    if (this.#stop.signal.aborted) return;
+    if (this.#stop.stopping.aborted) return;
     if (this.latestLease) {
       // Only this node writes its lease: renew from our copy, saving a GET per interval.
       try {
@@ -139,7 +149,7 @@ export class Controller {
       } catch (e) {
         sleep = Math.min(2 * sleep, maxBackoffMs);
         log.error(e, "Failed to ensure lease exists, will retry", { interval: `${sleep}ms` });
-        if (!(await sleepUnlessStopped(this.#o.clock, sleep, this.#stop.signal))) {
+        if (!(await sleepUnlessStopped(this.#o.clock, sleep, this.#stop.stopping))) {
           return { created: false };
         }
       }
@@ -149,7 +159,7 @@ export class Controller {
   /** GET the lease; on 404 create it. */
   async ensureLease(): Promise<{ lease?: Lease; created: boolean }> {
     try {
-      const lease = await this.#leaseClient.get(this.#leaseName, { signal: this.#stop.signal });
+      const lease = await this.#leaseClient.get(this.#leaseName, { signal: this.#stop.requests });
       return { lease, created: false };
     } catch (e) {
       if (!isNotFound(e)) throw e;
@@ -157,19 +167,19 @@ export class Controller {
     const { lease: leaseToCreate, error } = await this.newLease();
     // Could not complete the lease (e.g. the Node is not readable yet): try next interval.
     if (error) return { created: false };
-    const lease = await this.#leaseClient.create(leaseToCreate, { signal: this.#stop.signal });
+    const lease = await this.#leaseClient.create(leaseToCreate, { signal: this.#stop.requests });
     return { lease, created: true };
   }
 
   /** Up to five PUTs of a renewed copy of `base`; a conflict re-reads the lease first. */
   async retryUpdateLease(base: Lease | undefined): Promise<void> {
     for (let i = 0; i < maxUpdateRetries; i++) {
-      if (this.#stop.signal.aborted) throw new Error("lease controller stopped");
+      if (this.#stop.stopping.aborted) throw new Error("lease controller stopped");
       // Renewals go ahead without what the post-process step failed to add.
       const { lease: leaseToUpdate } = await this.newLease(base);
       try {
         this.latestLease = await this.#leaseClient.update(leaseToUpdate, {
-          signal: this.#stop.signal,
+          signal: this.#stop.requests,
         });
         return;
       } catch (e) {

@@ -22,6 +22,7 @@ import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { patchPodStatus } from "../../util/pod/pod.ts";
+import { apiDrainTimeoutMs, DrainingStop } from "../../util/wait/wait.ts";
 import { type ContainerID, containerIDString, getPodCondition } from "../container/mod.ts";
 import { BasicPodManager } from "../pod/pod_manager.ts";
 import {
@@ -197,8 +198,8 @@ export class Manager implements StatusManager {
   #ticker?: ClockTimer;
   #loop?: Promise<void>;
   #stopped = false;
-  /** Cancels a request in flight when the manager stops. */
-  #abort = new AbortController();
+  /** Ends the loop on stop; a request in flight gets `apiDrainTimeoutMs` to finish. */
+  #stop = new DrainingStop();
 
   constructor(options: StatusManagerOptions) {
     this.#podManager = options.podManager;
@@ -245,12 +246,18 @@ export class Manager implements StatusManager {
     })();
   }
 
+  /**
+   * Ends the sync loop: the pod being synced finishes (its request is cut only after
+   * `apiDrainTimeoutMs`), no other is started.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#abort.abort();
     this.#ticker?.stop();
     this.#signal();
-    await this.#loop;
+    await this.#stop.stop(this.#loop ?? Promise.resolve(), {
+      clock: this.#clock,
+      drainMs: apiDrainTimeoutMs,
+    });
   }
 
   #signal(): void {
@@ -561,6 +568,7 @@ export class Manager implements StatusManager {
       }
     }
     for (const u of updated) {
+      if (this.#stop.stopping.aborted) break;
       log.V(5).info("Sync pod status", {
         podUID: u.podUID,
         statusUID: u.statusUID,
@@ -578,7 +586,7 @@ export class Manager implements StatusManager {
     const pods = client.coreV1.pods(status.podNamespace);
     let pod: Pod;
     try {
-      pod = await pods.get(status.podName, { signal: this.#abort.signal });
+      pod = await pods.get(status.podName, { signal: this.#stop.requests });
     } catch (e) {
       if (isNotFound(e)) {
         // A deleted pod's status is dropped by removeOrphanedStatuses.
@@ -613,7 +621,7 @@ export class Manager implements StatusManager {
         uid: pod.metadata.uid ?? "",
         oldPodStatus: goPodStatus(pod.status ?? {}),
         newPodStatus: goPodStatus(merged),
-        signal: this.#abort.signal,
+        signal: this.#stop.requests,
       });
     } catch (e) {
       log.info("Failed to update status for pod", { pod: log.kObj(pod), err: errorText(e) });
@@ -643,7 +651,7 @@ export class Manager implements StatusManager {
       try {
         // The UID precondition keeps a newer pod of the same name safe.
         await pods.delete(pod.metadata.name ?? "", {
-          signal: this.#abort.signal,
+          signal: this.#stop.requests,
           gracePeriodSeconds: 0,
           preconditions: { uid: pod.metadata.uid },
         });

@@ -89,3 +89,52 @@ export async function sleepUnlessStopped(
     return false;
   }
 }
+
+/**
+ * How long a stopping API client lets its requests in flight finish before it cuts them. A cut
+ * request may still take effect on the server, and kube-apiserver records it as a 504 timeout.
+ */
+export const apiDrainTimeoutMs = 3_000;
+
+/**
+ * A stop in two steps for loops that call the API server: `stopping` aborts at once (loops and
+ * back-offs end, no new request starts), while requests carry `requests`, aborted only when the
+ * drain runs past its time. Go gets the same split from a stop channel and a request context.
+ *
+ * @example
+ * ```ts
+ * const stop = new DrainingStop();
+ * const loop = (async () => {
+ *   while (!stop.stopping.aborted) await client.get("x", { signal: stop.requests });
+ * })();
+ * await stop.stop(loop, { clock, drainMs: apiDrainTimeoutMs });
+ * ```
+ */
+export class DrainingStop {
+  readonly #stopping = new AbortController();
+  readonly #requests = new AbortController();
+
+  /** Aborted when the stop begins. */
+  get stopping(): AbortSignal {
+    return this.#stopping.signal;
+  }
+
+  /** Aborted when the drain is over its time. */
+  get requests(): AbortSignal {
+    return this.#requests.signal;
+  }
+
+  /**
+   * Aborts `stopping`, waits for `inFlight` (the loops), aborting `requests` after `drainMs`;
+   * resolves once `inFlight` settles.
+   */
+  async stop(inFlight: Promise<unknown>, options: { clock: Clock; drainMs: number }) {
+    this.#stopping.abort();
+    const timer = options.clock.afterFunc(options.drainMs, () => this.#requests.abort());
+    try {
+      await inFlight;
+    } finally {
+      timer.stop();
+    }
+  }
+}

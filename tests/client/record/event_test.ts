@@ -220,7 +220,7 @@ Deno.test("recorder: event types other than Normal/Warning are dropped; shutdown
     recorder.event(podRef, { type: "Normal", reason: "R", message: "m" });
     await clock.step(0);
     assert.equal(clock.pendingTimers(), 1, "waiting to retry");
-    broadcaster.shutdown();
+    await broadcaster.shutdown();
     await clock.step(600_000);
     assert.equal(client.actions.length, 1);
     assert.equal(clock.pendingTimers(), 0);
@@ -287,7 +287,7 @@ Deno.test("events over HTTP to the API-server double as the node: POST, then PAT
     assert.equal(stored.count, 2);
     assert.ok(writes.every((r) => r.user === "system:node:node-1"));
   } finally {
-    broadcaster.shutdown();
+    await broadcaster.shutdown();
     client.close();
     await server.close();
   }

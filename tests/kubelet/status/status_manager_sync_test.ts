@@ -808,3 +808,69 @@ Deno.test("TerminatePod: a running API pod becomes Failed; a static pod keeps it
   m.terminatePod(staticPod);
   assertEquals(m.getPodStatus("static")?.phase, "Running");
 });
+
+Deno.test("stop: a status patch in flight finishes unaborted; no other pod is synced after it", async () => {
+  const pods: Pod[] = ["a", "b"].map((name) => ({
+    ...getTestPod(),
+    metadata: { uid: `uid-${name}`, name, namespace: "new" },
+  }));
+  const client = new FakeClientset(...pods);
+  const clock = new FakeClock(Date.UTC(2026, 10, 23));
+  const podManager = new BasicPodManager();
+  for (const p of pods) podManager.addPod(p);
+  let entered!: () => void;
+  const inPatch = new Promise<void>((r) => entered = r);
+  let release!: () => void;
+  const released = new Promise<void>((r) => release = r);
+  const signals: (AbortSignal | undefined)[] = [];
+  client.prependReactor("patch", "pods", async (_action, { signal }) => {
+    signals.push(signal);
+    entered();
+    await released;
+    return { handled: false };
+  });
+  const m = new Manager({ podManager, clock, kubeClient: client });
+  m.start();
+  for (const p of pods) m.setPodStatus(p, getRandomPodStatus());
+  await clock.step(0);
+  await inPatch;
+  let stopped = false;
+  const stopping = m.stop().then(() => stopped = true);
+  await clock.step(2_000);
+  assert(!stopped, "stop waits for the patch in flight");
+  assert(signals.length === 1 && signals[0] && !signals[0].aborted, "the patch was not cut");
+  release();
+  await stopping;
+  const verbs = client.actions.map((a) => `${a.verb} ${a.name}`);
+  // The first pod's get and patch; the second pod is left for the next start.
+  assertEquals(verbs, ["get a", "patch a"]);
+});
+
+Deno.test("stop: a status patch hanging past the drain time is cut, and stop ends", async () => {
+  const pod = getTestPod();
+  const client = new FakeClientset(pod);
+  const clock = new FakeClock(Date.UTC(2026, 10, 23));
+  const podManager = new BasicPodManager();
+  podManager.addPod(pod);
+  let entered!: () => void;
+  const inPatch = new Promise<void>((r) => entered = r);
+  client.prependReactor("patch", "pods", (_action, { signal }) => {
+    entered();
+    // A server that never answers: only the client hanging up ends the call.
+    return new Promise((_, reject) =>
+      signal!.addEventListener("abort", () => reject(signal!.reason))
+    );
+  });
+  const m = new Manager({ podManager, clock, kubeClient: client });
+  m.start();
+  m.setPodStatus(pod, getRandomPodStatus());
+  await clock.step(0);
+  await inPatch;
+  let stopped = false;
+  const stopping = m.stop().then(() => stopped = true);
+  await clock.step(2_999);
+  assert(!stopped);
+  await clock.step(1);
+  await stopping;
+  assert(stopped);
+});
