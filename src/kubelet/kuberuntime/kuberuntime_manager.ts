@@ -252,11 +252,25 @@ export function podSandboxChanged(
 }
 
 /**
- * A stable hash of a container spec (FNV-1a over its canonical JSON), kept on each created
- * container so a changed definition is noticed. Kubelet's `HashContainer`.
+ * The hash kept on each created container so that a changed definition is noticed: FNV-1a over
+ * the JSON of the fields kubelet's `HashContainer` picks (`pickFieldsToHash`: name and image, the
+ * only ones that can change under a running pod). Fields added to the spec by a later probelet
+ * therefore never change it, so an upgraded agent restarts nothing.
  */
 export function hashContainer(container: Container): string {
-  const text = canonicalJSON(container);
+  // Go marshals the map with sorted keys.
+  return fnv1a32(JSON.stringify({ image: container.image ?? "", name: container.name }));
+}
+
+/**
+ * The hash earlier probelets kept: over the canonical JSON of the whole spec. Containers they
+ * created still carry it and match their unchanged spec on it.
+ */
+export function legacyHashContainer(container: Container): string {
+  return fnv1a32(canonicalJSON(container));
+}
+
+function fnv1a32(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
@@ -279,7 +293,8 @@ function canonicalJSON(value: unknown): string {
 
 /** Kubelet's `containerChanged`: the running instance was created from a different spec. */
 export function containerChanged(container: Container, status: RuntimeContainerStatus): boolean {
-  return status.hash !== "" && status.hash !== hashContainer(container);
+  return status.hash !== "" && status.hash !== hashContainer(container) &&
+    status.hash !== legacyHashContainer(container);
 }
 
 /** An init container whose last instance failed (kubelet's `isInitContainerFailed`). */
