@@ -1,25 +1,39 @@
 /**
- * The gRPC plumbing shared by the remote runtime and image services: endpoint parsing, one channel per
- * service over a unix socket, per-call deadlines, cancellation, reconnection after a runtime restart,
- * and gRPC errors turned into `CriError`s that name the endpoint.
- * Mirrors the dialing half of k8s.io/cri-client's remote_runtime.go and pkg/util/util_unix.go.
+ * The gRPC plumbing shared by the remote runtime and image services: endpoint parsing, one HTTP/2
+ * connection per service over a unix socket with concurrent calls, per-call deadlines,
+ * cancellation, reconnection after a runtime restart, and gRPC errors turned into `CriError`s that
+ * name the endpoint. Mirrors the dialing half of k8s.io/cri-client's remote_runtime.go and
+ * pkg/util/util_unix.go.
+ *
+ * The transport is our own HTTP/2 client (src/util/h2/) on `Deno.connect({ transport: "unix" })`,
+ * not grpc-js: grpc-js dials unix sockets with `node:net`, whose sockets Deno 2.9.3 closes twice
+ * (the second close can destroy another thread's descriptor; scripts/node_net_unix_double_close.ts).
+ * Messages are (de)serialised by @grpc/proto-loader's definitions.
  * @module
  */
-import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { fileURLToPath } from "node:url";
-import { grpcCodeName } from "../util/grpc_codes.ts";
+import { grpcCodeName, GrpcStatus } from "../util/grpc_codes.ts";
+import {
+  grpcFrame,
+  H2ClientConn,
+  H2ConnectionClosedError,
+  type H2Response,
+  unaryRequestHeaders,
+  unaryResult,
+} from "../util/h2/mod.ts";
+import { goQuote } from "../util/go_format.ts";
 
 export { grpcCodeName };
 
 /** The gRPC status codes the CRI client reacts to. */
 export const GrpcCode = {
-  Canceled: grpc.status.CANCELLED,
-  Unknown: grpc.status.UNKNOWN,
-  DeadlineExceeded: grpc.status.DEADLINE_EXCEEDED,
-  NotFound: grpc.status.NOT_FOUND,
-  Unimplemented: grpc.status.UNIMPLEMENTED,
-  Unavailable: grpc.status.UNAVAILABLE,
+  Canceled: GrpcStatus.Canceled,
+  Unknown: GrpcStatus.Unknown,
+  DeadlineExceeded: GrpcStatus.DeadlineExceeded,
+  NotFound: GrpcStatus.NotFound,
+  Unimplemented: GrpcStatus.Unimplemented,
+  Unavailable: GrpcStatus.Unavailable,
 } as const;
 
 /**
@@ -60,7 +74,7 @@ export class CriError extends Error {
 export function grpcCode(err: unknown): number {
   if (err instanceof CriError) return err.code;
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "number" ? code : grpc.status.UNKNOWN;
+  return typeof code === "number" ? code : GrpcStatus.Unknown;
 }
 
 /** A parsed CRI endpoint. */
@@ -136,12 +150,19 @@ export const defaultConnectTimeoutMs = 5_000;
 export const maxMsgSize = 16 * 1024 * 1024;
 
 const protoPath = fileURLToPath(new URL("../../proto/runtime/v1/api.proto", import.meta.url));
-let cachedPackage: grpc.GrpcObject | undefined;
+let cachedDefinition: protoLoader.PackageDefinition | undefined;
 
-/** `runtime.v1` loaded from `proto/runtime/v1/api.proto` (once per process). */
-function runtimeV1(): grpc.GrpcObject {
-  if (!cachedPackage) {
-    const definition = protoLoader.loadSync(protoPath, {
+/** One RPC of a service: its path and message (de)serialisers. */
+interface MethodDefinition {
+  path: string;
+  requestSerialize(value: unknown): Uint8Array;
+  responseDeserialize(bytes: Uint8Array): unknown;
+}
+
+/** The methods of `runtime.v1.<service>` from `proto/runtime/v1/api.proto` (loaded once). */
+function serviceMethods(service: string): Record<string, MethodDefinition> {
+  if (!cachedDefinition) {
+    cachedDefinition = protoLoader.loadSync(protoPath, {
       keepCase: false, // camelCase field names, as our TypeScript types
       longs: String, // int64 as decimal strings, turned into bigint by the converters
       enums: String, // enum values by name
@@ -149,19 +170,9 @@ function runtimeV1(): grpc.GrpcObject {
       arrays: true,
       objects: true,
     });
-    const loaded = grpc.loadPackageDefinition(definition);
-    cachedPackage = (loaded.runtime as grpc.GrpcObject).v1 as grpc.GrpcObject;
   }
-  return cachedPackage;
+  return cachedDefinition[`runtime.v1.${service}`] as unknown as Record<string, MethodDefinition>;
 }
-
-type UnaryCallback = (err: grpc.ServiceError | null, response: unknown) => void;
-type UnaryMethod = (
-  request: unknown,
-  metadata: grpc.Metadata,
-  options: grpc.CallOptions,
-  callback: UnaryCallback,
-) => grpc.ClientUnaryCall;
 
 /**
  * CRI methods that may be sent a second time after an `Unavailable` error: reads, and writes
@@ -206,20 +217,28 @@ export interface UnaryOptions {
 }
 
 /**
- * One gRPC client for one CRI service (`RuntimeService` or `ImageService`) on one endpoint.
+ * One gRPC client for one CRI service (`RuntimeService` or `ImageService`) on one endpoint: one
+ * HTTP/2 connection, dialled by the first call and again by the first call after it dropped,
+ * carrying concurrent calls as streams.
  *
- * Calls fail fast while the channel is healthy. When a call finds the runtime unreachable
+ * Calls fail fast while the connection is healthy. When a call finds the runtime unreachable
  * (`Unavailable`), a missing socket fails at once; otherwise (connection refused, or dropped because
- * the runtime restarted) the call waits for the channel to reconnect, bounded by `connectTimeoutMs`
- * and the call's deadline, and tries once more. Either way the final error names the endpoint.
+ * the runtime restarted) an idempotent call waits for a new connection, bounded by
+ * `connectTimeoutMs` and the call's deadline, and tries once more. A call the server never
+ * processed (refused by its GOAWAY) is retried on a new connection whatever the method, as grpc-go
+ * does. Either way the final error names the endpoint.
  */
 export class Connection {
   readonly endpoint: Endpoint;
   readonly requestTimeoutMs: number;
   readonly connectTimeoutMs: number;
-  readonly #client: grpc.Client;
   readonly #service: string;
+  readonly #methods: Record<string, MethodDefinition>;
   #closed = false;
+  // Aborted by close(): ends in-flight calls, dials and waits.
+  readonly #closing = new AbortController();
+  #h2?: H2ClientConn;
+  #dialing?: Promise<H2ClientConn>;
 
   constructor(
     endpoint: string,
@@ -230,117 +249,196 @@ export class Connection {
     this.requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
     this.connectTimeoutMs = options.connectTimeoutMs ?? defaultConnectTimeoutMs;
     this.#service = service;
-    const ctor = runtimeV1()[service] as grpc.ServiceClientConstructor;
-    this.#client = new ctor(this.endpoint.target, grpc.credentials.createInsecure(), {
-      "grpc.default_authority": "localhost",
-      "grpc.max_receive_message_length": maxMsgSize,
-      "grpc.max_send_message_length": maxMsgSize,
-      // cri-client's backoff: 100 ms first, growing to at most 3 s between reconnection attempts.
-      "grpc.initial_reconnect_backoff_ms": 100,
-      "grpc.max_reconnect_backoff_ms": 3_000,
-      "grpc.primary_user_agent": "probelet-cri-client",
-    });
+    this.#methods = serviceMethods(service);
   }
 
   /**
    * Calls `method` (the proto's method name, e.g. `ContainerStatus`) and resolves with the
-   * proto-loader response object.
+   * proto-loader response object. Rejects with a `CriError`, or with the signal's reason when
+   * `options.signal` aborted the call.
    */
   async unary(method: string, request: unknown, options: UnaryOptions): Promise<unknown> {
     const fullMethod = `/runtime.v1.${this.#service}/${method}`;
-    if (this.#closed) {
-      throw new CriError(grpc.status.UNAVAILABLE, "grpc: the client connection is closing", {
-        endpoint: this.endpoint.endpoint,
-        method: fullMethod,
-      });
-    }
+    if (this.#closed) throw this.#status(GrpcStatus.Unavailable, closingText, fullMethod);
+    const definition = this.#methods[method];
+    if (!definition) throw new Error(`unknown CRI method ${this.#service}/${method}`);
     const deadline = options.timeoutMs > 0 && Number.isFinite(options.timeoutMs)
       ? Date.now() + options.timeoutMs
       : Infinity;
+    const call = new Call(deadline, [options.signal, this.#closing.signal]);
     try {
-      return await this.#invoke(method, request, deadline, options.signal);
-    } catch (err) {
-      if (grpcCode(err) !== grpc.status.UNAVAILABLE || options.signal?.aborted) {
-        throw this.#wrap(err, fullMethod);
-      }
-      // No socket at all: the runtime is down, not restarting. Say so at once.
-      if (!socketExists(this.endpoint.socketPath)) throw this.#unreachable(err, fullMethod);
-      // The call may have reached the runtime: repeat only what is safe to repeat.
-      if (!retriableMethods.has(method)) throw this.#wrap(err, fullMethod);
-      // The runtime dropped the connection or is restarting: wait for the channel to come back,
-      // then retry an idempotent call once.
-      const waitUntil = Math.min(deadline, Date.now() + this.connectTimeoutMs);
-      const ready = await this.#waitForReady(waitUntil);
-      if (!ready) throw this.#unreachable(err, fullMethod);
+      const body = grpcFrame(definition.requestSerialize(request));
       try {
-        return await this.#invoke(method, request, deadline, options.signal);
-      } catch (retryErr) {
-        if (grpcCode(retryErr) === grpc.status.UNAVAILABLE) {
-          throw this.#unreachable(retryErr, fullMethod);
+        return await this.#invoke(definition, body, call);
+      } catch (err) {
+        if (grpcCode(err) !== GrpcStatus.Unavailable || call.signal.aborted) throw err;
+        // No socket at all: the runtime is down, not restarting. Say so at once.
+        if (!socketExists(this.endpoint.socketPath)) throw this.#unreachable(err, fullMethod);
+        // The call may have reached the runtime: repeat only what is safe to repeat.
+        if (!retriableMethods.has(method)) throw err;
+        // The runtime dropped the connection or is restarting: wait for a new connection, then
+        // retry an idempotent call once.
+        const ready = await this.#waitForReady(
+          Math.min(deadline, Date.now() + this.connectTimeoutMs),
+          call,
+        );
+        if (!ready) throw this.#unreachable(err, fullMethod);
+        try {
+          return await this.#invoke(definition, body, call);
+        } catch (retryErr) {
+          if (grpcCode(retryErr) === GrpcStatus.Unavailable && !call.signal.aborted) {
+            throw this.#unreachable(retryErr, fullMethod);
+          }
+          throw retryErr;
         }
-        throw this.#wrap(retryErr, fullMethod);
       }
+    } catch (err) {
+      if (call.signal.aborted) throw this.#abortError(call, fullMethod);
+      throw err;
+    } finally {
+      call.dispose();
     }
   }
 
-  /** Closes the channel; later calls fail with `Unavailable`. */
+  /** Closes the connection; in-flight and later calls fail with `Unavailable`. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#client.close();
+    this.#closing.abort();
+    this.#h2?.close();
+    this.#h2 = undefined;
   }
 
-  #invoke(method: string, request: unknown, deadline: number, signal?: AbortSignal) {
-    return new Promise<unknown>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
+  /** One attempt on the current connection (dialled if needed); throws a `CriError`. */
+  async #invoke(definition: MethodDefinition, body: Uint8Array, call: Call): Promise<unknown> {
+    const method = definition.path;
+    for (let attempt = 1;; attempt++) {
+      const h2 = await this.#transport(call, method);
+      let response: H2Response;
+      try {
+        response = await h2.request(
+          unaryRequestHeaders({
+            path: method,
+            authority: "localhost",
+            userAgent,
+            timeoutMs: Number.isFinite(call.deadline) ? call.deadline - Date.now() : undefined,
+          }),
+          body,
+          { maxData: maxMsgSize + 5, signal: call.signal },
+        );
+      } catch (err) {
+        if (call.signal.aborted) throw err;
+        // Not sent: the connection went away between the dial and the request.
+        if (err instanceof H2ConnectionClosedError && attempt === 1) continue;
+        throw this.#status(
+          GrpcStatus.Unavailable,
+          `connection error: desc = ${goQuote(`error reading from server: ${errorText(err)}`)}`,
+          method,
+        );
       }
-      const fn = (this.#client as unknown as Record<string, UnaryMethod>)[method];
-      const onAbort = () => call.cancel();
-      const call = fn.call(
-        this.#client,
-        request,
-        new grpc.Metadata(),
-        { deadline },
-        (err, response) => {
-          signal?.removeEventListener("abort", onAbort);
-          if (err) {
-            reject(signal?.aborted ? signal.reason : err);
-          } else {
-            resolve(response);
-          }
-        },
-      );
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
-  }
-
-  #waitForReady(until: number): Promise<boolean> {
-    if (until <= Date.now()) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      this.#client.waitForReady(until, (err) => resolve(!err));
-    });
-  }
-
-  #wrap(err: unknown, method: string): Error {
-    if (
-      err instanceof CriError || !(err instanceof Error) ||
-      typeof (err as grpc.ServiceError).code !== "number"
-    ) {
-      return err as Error;
+      // Never processed by the server (GOAWAY or REFUSED_STREAM): safe to send again, once.
+      if ((response.refusedByGoAway || response.rstCode === 0x7) && attempt === 1) continue;
+      const result = unaryResult(response, { maxReceiveMessageLength: maxMsgSize });
+      if (!(result instanceof Uint8Array)) throw this.#status(result.code, result.details, method);
+      try {
+        return definition.responseDeserialize(result);
+      } catch (err) {
+        throw this.#status(
+          GrpcStatus.Internal,
+          `grpc: failed to unmarshal the received message: ${errorText(err)}`,
+          method,
+        );
+      }
     }
-    const e = err as grpc.ServiceError;
-    return new CriError(e.code, e.details ?? e.message, {
-      endpoint: this.endpoint.endpoint,
-      method,
-    });
+  }
+
+  /** The live connection, or a new one (one dial shared by the calls that need it). */
+  async #transport(call: Call, method: string): Promise<H2ClientConn> {
+    if (this.#h2?.usable) return this.#h2;
+    if (!this.#dialing) {
+      this.#dialing = this.#dial().finally(() => this.#dialing = undefined);
+      // Callers that gave up (deadline, abort) no longer await it.
+      this.#dialing.catch(() => {});
+    }
+    try {
+      return await call.race(this.#dialing);
+    } catch (err) {
+      if (call.signal.aborted) throw err;
+      throw this.#status(
+        GrpcStatus.Unavailable,
+        `connection error: desc = ${goQuote(`transport: Error while dialing: ${errorText(err)}`)}`,
+        method,
+      );
+    }
+  }
+
+  async #dial(): Promise<H2ClientConn> {
+    const path = this.endpoint.socketPath;
+    let conn: Deno.UnixConn;
+    try {
+      conn = await Deno.connect({ transport: "unix", path });
+    } catch (err) {
+      throw new Error(`dial unix ${path}: connect: ${connectErrorText(err)}`);
+    }
+    // The handshake is bounded by the connect timeout and by close().
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new Error("timed out waiting for the server's HTTP/2 settings")),
+      this.connectTimeoutMs,
+    );
+    const onClose = () => timeout.abort(new Error(closingText));
+    this.#closing.signal.addEventListener("abort", onClose, { once: true });
+    try {
+      const h2 = await H2ClientConn.handshake(conn, { signal: timeout.signal });
+      if (this.#closed) {
+        h2.close();
+        throw new Error(closingText);
+      }
+      this.#h2 = h2;
+      return h2;
+    } finally {
+      clearTimeout(timer);
+      this.#closing.signal.removeEventListener("abort", onClose);
+    }
+  }
+
+  /**
+   * Dials until a connection is ready (true) or `until` passes (false), with cri-client's back-off:
+   * 100 ms first, growing to at most 3 s between attempts.
+   */
+  async #waitForReady(until: number, call: Call): Promise<boolean> {
+    let backoffMs = 100;
+    while (Date.now() < until) {
+      try {
+        await call.race(this.#transport(call, ""), until);
+        return true;
+      } catch (err) {
+        if (call.signal.aborted) throw err;
+      }
+      const wait = Math.min(backoffMs, until - Date.now());
+      if (wait <= 0) break;
+      await call.sleep(wait);
+      backoffMs = Math.min(backoffMs * 1.6, 3_000);
+    }
+    return false;
+  }
+
+  #abortError(call: Call, method: string): unknown {
+    if (call.abortedBy(this.#closing.signal)) {
+      return this.#status(GrpcStatus.Unavailable, closingText, method);
+    }
+    if (call.deadlineExceeded) {
+      return this.#status(GrpcStatus.DeadlineExceeded, "context deadline exceeded", method);
+    }
+    return call.signal.reason;
+  }
+
+  #status(code: number, details: string, method: string): CriError {
+    return new CriError(code, details, { endpoint: this.endpoint.endpoint, method });
   }
 
   #unreachable(err: unknown, method: string): CriError {
-    // grpc-js appends an empty "Resolution note: " to connection failures; drop it.
-    const detail = ((err as grpc.ServiceError).details ?? String(err))
-      .replace(/\.? Resolution note: ?$/, "");
+    const detail = err instanceof CriError ? err.details : errorText(err);
     let hint = "";
     try {
       const info = Deno.statSync(this.endpoint.socketPath);
@@ -348,11 +446,117 @@ export class Connection {
     } catch {
       hint = ` (socket ${this.endpoint.socketPath} does not exist: is the runtime running?)`;
     }
-    return new CriError(
-      grpc.status.UNAVAILABLE,
+    return this.#status(
+      GrpcStatus.Unavailable,
       `CRI runtime unreachable at ${this.endpoint.endpoint}${hint}: ${detail}`,
-      { endpoint: this.endpoint.endpoint, method },
+      method,
     );
+  }
+}
+
+/** grpc-go's text for calls on a closed client connection. */
+const closingText = "grpc: the client connection is closing";
+const userAgent = "probelet-cri-client";
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The errno text Go prints for a failed unix connect. */
+function connectErrorText(err: unknown): string {
+  if (err instanceof Deno.errors.ConnectionRefused) return "connection refused";
+  if (err instanceof Deno.errors.NotFound) return "no such file or directory";
+  if (err instanceof Deno.errors.PermissionDenied) return "permission denied";
+  return errorText(err);
+}
+
+/**
+ * One call's cancellation: its deadline, the caller's signal and the client's close, as one
+ * signal for the HTTP/2 stream and the waits around it.
+ */
+class Call {
+  readonly #controller = new AbortController();
+  readonly #sources: AbortSignal[];
+  #timer?: ReturnType<typeof setTimeout>;
+  #abortedBy?: AbortSignal;
+  deadlineExceeded = false;
+
+  constructor(readonly deadline: number, sources: (AbortSignal | undefined)[]) {
+    this.#sources = sources.filter((s): s is AbortSignal => s !== undefined);
+    for (const source of this.#sources) {
+      if (source.aborted) {
+        this.#abort(source);
+        break;
+      }
+      source.addEventListener("abort", this.#onAbort);
+    }
+    if (Number.isFinite(deadline) && !this.signal.aborted) {
+      this.#timer = setTimeout(() => {
+        this.deadlineExceeded = true;
+        this.#controller.abort(new Error("context deadline exceeded"));
+      }, Math.max(0, deadline - Date.now()));
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** True when `source` (rather than the deadline or another source) aborted the call. */
+  abortedBy(source: AbortSignal): boolean {
+    return this.#abortedBy === source;
+  }
+
+  readonly #onAbort = (event: Event) => this.#abort(event.target as AbortSignal);
+
+  #abort(source: AbortSignal): void {
+    if (this.signal.aborted) return;
+    this.#abortedBy = source;
+    this.#controller.abort(source.reason);
+  }
+
+  /** `promise`, or a rejection when the call aborts (or `until` passes first). */
+  race<T>(promise: Promise<T>, until = Infinity): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const signal = this.signal;
+      if (signal.aborted) return reject(signal.reason);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const done = () => {
+        signal.removeEventListener("abort", onAbort);
+        clearTimeout(timer);
+      };
+      const onAbort = () => {
+        done();
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      if (Number.isFinite(until)) {
+        timer = setTimeout(() => {
+          done();
+          reject(new Error("timed out"));
+        }, Math.max(0, until - Date.now()));
+      }
+      promise.then((value) => {
+        done();
+        resolve(value);
+      }, (err) => {
+        done();
+        reject(err);
+      });
+    });
+  }
+
+  /** Waits `ms`, or less when the call aborts (then rejects). */
+  sleep(ms: number): Promise<void> {
+    // A promise that never settles: only the timer or the abort ends the race.
+    return this.race(new Promise<void>(() => {}), Date.now() + ms).catch((err) => {
+      if (this.signal.aborted) throw err;
+    });
+  }
+
+  dispose(): void {
+    clearTimeout(this.#timer);
+    for (const source of this.#sources) source.removeEventListener("abort", this.#onAbort);
   }
 }
 

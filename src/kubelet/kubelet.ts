@@ -1163,7 +1163,7 @@ export class Kubelet {
     this.probeManager.stopLivenessAndStartup(pod);
     // kubelet's calculateEffectiveGracePeriod: a deletion's grace period wins when shorter.
     const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, pod, {
-      override: this.#stopGracePeriodOverride,
+      override: shutdownGracePeriodOverride(pod, this.#stopGracePeriodOverride),
     });
     worker.gracePeriod = gracePeriod;
     try {
@@ -1302,6 +1302,21 @@ export class Kubelet {
     this.#podConfig.close();
     await Promise.all([...this.#consumers, this.#podUpdatesLoop]);
   }
+}
+
+/**
+ * The grace period a stop of the agent gives `pod`, as kubelet's node shutdown manager computes
+ * it: the shutdown grace period, or the pod's own terminationGracePeriodSeconds when that is
+ * shorter. Passing the shutdown period alone would lengthen a short pod grace up to it (a pod
+ * whose PID 1 ignores SIGTERM then held the stop until the shutdown cap killed the agent).
+ */
+export function shutdownGracePeriodOverride(
+  pod: Pod,
+  shutdownGracePeriodSeconds: number | undefined,
+): number | undefined {
+  if (shutdownGracePeriodSeconds === undefined) return undefined;
+  const own = pod.spec.terminationGracePeriodSeconds;
+  return own !== undefined && own <= shutdownGracePeriodSeconds ? own : shutdownGracePeriodSeconds;
 }
 
 // Kubelet's GeneratePodInitializedCondition: all regular init containers succeeded.

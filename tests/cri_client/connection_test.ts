@@ -3,7 +3,6 @@
  * when the socket is missing, refuses connections, or the client was closed.
  */
 import assert from "node:assert/strict";
-import * as grpc from "@grpc/grpc-js";
 import {
   CriError,
   GrpcCode,
@@ -12,11 +11,9 @@ import {
   parseEndpoint,
   RemoteRuntimeService,
 } from "../../src/cri_client/mod.ts";
-import { startFakeCriServer } from "../testing/fake_cri_server.ts";
+import { RpcError, startFakeCriServer } from "../testing/fake_cri_server.ts";
 
-// grpc-js keeps reconnect timers and sockets of its own; each test closes its client.
-const grpcTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, sanitizeOps: false, sanitizeResources: false, fn });
+const grpcTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 
 Deno.test("parseEndpoint", async (t) => {
   await t.step("unix:///path → unix target", () => {
@@ -120,15 +117,10 @@ grpcTest("closed client rejects", async () => {
 grpcTest("Unavailable: idempotent calls are retried once, RunPodSandbox is not", async () => {
   // Each method fails its first call with Unavailable after "acting", then succeeds.
   const calls: Record<string, number> = {};
-  const flaky = (name: string, response: unknown) =>
-  (
-    _call: unknown,
-    callback: (err: Partial<grpc.ServiceError> | null, response?: unknown) => void,
-  ) => {
+  const flaky = (name: string, response: unknown) => () => {
     calls[name] = (calls[name] ?? 0) + 1;
-    if (calls[name] === 1) {
-      callback({ code: grpc.status.UNAVAILABLE, details: "transport is closing" });
-    } else callback(null, response);
+    if (calls[name] === 1) throw new RpcError(GrpcCode.Unavailable, "transport is closing");
+    return response;
   };
   const server = await startFakeCriServer({
     RunPodSandbox: flaky("RunPodSandbox", { podSandboxId: "sb-1" }),

@@ -5,18 +5,12 @@ import { startFakeCriServer } from "../testing/fake_cri_server.ts";
 
 Deno.test({
   name: "TestRemoteRuntimeStatus",
-  // grpc-js keeps reconnect timers and sockets of its own; the test closes its client.
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const requests: unknown[] = [];
     const server = await startFakeCriServer({
-      Status: (
-        call: { request: unknown },
-        callback: (err: null, response: unknown) => void,
-      ) => {
-        requests.push(call.request);
-        callback(null, {
+      Status: (request) => {
+        requests.push(request);
+        return {
           status: {
             conditions: [
               { type: "RuntimeReady", status: true, reason: "", message: "" },
@@ -29,7 +23,7 @@ Deno.test({
             ],
           },
           info: {},
-        });
+        };
       },
     });
     const runtime = new RemoteRuntimeService(server.endpoint, { connectTimeoutMs: 2_000 });

@@ -4,8 +4,8 @@
  *
  * The call runs on one HTTP/2 connection over one TCP socket that the probe opens itself and always
  * closes when it ends, whatever the peer did (a port that accepts TCP and never speaks HTTP/2
- * must not keep a socket per probe). The HTTP/2 client is our own minimal one on `Deno.connect`
- * (h2_conn.ts): `node:http2` client sessions leak heap in Deno 2.9.3, and grpc-js's channel
+ * must not keep a socket per probe). The HTTP/2 client is our own on `Deno.connect`
+ * (src/util/h2/): `node:http2` client sessions leak heap in Deno 2.9.3, and grpc-js's channel
  * machinery cost ≈ 0.5 ms of CPU per probe. kubelet dials a fresh connection per probe too. The
  * request and response messages are encoded by hand (one string field, one enum field).
  *
@@ -19,15 +19,20 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import { STATUS_CODES } from "node:http";
 import { fileURLToPath } from "node:url";
 import { type ProbeOutcome, ProbeResult } from "../probe.ts";
 import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
 import { goDuration, goQuote } from "../../util/go_format.ts";
 import { kubeUserAgent } from "../../version.ts";
 import { joinHostPort } from "../tcp/tcp.ts";
-import { grpcCodeName } from "../../util/grpc_codes.ts";
-import { H2Conn, type H2Response } from "./h2_conn.ts";
+import { grpcCodeName, GrpcStatus } from "../../util/grpc_codes.ts";
+import {
+  grpcFrame,
+  H2ClientConn,
+  type H2Response,
+  unaryRequestHeaders,
+  unaryResult,
+} from "../../util/h2/mod.ts";
 
 /**
  * Checks a container with the gRPC health checking protocol. Never returns an error: every
@@ -159,7 +164,7 @@ async function doGrpcProbe(
   const addr = joinHostPort(host, `${port}`);
   // One deadline covers connecting and the call, like the context kubelet creates.
   const deadline = new Deadline(clock, timeoutMs);
-  let conn: H2Conn | undefined;
+  let conn: H2ClientConn | undefined;
   try {
     conn = await dialUntilReady(host, port, deadline);
     if (!conn) {
@@ -175,13 +180,13 @@ async function doGrpcProbe(
       status = await check(conn, { authority, service, deadline, timeoutMs });
     } catch (err) {
       if (!(err instanceof StatusError)) throw err;
-      if (err.code === grpc.status.UNIMPLEMENTED) {
+      if (err.code === GrpcStatus.Unimplemented) {
         return failure(
           "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): " +
             err.details,
         );
       }
-      if (err.code === grpc.status.DEADLINE_EXCEEDED) {
+      if (err.code === GrpcStatus.DeadlineExceeded) {
         return failure(`timeout: health rpc did not complete within ${goDuration(timeoutMs)}`);
       }
       return failure(`error: health rpc probe failed: ${err.message}`);
@@ -208,13 +213,13 @@ async function dialUntilReady(
   host: string,
   port: number,
   deadline: Deadline,
-): Promise<H2Conn | undefined> {
+): Promise<H2ClientConn | undefined> {
   // Go dials the local system for an empty host.
   const dialHost = host === "" ? "127.0.0.1" : host;
   let backoffMs = 1000;
   while (!deadline.expired) {
     // One attempt: TCP connect, HTTP/2 preface, the server's SETTINGS; never leaves a socket open.
-    const conn = await H2Conn.dial(dialHost, port, deadline);
+    const conn = await dialOnce(dialHost, port, deadline);
     if (conn) return conn;
     if (deadline.expired) return undefined;
     // grpc-go's connection back-off: 1 s base, ×1.6, ±20 % jitter.
@@ -234,60 +239,34 @@ async function dialUntilReady(
   return undefined;
 }
 
-/** Go's `encodeTimeout` for the `grpc-timeout` header: at most 8 digits, the finest unit that fits. */
-export function encodeGrpcTimeout(ms: number): string {
-  if (ms <= 0) return "0n";
-  const units: [string, number][] = [
-    ["n", 1e-6],
-    ["u", 1e-3],
-    ["m", 1],
-    ["S", 1e3],
-    ["M", 60e3],
-    ["H", 3600e3],
-  ];
-  for (const [unit, unitMs] of units) {
-    const value = Math.ceil(ms / unitMs);
-    if (value <= 99_999_999) return `${value}${unit}`;
-  }
-  return "99999999H";
-}
-
-// HTTP status → gRPC code when a response carries no grpc-status (grpc-go's HTTPStatusConvTab).
-const httpStatusCodes: Record<number, number> = {
-  400: grpc.status.INTERNAL,
-  401: grpc.status.UNAUTHENTICATED,
-  403: grpc.status.PERMISSION_DENIED,
-  404: grpc.status.UNIMPLEMENTED,
-  429: grpc.status.UNAVAILABLE,
-  502: grpc.status.UNAVAILABLE,
-  503: grpc.status.UNAVAILABLE,
-  504: grpc.status.UNAVAILABLE,
-};
-
-// RST_STREAM error code → gRPC code (grpc-go's http2ErrConvTab).
-function rstStreamCode(http2Code: number): number {
-  switch (http2Code) {
-    case 0x7: // REFUSED_STREAM
-      return grpc.status.UNAVAILABLE;
-    case 0x8: // CANCEL
-      return grpc.status.CANCELLED;
-    case 0xb: // ENHANCE_YOUR_CALM
-      return grpc.status.RESOURCE_EXHAUSTED;
-    case 0xc: // INADEQUATE_SECURITY
-      return grpc.status.PERMISSION_DENIED;
-    default:
-      return grpc.status.INTERNAL;
+/** One TCP connect and HTTP/2 handshake within the deadline; undefined on any failure. */
+async function dialOnce(
+  hostname: string,
+  port: number,
+  deadline: Deadline,
+): Promise<H2ClientConn | undefined> {
+  if (deadline.expired) return undefined;
+  const controller = new AbortController();
+  const unwatch = deadline.watch(() => controller.abort());
+  try {
+    const conn = await Deno.connect({ hostname, port, signal: controller.signal });
+    // Closes the socket itself when the handshake fails or the deadline aborts it.
+    return await H2ClientConn.handshake(conn, { signal: controller.signal });
+  } catch {
+    return undefined;
+  } finally {
+    unwatch();
   }
 }
 
 /** The unary `Check` call on a ready connection: the serving status name; throws a StatusError. */
 async function check(
-  conn: H2Conn,
+  conn: H2ClientConn,
   options: { authority: string; service: string; deadline: Deadline; timeoutMs: number },
 ): Promise<string> {
   const { authority, service, deadline, timeoutMs } = options;
   const deadlineError = () =>
-    new StatusError(grpc.status.DEADLINE_EXCEEDED, "context deadline exceeded");
+    new StatusError(GrpcStatus.DeadlineExceeded, "context deadline exceeded");
   if (deadline.expired) throw deadlineError();
   // The deadline closes the socket, which ends a pending read or write.
   const unwatch = deadline.watch(() => conn.close());
@@ -295,16 +274,12 @@ async function check(
   try {
     // Empty metadata, as kubelet sends: the request is just the framed message.
     response = await conn.request(
-      [
-        [":method", "POST"],
-        [":scheme", "http"],
-        [":path", checkPath],
-        [":authority", authority],
-        ["content-type", "application/grpc"],
-        ["user-agent", `${kubeUserAgent()} probelet-grpc`],
-        ["te", "trailers"],
-        ["grpc-timeout", encodeGrpcTimeout(timeoutMs)],
-      ],
+      unaryRequestHeaders({
+        path: checkPath,
+        authority,
+        userAgent: `${kubeUserAgent()} probelet-grpc`,
+        timeoutMs,
+      }),
       grpcFrame(encodeHealthCheckRequest(service)),
       { maxData: maxReceiveMessageLength + 5 },
     );
@@ -320,75 +295,16 @@ async function check(
 
 /** The serving status a finished stream carries, or the StatusError grpc-go reports instead. */
 function statusOf(response: H2Response): string {
-  const { httpStatus, headers, rstCode } = response;
-  let received = 0;
-  for (const chunk of response.data) received += chunk.length;
-  if (received > maxReceiveMessageLength + 5) {
-    throw new StatusError(
-      grpc.status.RESOURCE_EXHAUSTED,
-      `grpc: received message larger than max (${received - 5} vs. ${maxReceiveMessageLength})`,
-    );
-  }
-  const headerStatus = headers.get("grpc-status");
-  if (headerStatus === undefined) {
-    if (response.refusedByGoAway) {
-      throw new StatusError(
-        grpc.status.UNAVAILABLE,
-        "the stream is rejected because server is draining the connection",
-      );
-    }
-    if (httpStatus !== 0 && httpStatus !== 200) {
-      const code = httpStatusCodes[httpStatus] ?? grpc.status.UNKNOWN;
-      throw new StatusError(
-        code,
-        `unexpected HTTP status code received from server: ${httpStatus} (${
-          STATUS_CODES[httpStatus] ?? ""
-        })`,
-      );
-    }
-    const contentType = headers.get("content-type") ?? "";
-    if (httpStatus === 200 && !/^application\/grpc([+;]|$)/.test(contentType)) {
-      throw new StatusError(
-        grpc.status.UNKNOWN,
-        `transport: received unexpected content-type ${goQuote(contentType)}`,
-      );
-    }
-    if (rstCode !== undefined && rstCode !== 0) {
-      throw new StatusError(
-        rstStreamCode(rstCode),
-        `stream terminated by RST_STREAM with error code: ${http2ErrorName(rstCode)}`,
-      );
-    }
-    throw new StatusError(grpc.status.UNAVAILABLE, "error reading from server: EOF");
-  }
-  const code = Number(headerStatus);
-  if (!Number.isInteger(code)) {
-    throw new StatusError(
-      grpc.status.INTERNAL,
-      `transport: malformed grpc-status: ${goQuote(headerStatus)}`,
-    );
-  }
-  if (code !== grpc.status.OK) {
-    throw new StatusError(code, decodeGrpcMessage(headers.get("grpc-message") ?? ""));
-  }
-  const message = firstMessage(response.data);
-  if (message instanceof StatusError) throw message;
+  const result = unaryResult(response, { maxReceiveMessageLength });
+  if (!(result instanceof Uint8Array)) throw new StatusError(result.code, result.details);
   try {
-    return decodeHealthCheckResponse(message);
+    return decodeHealthCheckResponse(result);
   } catch (err) {
     throw new StatusError(
-      grpc.status.INTERNAL,
+      GrpcStatus.Internal,
       `grpc: failed to unmarshal the received message: ${(err as Error).message}`,
     );
   }
-}
-
-/** The gRPC length-prefixed message: flag 0 (uncompressed), 4-byte length, bytes. */
-function grpcFrame(body: Uint8Array): Uint8Array {
-  const frame = new Uint8Array(5 + body.length);
-  new DataView(frame.buffer).setUint32(1, body.length);
-  frame.set(body, 5);
-  return frame;
 }
 
 /** `HealthCheckRequest{service}`: field 1, length-delimited; proto3 omits the empty string. */
@@ -451,62 +367,7 @@ export function decodeHealthCheckResponse(bytes: Uint8Array): string {
   return servingStatusNames[status] ?? String(status);
 }
 
-/** The one length-prefixed message of a unary response, or the error grpc-go reports instead. */
-function firstMessage(chunks: Uint8Array[]): Uint8Array | StatusError {
-  const data = chunks.length === 1 ? chunks[0] : concatBytes(chunks);
-  if (data.length < 5) return new StatusError(grpc.status.INTERNAL, "unexpected EOF");
-  if (data[0] !== 0) {
-    return new StatusError(
-      grpc.status.INTERNAL,
-      "grpc: compressed flag set with identity or empty encoding",
-    );
-  }
-  const length = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(1);
-  if (data.length < 5 + length) return new StatusError(grpc.status.INTERNAL, "unexpected EOF");
-  return data.subarray(5, 5 + length);
-}
-
-function concatBytes(chunks: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
-}
-
 function unavailable(err: unknown): StatusError {
   const message = err instanceof Error ? err.message : String(err);
-  return new StatusError(grpc.status.UNAVAILABLE, `connection error: desc = ${goQuote(message)}`);
-}
-
-// grpc-message is percent-encoded (RFC 3986 style) by the server.
-function decodeGrpcMessage(message: string): string {
-  try {
-    return decodeURIComponent(message);
-  } catch {
-    return message;
-  }
-}
-
-const http2ErrorNames = [
-  "NO_ERROR",
-  "PROTOCOL_ERROR",
-  "INTERNAL_ERROR",
-  "FLOW_CONTROL_ERROR",
-  "SETTINGS_TIMEOUT",
-  "STREAM_CLOSED",
-  "FRAME_SIZE_ERROR",
-  "REFUSED_STREAM",
-  "CANCEL",
-  "COMPRESSION_ERROR",
-  "CONNECT_ERROR",
-  "ENHANCE_YOUR_CALM",
-  "INADEQUATE_SECURITY",
-  "HTTP_1_1_REQUIRED",
-];
-
-function http2ErrorName(code: number): string {
-  return http2ErrorNames[code] ?? `unknown error code 0x${code.toString(16)}`;
+  return new StatusError(GrpcStatus.Unavailable, `connection error: desc = ${goQuote(message)}`);
 }

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { type GrpcProber, newGrpcProber } from "../../../src/probe/grpc/mod.ts";
-import { encodeGrpcTimeout } from "../../../src/probe/grpc/grpc.ts";
+import { encodeGrpcTimeout } from "../../../src/util/h2/mod.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 import { startHealthServer } from "../../testing/grpc_health_server.ts";
 

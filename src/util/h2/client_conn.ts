@@ -1,0 +1,522 @@
+/**
+ * Our own HTTP/2 client connection on any `Deno.Conn` (TCP for the gRPC probe, a unix socket for the
+ * CRI client): the preface and SETTINGS handshake, then any number of concurrent request streams,
+ * each a request (HEADERS + DATA) and its response (headers, DATA, trailers). It honours the peer's
+ * MAX_CONCURRENT_STREAMS, INITIAL_WINDOW_SIZE and MAX_FRAME_SIZE, keeps both flow-control windows
+ * open with WINDOW_UPDATE while responses arrive, answers PING, handles RST_STREAM and GOAWAY (the
+ * streams a GOAWAY does not cover are handed back as refused, so callers can retry them on a new
+ * connection), and cancels a stream with RST_STREAM CANCEL when its signal aborts.
+ *
+ * Why not `node:http2`: in Deno 2.9.3 destroyed `node:http2` client sessions keep heap
+ * (scripts/http2_session_retention.ts), and `node:net` unix sockets close their descriptor twice
+ * (scripts/node_net_unix_double_close.ts). `Deno.connect` sockets have neither problem.
+ * @module
+ */
+import {
+  clientPreface,
+  concat,
+  defaultMaxFrameSize,
+  defaultWindow,
+  encodeHeaderBlock,
+  ErrorCode,
+  Flag,
+  type Frame,
+  frame,
+  FrameReader,
+  FrameType,
+  H2ProtocolError,
+  HeaderDecoder,
+  headerFrames,
+  parseSettings,
+  readUint32,
+  Setting,
+  settingsFrame,
+  stripPadding,
+  uint32Frame,
+} from "./frame.ts";
+
+/** What the server sent on a request's stream. */
+export interface H2Response {
+  /** `:status` of the response headers; 0 when none arrived. */
+  httpStatus: number;
+  /** Response headers then trailers, by lower-case name (a trailer replaces a header). */
+  headers: Map<string, string>;
+  /** Names that arrived in the trailers (or a trailers-only response). */
+  trailerNames: Set<string>;
+  /** The DATA payloads, in order. */
+  data: Uint8Array[];
+  /** DATA bytes received; above the request's `maxData` the stream was cancelled there. */
+  received: number;
+  /** The RST_STREAM error code, when the server reset the stream. */
+  rstCode?: number;
+  /** Set when the server's GOAWAY did not cover the stream: it was never processed. */
+  refusedByGoAway?: boolean;
+  /** Set when the connection ended cleanly before the stream did. */
+  eof?: boolean;
+}
+
+/** Per-request settings. */
+export interface H2RequestOptions {
+  /** DATA bytes kept; past it the stream is cancelled and the response returned as it is. */
+  maxData: number;
+  /** Aborting it resets the stream (RST_STREAM CANCEL) and rejects with its reason. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The connection cannot start a new stream (closed, broken, or draining after a GOAWAY); the
+ * request was not sent, so it may go to a new connection.
+ */
+export class H2ConnectionClosedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "H2ConnectionClosedError";
+  }
+}
+
+/** The per-stream receive window we grant (SETTINGS_INITIAL_WINDOW_SIZE). */
+const streamReceiveWindow = 4 * 1024 * 1024;
+/** The connection's receive window, raised from 65,535 by a WINDOW_UPDATE in the handshake. */
+const connectionReceiveWindow = 16 * 1024 * 1024;
+/** The largest stream id (RFC 9113 §5.1.1); a connection that used it up takes no new stream. */
+const maxStreamId = 0x7fff_ffff;
+
+interface Stream {
+  id: number;
+  response: H2Response;
+  maxData: number;
+  /** Bytes we may still send on it (the peer's window for it). */
+  sendWindow: number;
+  /** Bytes received since our last WINDOW_UPDATE for it. */
+  unacked: number;
+  /** Header blocks seen: the first is the response headers, a later one the trailers. */
+  blocks: number;
+  done: boolean;
+  resolve(response: H2Response): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * One HTTP/2 client connection. Start it with `H2ClientConn.handshake`; always `close` it.
+ *
+ * @example
+ * ```ts
+ * const h2 = await H2ClientConn.handshake(await Deno.connect({ transport: "unix", path }));
+ * const response = await h2.request([[":method", "POST"], [":path", "/x"]], body, { maxData: 1e6 });
+ * h2.close();
+ * ```
+ */
+export class H2ClientConn {
+  #conn: Deno.Conn;
+  #reader: FrameReader;
+  #decoder = new HeaderDecoder();
+  #streams = new Map<number, Stream>();
+  #nextStreamId = 1;
+  #closed = false;
+  #goAway = false;
+  #closeReason = "";
+  // Queued writes, flushed in order by one writer so frames never interleave.
+  #out: Uint8Array[] = [];
+  #flushing = false;
+  // Woken when send windows grow, a stream slot frees up, or the connection ends.
+  #waiters = new Set<() => void>();
+  #peerMaxFrameSize = defaultMaxFrameSize;
+  #peerInitialWindow = defaultWindow;
+  #peerMaxConcurrentStreams = Infinity;
+  #connSendWindow = defaultWindow;
+  #connUnacked = 0;
+  #settled!: () => void;
+  #ready!: { resolve(): void; reject(err: unknown): void };
+
+  /** Settles when the connection has ended, for whatever reason. */
+  readonly done: Promise<void>;
+
+  private constructor(conn: Deno.Conn) {
+    this.#conn = conn;
+    this.#reader = new FrameReader(conn);
+    this.done = new Promise((resolve) => this.#settled = resolve);
+  }
+
+  /**
+   * Sends the preface and our SETTINGS on `conn` and waits for the server's SETTINGS (the
+   * connection is "ready" then, as grpc-go requires). On failure or abort `conn` is closed and the
+   * error thrown.
+   */
+  static async handshake(
+    conn: Deno.Conn,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<H2ClientConn> {
+    const h2 = new H2ClientConn(conn);
+    const ready = new Promise<void>((resolve, reject) => h2.#ready = { resolve, reject });
+    const onAbort = () => h2.#fail(options.signal?.reason ?? new Error("aborted"));
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      h2.#send([
+        clientPreface,
+        settingsFrame([
+          [Setting.EnablePush, 0],
+          [Setting.InitialWindowSize, streamReceiveWindow],
+          [Setting.HeaderTableSize, 4096],
+        ]),
+        uint32Frame(FrameType.WindowUpdate, 0, connectionReceiveWindow - defaultWindow),
+      ]);
+      h2.#readLoop();
+      await ready;
+      return h2;
+    } catch (err) {
+      h2.close();
+      throw err;
+    } finally {
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** False once the connection cannot take a new stream: closed, broken, or after a GOAWAY. */
+  get usable(): boolean {
+    return !this.#closed && !this.#goAway && this.#nextStreamId <= maxStreamId;
+  }
+
+  /** Streams open right now. */
+  get activeStreams(): number {
+    return this.#streams.size;
+  }
+
+  /** Releases the socket; open streams reject. Safe to call twice. */
+  close(): void {
+    this.#fail(new H2ConnectionClosedError("connection closed"));
+  }
+
+  /**
+   * Sends one request on a new stream (`headers` in order, pseudo-headers first; `body` ends the
+   * stream) and resolves when the response ends. Throws `H2ConnectionClosedError` when no stream
+   * could be started, the signal's reason on abort, and the connection's error when it broke
+   * mid-stream; a clean end of the connection resolves with `eof` set instead.
+   */
+  async request(
+    headers: [string, string][],
+    body: Uint8Array,
+    options: H2RequestOptions,
+  ): Promise<H2Response> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    // Wait for a slot under the server's MAX_CONCURRENT_STREAMS.
+    while (this.usable && this.#streams.size >= this.#peerMaxConcurrentStreams) {
+      await this.#wait(signal);
+    }
+    if (!this.usable) throw new H2ConnectionClosedError(this.#unusableReason());
+
+    const id = this.#nextStreamId;
+    this.#nextStreamId += 2;
+    let stream!: Stream;
+    const finished = new Promise<H2Response>((resolve, reject) => {
+      stream = {
+        id,
+        response: {
+          httpStatus: 0,
+          headers: new Map(),
+          trailerNames: new Set(),
+          data: [],
+          received: 0,
+        },
+        maxData: options.maxData,
+        sendWindow: this.#peerInitialWindow,
+        unacked: 0,
+        blocks: 0,
+        done: false,
+        resolve,
+        reject,
+      };
+    });
+    // Handled here so an early rejection (abort while the body waits for window) is never
+    // reported as unhandled; the await below still sees it.
+    finished.catch(() => {});
+    this.#streams.set(id, stream);
+    const onAbort = () => {
+      if (stream.done) return;
+      this.#send([uint32Frame(FrameType.RstStream, id, ErrorCode.Cancel)]);
+      this.#endStream(stream, signal?.reason, true);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      this.#send(
+        headerFrames(id, encodeHeaderBlock(headers), {
+          maxFrameSize: this.#peerMaxFrameSize,
+          endStream: body.length === 0,
+        }),
+      );
+      if (body.length > 0) await this.#sendBody(stream, body);
+      return await finished;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      if (!stream.done) {
+        this.#send([uint32Frame(FrameType.RstStream, id, ErrorCode.Cancel)]);
+        this.#endStream(stream, new Error("request abandoned"), true);
+      }
+    }
+  }
+
+  /** DATA frames of `body` within the peer's windows and frame size; the last ends the stream. */
+  async #sendBody(stream: Stream, body: Uint8Array): Promise<void> {
+    let off = 0;
+    while (off < body.length) {
+      if (stream.done) return;
+      const room = Math.min(stream.sendWindow, this.#connSendWindow, this.#peerMaxFrameSize);
+      if (room <= 0) {
+        await this.#wait();
+        continue;
+      }
+      const chunk = body.subarray(off, off + room);
+      off += chunk.length;
+      stream.sendWindow -= chunk.length;
+      this.#connSendWindow -= chunk.length;
+      const flags = off >= body.length ? Flag.EndStream : 0;
+      this.#send([frame(FrameType.Data, flags, stream.id, chunk)]);
+    }
+  }
+
+  /** Resolves at the next window, slot or connection change; rejects when `signal` aborts. */
+  #wait(signal?: AbortSignal): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        signal?.removeEventListener("abort", onAbort);
+        this.#waiters.delete(wake);
+        resolve();
+      };
+      const onAbort = () => {
+        this.#waiters.delete(wake);
+        reject(signal?.reason);
+      };
+      this.#waiters.add(wake);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  #wakeAll(): void {
+    for (const wake of [...this.#waiters]) wake();
+  }
+
+  /** Ends a stream: resolves with its response, or rejects with `err`. */
+  #endStream(stream: Stream, err?: unknown, rejects = false): void {
+    if (stream.done) return;
+    stream.done = true;
+    this.#streams.delete(stream.id);
+    if (rejects) stream.reject(err);
+    else stream.resolve(stream.response);
+    this.#wakeAll();
+    // A draining connection closes once its last stream ended (the server closes it too).
+    if (this.#goAway && this.#streams.size === 0) this.close();
+  }
+
+  #unusableReason(): string {
+    if (this.#closed) return this.#closeReason || "connection closed";
+    if (this.#goAway) return "the connection is draining (GOAWAY received)";
+    return "stream ids exhausted";
+  }
+
+  #send(frames: Uint8Array[]): void {
+    if (this.#closed) return;
+    this.#out.push(...frames);
+    if (!this.#flushing) this.#flush();
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushing = true;
+    try {
+      while (this.#out.length > 0 && !this.#closed) {
+        const bytes = concat(this.#out);
+        this.#out = [];
+        for (let off = 0; off < bytes.length;) off += await this.#conn.write(bytes.subarray(off));
+      }
+    } catch (err) {
+      this.#fail(err);
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  /** Ends the connection: every open stream rejects with `err`, or sees `eof` when undefined. */
+  #fail(err?: unknown): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closeReason = err === undefined
+      ? "connection closed by the server"
+      : err instanceof Error
+      ? err.message
+      : String(err);
+    this.#out = [];
+    try {
+      this.#conn.close();
+    } catch {
+      // Already closed.
+    }
+    this.#ready.reject(err ?? new H2ConnectionClosedError("EOF before the server's SETTINGS"));
+    for (const stream of [...this.#streams.values()]) {
+      if (err === undefined) {
+        stream.response.eof = true;
+        this.#endStream(stream);
+      } else {
+        this.#endStream(stream, err, true);
+      }
+    }
+    this.#wakeAll();
+    this.#settled();
+  }
+
+  async #readLoop(): Promise<void> {
+    try {
+      const first = await this.#reader.next();
+      if (!first || first.type !== FrameType.Settings || (first.flags & Flag.Ack) !== 0) {
+        throw new H2ProtocolError("expected the server's SETTINGS");
+      }
+      this.#applySettings(first);
+      this.#ready.resolve();
+      for (;;) {
+        const f = await this.#reader.next();
+        if (!f) break;
+        await this.#onFrame(f);
+        if (this.#closed) return;
+      }
+      this.#fail();
+    } catch (err) {
+      // A protocol error closes the socket without a GOAWAY: the server sees the connection end.
+      this.#fail(err);
+    }
+  }
+
+  async #onFrame(f: Frame): Promise<void> {
+    switch (f.type) {
+      case FrameType.Headers:
+        return this.#onHeaders(f, await this.#reader.headerBlock(f));
+      case FrameType.Data:
+        return this.#onData(f);
+      case FrameType.RstStream: {
+        if (f.payload.length !== 4) throw new H2ProtocolError("RST_STREAM of wrong size");
+        const stream = this.#streams.get(f.streamId);
+        if (!stream) return;
+        stream.response.rstCode = readUint32(f.payload, 0);
+        return this.#endStream(stream);
+      }
+      case FrameType.Settings:
+        if ((f.flags & Flag.Ack) === 0) this.#applySettings(f);
+        return;
+      case FrameType.Ping:
+        if (f.streamId !== 0 || f.payload.length !== 8) throw new H2ProtocolError("malformed PING");
+        if ((f.flags & Flag.Ack) === 0) this.#send([frame(FrameType.Ping, Flag.Ack, 0, f.payload)]);
+        return;
+      case FrameType.GoAway:
+        return this.#onGoAway(f);
+      case FrameType.WindowUpdate:
+        return this.#onWindowUpdate(f);
+      case FrameType.PushPromise:
+        throw new H2ProtocolError("PUSH_PROMISE although push is disabled");
+      case FrameType.Continuation:
+        throw new H2ProtocolError("CONTINUATION without HEADERS");
+      default:
+        // PRIORITY and unknown types are ignored (RFC 9113 §5.5).
+        return;
+    }
+  }
+
+  #onHeaders(f: Frame, block: Uint8Array): void {
+    // Decode even for streams we dropped: the HPACK table must stay in step with the server's.
+    const fields = this.#decoder.decode(block);
+    const stream = this.#streams.get(f.streamId);
+    if (!stream) return;
+    const status = fields.find(([name]) => name === ":status");
+    // 1xx informational headers carry nothing for gRPC.
+    if (status && status[1].startsWith("1") && (f.flags & Flag.EndStream) === 0) return;
+    const isTrailers = stream.blocks > 0 || (f.flags & Flag.EndStream) !== 0;
+    stream.blocks++;
+    const { response } = stream;
+    for (const [name, value] of fields) {
+      if (name === ":status") response.httpStatus = Number(value) || 0;
+      else response.headers.set(name, value);
+      if (isTrailers) response.trailerNames.add(name);
+    }
+    if (f.flags & Flag.EndStream) this.#endStream(stream);
+  }
+
+  #onData(f: Frame): void {
+    if (f.streamId === 0) throw new H2ProtocolError("DATA on stream 0");
+    // Flow control counts the whole payload, padding included, on closed streams too.
+    this.#connUnacked += f.payload.length;
+    const updates: Uint8Array[] = [];
+    if (this.#connUnacked >= connectionReceiveWindow / 4) {
+      updates.push(uint32Frame(FrameType.WindowUpdate, 0, this.#connUnacked));
+      this.#connUnacked = 0;
+    }
+    const stream = this.#streams.get(f.streamId);
+    if (stream) {
+      const payload = stripPadding(f);
+      stream.response.data.push(payload);
+      stream.response.received += payload.length;
+      stream.unacked += f.payload.length;
+      if (stream.response.received > stream.maxData) {
+        updates.push(uint32Frame(FrameType.RstStream, stream.id, ErrorCode.Cancel));
+        this.#send(updates);
+        return this.#endStream(stream);
+      }
+      if (f.flags & Flag.EndStream) {
+        this.#send(updates);
+        return this.#endStream(stream);
+      }
+      if (stream.unacked >= streamReceiveWindow / 4) {
+        updates.push(uint32Frame(FrameType.WindowUpdate, stream.id, stream.unacked));
+        stream.unacked = 0;
+      }
+    }
+    if (updates.length > 0) this.#send(updates);
+  }
+
+  #onGoAway(f: Frame): void {
+    if (f.streamId !== 0 || f.payload.length < 8) throw new H2ProtocolError("malformed GOAWAY");
+    const lastStreamId = readUint32(f.payload, 0) & 0x7fff_ffff;
+    this.#goAway = true;
+    // Streams above lastStreamId were not (and will not be) processed: callers may retry them.
+    for (const stream of [...this.#streams.values()]) {
+      if (stream.id > lastStreamId) {
+        stream.response.refusedByGoAway = true;
+        this.#endStream(stream);
+      }
+    }
+    this.#wakeAll();
+    if (this.#streams.size === 0) this.close();
+  }
+
+  #onWindowUpdate(f: Frame): void {
+    if (f.payload.length !== 4) throw new H2ProtocolError("WINDOW_UPDATE of wrong size");
+    const increment = readUint32(f.payload, 0) & 0x7fff_ffff;
+    if (f.streamId === 0) {
+      if (increment === 0) throw new H2ProtocolError("WINDOW_UPDATE of 0");
+      this.#connSendWindow += increment;
+      if (this.#connSendWindow > 0x7fff_ffff) throw new H2ProtocolError("window overflow");
+    } else {
+      const stream = this.#streams.get(f.streamId);
+      if (!stream) return;
+      stream.sendWindow += increment;
+    }
+    this.#wakeAll();
+  }
+
+  #applySettings(f: Frame): void {
+    for (const [id, value] of parseSettings(f)) {
+      if (id === Setting.MaxFrameSize) {
+        if (value < 16_384 || value > 16_777_215) throw new H2ProtocolError("bad MAX_FRAME_SIZE");
+        this.#peerMaxFrameSize = value;
+      } else if (id === Setting.InitialWindowSize) {
+        if (value > 0x7fff_ffff) throw new H2ProtocolError("bad INITIAL_WINDOW_SIZE");
+        // The change applies to every open stream's window (RFC 9113 §6.9.2).
+        const delta = value - this.#peerInitialWindow;
+        for (const stream of this.#streams.values()) stream.sendWindow += delta;
+        this.#peerInitialWindow = value;
+      } else if (id === Setting.MaxConcurrentStreams) {
+        this.#peerMaxConcurrentStreams = value;
+      }
+      // HEADER_TABLE_SIZE limits the peer's decoder; our encoder never indexes.
+    }
+    this.#send([frame(FrameType.Settings, Flag.Ack, 0, new Uint8Array(0))]);
+    this.#wakeAll();
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * Our HTTP/2 client on `Deno.connect` and the gRPC unary call on top of it, shared by the gRPC
+ * probe (TCP, one connection per probe) and the CRI client (a unix socket, one long-lived
+ * connection per service with concurrent streams).
+ * @module
+ */
+export * from "./client_conn.ts";
+export * from "./grpc.ts";
+export { H2ProtocolError } from "./frame.ts";
