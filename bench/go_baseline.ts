@@ -108,6 +108,35 @@ export async function buildGoBaseline(
   return { prober: `${outDir}/prober`, targets: `${outDir}/targets`, version };
 }
 
+/**
+ * Builds bench/go_targets (probelet's own Go targets for `--targets go`) into `outDir`; returns
+ * the binary's path. Throws with a clear message when `go` is missing or the build fails.
+ *
+ * @example
+ * ```ts
+ * const binary = await buildGoTargets(await Deno.makeTempDir());
+ * ```
+ */
+export async function buildGoTargets(outDir: string): Promise<string> {
+  const binary = `${outDir}/go_targets`;
+  let out: Deno.CommandOutput;
+  try {
+    out = await new Deno.Command("go", {
+      args: ["build", "-o", binary, "main.go"],
+      cwd: new URL("./go_targets/", import.meta.url).pathname,
+      env: { GO111MODULE: "off", GOFLAGS: "" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  } catch {
+    throw new Error("--targets go needs `go` on PATH (Go 1.24 or newer)");
+  }
+  if (!out.success) {
+    throw new Error(`go build bench/go_targets failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return binary;
+}
+
 /** A free TCP port below 32768 on 127.0.0.1 (the ephemeral range can collide with TIME_WAIT). */
 function freeLowPort(): number {
   for (let i = 0; i < 100; i++) {

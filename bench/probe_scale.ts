@@ -24,6 +24,8 @@
  *                     windows, each side with its own targets process, interleaved; prints both
  *                     with ratios. Without `go` it says so and measures probelet's side only.
  *   --go-baseline DIR where the Go baseline's sources are (default: found beside the checkout)
+ *   --targets T       node (default: bench/targets.mjs) or go (bench/go_targets, built with
+ *                     `go build`: a TLS handshake and a gRPC call cost it a fraction of Node's CPU)
  *   --probe-workers L probe pool threads, as the agent's --probe-workers (default: one per core;
  *                     0 = probes on the main thread); a list such as 0,2 runs each scenario with
  *                     each, interleaved, and names the rows kind/tN
@@ -34,6 +36,7 @@ import type { FloorResult, TargetPorts } from "./floor.ts";
 import { loadAverage } from "./proc_stats.ts";
 import {
   buildGoBaseline,
+  buildGoTargets,
   findGoBaseline,
   goMissingReason,
   type GoResult,
@@ -66,6 +69,8 @@ interface Flags {
   /** Run the Go baseline beside each scenario. */
   vsGo: boolean;
   goBaseline?: string;
+  /** Which servers the probes hit: bench/targets.mjs under Node, or bench/go_targets in Go. */
+  targets: "node" | "go";
 }
 
 function parseFlags(args: string[]): Flags {
@@ -99,6 +104,7 @@ function parseFlags(args: string[]): Flags {
     probeWorkers: list(get("probe-workers"), String(defaultProbeWorkers())).map(Number),
     vsGo,
     goBaseline: get("go-baseline"),
+    targets: get("targets") === "go" ? "go" : "node",
   };
 }
 
@@ -161,11 +167,14 @@ class Targets {
   #child: Deno.ChildProcess;
   #lines: Lines;
   #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #script: string;
   ports!: TargetPorts;
 
-  constructor() {
-    this.#child = new Deno.Command("node", {
-      args: [`${benchDir}targets.mjs`],
+  /** `bench/targets.mjs` under Node, or the built `bench/go_targets` binary when given. */
+  constructor(goBinary?: string) {
+    this.#script = goBinary ? "go_targets" : "targets.mjs";
+    this.#child = new Deno.Command(goBinary ?? "node", {
+      args: goBinary ? [] : [`${benchDir}targets.mjs`],
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
@@ -177,7 +186,7 @@ class Targets {
 
   async ready(): Promise<TargetPorts> {
     const line = await this.#lines.next();
-    if (!line) throw new Error("bench/targets.mjs exited before listening");
+    if (!line) throw new Error(`bench/${this.#script} exited before listening`);
     this.ports = JSON.parse(line);
     return this.ports;
   }
@@ -357,7 +366,9 @@ export function formatTable(report: Report): string {
   out.push(
     `load average before ${m.loadAverageBefore.join(" ")}, after ${
       m.loadAverageAfter.join(" ")
-    }; ${m.cpus} CPUs; deno ${m.deno}; window ${m.flags.durationS} s, period ${m.flags.periodSeconds} s`,
+    }; ${m.cpus} CPUs; deno ${m.deno}; window ${m.flags.durationS} s, period ${m.flags.periodSeconds} s; ${
+      m.flags.targets ?? "node"
+    } targets`,
   );
   return out.join("\n");
 }
@@ -448,7 +459,13 @@ async function main(args: string[]): Promise<void> {
     scenarios: [],
     skipped: [],
   };
-  const targets = new Targets();
+  let targetsDir: string | undefined;
+  let targetsBinary: string | undefined;
+  if (flags.targets === "go") {
+    targetsDir = await Deno.makeTempDir({ prefix: "probelet-bench-targets-" });
+    targetsBinary = await buildGoTargets(targetsDir);
+  }
+  const targets = new Targets(targetsBinary);
   let goDir: string | undefined;
   let goTargets: GoTargets | undefined;
   let probeletGoTargets: GoTargets | undefined;
@@ -636,6 +653,7 @@ async function main(args: string[]): Promise<void> {
     }
   } finally {
     await targets.close();
+    if (targetsDir) await Deno.remove(targetsDir, { recursive: true }).catch(() => {});
     await goTargets?.close();
     await probeletGoTargets?.close();
     if (goDir) await Deno.remove(goDir, { recursive: true }).catch(() => {});

@@ -1,8 +1,9 @@
 /**
- * A minimal HTTP/1.1 client exchange over `Deno.connect` for plain-HTTP probes: one connection, the
- * request bytes written as given, the response head parsed as Go's `http.ReadResponse` does, and
- * the body framed by `Transfer-Encoding: chunked`, `Content-Length` or the end of the connection.
- * About half the CPU of a `node:http` request in Deno (measured in the README's Benchmarks).
+ * A minimal HTTP/1.1 client exchange over `Deno.connect` for HTTP probes: one connection (TLS over
+ * it for HTTPS, see tls_conn.ts), the request bytes written as given, the response head parsed as
+ * Go's `http.ReadResponse` does, and the body framed by `Transfer-Encoding: chunked`,
+ * `Content-Length` or the end of the connection. About half the CPU of a `node:http` request in
+ * Deno (measured in the README's Benchmarks).
  * Error texts are those of Go's transport (`EOF`, `malformed HTTP response "..."`,
  * `read tcp a->b: read: connection reset by peer`).
  * @module
@@ -24,6 +25,59 @@ export interface ExchangeDeadline {
   watch(fn: () => void): () => void;
 }
 
+/** The byte stream an exchange runs on: the TCP connection itself, or TLS over it. */
+export interface ByteConn {
+  /** Reads into `p`; the number of bytes read, or null at the end of the stream. */
+  read(p: Uint8Array): Promise<number | null>;
+  /** Writes `p`; the number of bytes written. */
+  write(p: Uint8Array): Promise<number>;
+  /** Releases the stream (and the connection under it). */
+  close(): void;
+}
+
+/** Both ends of a TCP connection as `host:port`, for Go's `read tcp a->b: ...` texts. */
+export interface ConnPeers {
+  local: string;
+  remote: string;
+}
+
+/** An error whose message is already the text Go shows after `Get "<url>": `. */
+export class GoConnError extends Error {
+  /** `message` is used as is. */
+  constructor(message: string) {
+    super(message);
+    this.name = "GoConnError";
+  }
+}
+
+/**
+ * Go's `read tcp a->b: read: <errno text>` (or `write ...`) for a failed socket operation; a
+ * `GoConnError` keeps its own text.
+ *
+ * @example
+ * ```ts
+ * ioErrorText("read", new Deno.errors.ConnectionReset("reset"), { local: "a:1", remote: "b:2" });
+ * // "read tcp a:1->b:2: read: connection reset by peer"
+ * ```
+ */
+export function ioErrorText(op: "read" | "write", err: unknown, peers: ConnPeers): string {
+  if (err instanceof GoConnError) return err.message;
+  const code = (err as { code?: string })?.code;
+  const prefix = `${op} tcp ${peers.local}->${peers.remote}: ${op}: `;
+  if (code === "ECONNRESET" || err instanceof Deno.errors.ConnectionReset) {
+    return `${prefix}connection reset by peer`;
+  }
+  if (code === "EPIPE" || err instanceof Deno.errors.BrokenPipe) return `${prefix}broken pipe`;
+  const message = err instanceof Error ? err.message : String(err);
+  return `${prefix}${message.replace(/ \(os error \d+\)$/, "").toLowerCase()}`;
+}
+
+/**
+ * Turns the connected TCP socket into the stream the request travels on (the TLS handshake for
+ * HTTPS). Rejects with a `GoConnError`; closing `tcp` must abort it.
+ */
+export type Upgrade = (tcp: Deno.TcpConn, peers: ConnPeers) => Promise<ByteConn>;
+
 /** The response of one exchange: status, headers, and the body still on the connection. */
 export interface ConnResponse {
   statusCode: number;
@@ -39,11 +93,12 @@ const latin1 = new TextDecoder("latin1");
  * head; `readBody` then reads up to a limit; `close` releases the socket (always call it).
  */
 export class ConnExchange {
-  #conn: Deno.TcpConn | undefined;
+  #tcp: Deno.TcpConn | undefined;
+  #conn: ByteConn | undefined;
+  #upgrade: Upgrade | undefined;
   #buf = new Uint8Array(0);
   #closed = false;
-  #local = "";
-  #remote = "";
+  #peers: ConnPeers = { local: "", remote: "" };
   #response: ConnResponse | undefined;
   // Body framing once the head is read.
   #chunked = false;
@@ -51,8 +106,14 @@ export class ConnExchange {
   #chunkLeft = 0; // bytes left in the current chunk
   #bodyDone = false;
 
-  constructor(readonly hostname: string, readonly port: number) {
-    this.#remote = joinHostPort(hostname, String(port));
+  /** `upgrade` runs once the TCP connection is up, before the request is written (HTTPS). */
+  constructor(
+    readonly hostname: string,
+    readonly port: number,
+    options: { upgrade?: Upgrade } = {},
+  ) {
+    this.#peers.remote = joinHostPort(hostname, String(port));
+    this.#upgrade = options.upgrade;
   }
 
   /**
@@ -68,30 +129,48 @@ export class ConnExchange {
       this.close();
     });
     try {
+      let tcp: Deno.TcpConn;
       try {
-        this.#conn = await Deno.connect({
+        tcp = await Deno.connect({
           hostname: this.hostname,
           port: this.port,
           signal: controller.signal,
         });
       } catch (err) {
         if (deadline.expired) throw new Error(errors.timeout);
-        throw new Error(dialErrorText(this.#remote, this.hostname, err, false));
+        throw new Error(dialErrorText(this.#peers.remote, this.hostname, err, false));
       }
+      this.#tcp = tcp;
       if (this.#closed) {
-        this.#conn.close();
+        tcp.close();
         throw new Error(errors.timeout);
       }
-      const local = this.#conn.localAddr as Deno.NetAddr;
-      const remote = this.#conn.remoteAddr as Deno.NetAddr;
-      this.#local = joinHostPort(local.hostname, String(local.port));
-      this.#remote = joinHostPort(remote.hostname, String(remote.port));
+      const local = tcp.localAddr as Deno.NetAddr;
+      const remote = tcp.remoteAddr as Deno.NetAddr;
+      this.#peers = {
+        local: joinHostPort(local.hostname, String(local.port)),
+        remote: joinHostPort(remote.hostname, String(remote.port)),
+      };
+      let conn: ByteConn = tcp;
+      if (this.#upgrade) {
+        try {
+          conn = await this.#upgrade(tcp, this.#peers);
+        } catch (err) {
+          if (deadline.expired) throw new Error(errors.timeout);
+          throw new Error(ioErrorText("read", err, this.#peers));
+        }
+        if (this.#closed) {
+          conn.close();
+          throw new Error(errors.timeout);
+        }
+      }
+      this.#conn = conn;
       const bytes = enc.encode(head);
       try {
-        for (let off = 0; off < bytes.length;) off += await this.#conn.write(bytes.subarray(off));
+        for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
       } catch (err) {
         if (deadline.expired) throw new Error(errors.timeout);
-        throw new Error(this.#ioErrorText("write", err));
+        throw new Error(ioErrorText("write", err, this.#peers));
       }
       for (let informational = 0;; informational++) {
         const response = await this.#readHead(deadline, errors.timeout, informational === 0);
@@ -156,7 +235,8 @@ export class ConnExchange {
     if (this.#closed) return;
     this.#closed = true;
     try {
-      this.#conn?.close();
+      // The TLS layer closes the connection under it; before it exists, the TCP one is closed.
+      (this.#conn ?? this.#tcp)?.close();
     } catch {
       // Already closed by a failed read or write.
     }
@@ -173,7 +253,7 @@ export class ConnExchange {
       n = await this.#conn.read(chunk);
     } catch (err) {
       if (this.#closed) throw new Error("use of closed network connection");
-      throw new Error(this.#ioErrorText("read", err));
+      throw new Error(ioErrorText("read", err, this.#peers));
     }
     if (n === null) return false;
     if (this.#buf.length === 0) {
@@ -304,17 +384,6 @@ export class ConnExchange {
       if (this.#buf.length > 4096) throw new Error("http chunk length too large");
       if (!(await this.#fill())) throw new Error("unexpected EOF");
     }
-  }
-
-  #ioErrorText(op: "read" | "write", err: unknown): string {
-    const code = (err as { code?: string })?.code;
-    const peer = `${op} tcp ${this.#local}->${this.#remote}: ${op}: `;
-    if (code === "ECONNRESET" || err instanceof Deno.errors.ConnectionReset) {
-      return `${peer}connection reset by peer`;
-    }
-    if (code === "EPIPE" || err instanceof Deno.errors.BrokenPipe) return `${peer}broken pipe`;
-    const message = err instanceof Error ? err.message : String(err);
-    return `${peer}${message.replace(/ \(os error \d+\)$/, "").toLowerCase()}`;
   }
 }
 

@@ -1,22 +1,19 @@
 /**
  * The HTTP prober: one GET per probe on a fresh connection, redirects handled like Go's `http.Client`
  * with kubelet's redirect policy, a single deadline over the whole exchange, and the body capped at
- * 10 KiB. Plain HTTP runs on `Deno.connect` with a small HTTP/1.1 reader (conn.ts), HTTPS on
- * `node:https`: `fetch` refuses ports such as 6000 and 10080, cannot skip TLS verification per
- * request, and adds headers of its own; Deno's TLS client cannot skip verification either.
+ * 10 KiB. Both schemes run on `Deno.connect` with a small HTTP/1.1 reader (conn.ts); HTTPS puts
+ * `node:tls` over that connection without verification (tls_conn.ts). Not `fetch`: it refuses ports
+ * such as 6000 and 10080, cannot skip TLS verification per request, and adds headers of its own;
+ * Deno's own TLS client cannot skip verification either.
  *
- * Known differences from kubelet: HTTPS probes speak HTTP/1.1 only (Go negotiates HTTP/2 by ALPN),
+ * Known differences from kubelet: HTTPS probes speak HTTP/1.1 only and offer only `http/1.1` by
+ * ALPN (Go offers `h2` too and uses HTTP/2 when the server picks it),
  * sockets do not get `SO_LINGER` (Deno cannot set it), and network error texts after kubelet's own
  * `Get "<url>": ` prefix approximate Go's net stack.
  * Mirrors kubelet's pkg/probe/http/http.go and the redirect loop of Go's net/http client.go.
  * @module
  */
-import * as http from "node:http";
-import * as https from "node:https";
-import * as net from "node:net";
 import { isIP } from "node:net";
-import { Duplex } from "node:stream";
-import * as tls from "node:tls";
 import { domainToASCII } from "node:url";
 import type { ProbeOutcome } from "../probe.ts";
 import { ProbeResult } from "../probe.ts";
@@ -26,7 +23,8 @@ import { goQuote } from "../../util/go_format.ts";
 import { HeaderMap, validHeaderFieldName, validHeaderFieldValue } from "./header.ts";
 import type { ProbeRequest } from "./request.ts";
 import { joinHostPort, ProbeURL } from "./url.ts";
-import { ConnExchange } from "./conn.ts";
+import { ConnExchange, type Upgrade } from "./conn.ts";
+import { startTls } from "./tls_conn.ts";
 
 /** The most response body an HTTP probe reads: `10 * 1 << 10` bytes, as kubelet. */
 export const maxRespBodyLength = 10 * 1024;
@@ -235,12 +233,6 @@ interface Exchange {
   close(): void;
 }
 
-/** A node:https request and its response, both owned until closed. */
-interface NodeExchange {
-  nodeRequest: http.ClientRequest;
-  response: http.IncomingMessage;
-}
-
 /** Go's `http.Client` with keep-alives and compression off, no proxy, and TLS unverified. */
 class ProbeClient implements HttpClient {
   #timeoutMs: number;
@@ -329,10 +321,6 @@ class ProbeClient implements HttpClient {
 function isRedirect(exchange: Exchange): boolean {
   if (![301, 302, 303, 307, 308].includes(exchange.statusCode)) return false;
   return exchange.location !== "";
-}
-
-function firstHeader(value: string | string[] | undefined): string {
-  return (Array.isArray(value) ? value[0] : value) ?? "";
 }
 
 function parsesAbsolute(loc: string): boolean {
@@ -436,23 +424,6 @@ async function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
   if (deadline.expired) throw new Error(timeoutAwaitingHeaders);
   const hostname = url.hostname;
   const port = url.port !== "" ? Number(url.port) : url.scheme === "https" ? 443 : 80;
-  if (url.scheme === "http") return await sendPlain(req, deadline, { hostname, port });
-  const exchange = await sendNode(req, deadline, { hostname, port });
-  return {
-    statusCode: exchange.response.statusCode ?? 0,
-    location: firstHeader(exchange.response.headers.location),
-    readAtMost: (limit) => readAtMost(exchange, deadline, limit),
-    close: () => closeExchange(exchange),
-  };
-}
-
-// Plain HTTP on Deno.connect: the same bytes as node:http would send, at about half the CPU.
-async function sendPlain(
-  req: ProbeRequest,
-  deadline: Deadline,
-  target: { hostname: string; port: number },
-): Promise<Exchange> {
-  const { hostname, port } = target;
   const raw = wireHeaders(req);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new Error(`dial tcp: address ${joinHostPort(hostname, String(port))}: invalid port`);
@@ -460,7 +431,13 @@ async function sendPlain(
   let head = `GET ${req.url.requestURI()} HTTP/1.1\r\n`;
   for (let i = 0; i < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
   head += "\r\n";
-  const exchange = new ConnExchange(hostname, port);
+  let upgrade: Upgrade | undefined;
+  if (url.scheme === "https") {
+    // SNI carries names only, as Go's TLS client.
+    const servername = isIP(hostname) === 0 ? hostname : undefined;
+    upgrade = (tcp, peers) => startTls(tcp, { servername, peers });
+  }
+  const exchange = new ConnExchange(hostname, port, { upgrade });
   let response;
   try {
     response = await exchange.send(head, deadline, { timeout: timeoutAwaitingHeaders });
@@ -474,250 +451,4 @@ async function sendPlain(
     readAtMost: (limit) => exchange.readBody(limit, deadline, timeoutReadingBody),
     close: () => exchange.close(),
   };
-}
-
-// HTTPS on node:https: Deno's own TLS client cannot skip verification per connection.
-function sendNode(
-  req: ProbeRequest,
-  deadline: Deadline,
-  target: { hostname: string; port: number },
-): Promise<NodeExchange> {
-  const { url } = req;
-  const { hostname, port } = target;
-  // The first bytes the server sent on an HTTPS connection: Go names a non-TLS answer by them.
-  const firstRecord: FirstRecord = { header: undefined };
-  return new Promise<NodeExchange>((resolve, reject) => {
-    let nodeRequest: http.ClientRequest;
-    try {
-      const options: https.RequestOptions = {
-        host: hostname,
-        port,
-        method: "GET",
-        path: url.requestURI(),
-        headers: wireHeaders(req) as unknown as http.OutgoingHttpHeaders,
-        setHost: false,
-        // Go's Transport accepts response headers up to 10 MiB; Node's default is 16 KiB.
-        maxHeaderSize: 10 << 20,
-        // One connection per probe and no proxy (kubelet disables keep-alives and proxies); SNI
-        // carries names only, as Go's TLS client.
-        agent: new ObservedTlsAgent(firstRecord, isIP(hostname) === 0 ? hostname : undefined),
-      };
-      nodeRequest = https.request(options);
-    } catch (e) {
-      reject(syncRequestError(e as Error, hostname, port));
-      return;
-    }
-    const peer = { local: "", remote: joinHostPort(hostname, String(port)) };
-    nodeRequest.on("socket", (socket) => {
-      socket.once("connect", () => {
-        peer.local = joinHostPort(socket.localAddress ?? "", String(socket.localPort ?? ""));
-        peer.remote = joinHostPort(socket.remoteAddress ?? "", String(socket.remotePort ?? ""));
-      });
-    });
-    const unwatch = deadline.watch(() => {
-      reject(new Error(timeoutAwaitingHeaders));
-      nodeRequest.destroy();
-    });
-    nodeRequest.on("response", (response) => {
-      unwatch();
-      resolve({ nodeRequest, response });
-    });
-    // Stays attached for the exchange's life: errors after the response must not go unhandled.
-    nodeRequest.on("error", (err: NodeJS.ErrnoException) => {
-      unwatch();
-      reject(goNetError(err, hostname, peer, firstRecord.header));
-    });
-    nodeRequest.end();
-  });
-}
-
-function closeExchange(exchange: NodeExchange): void {
-  exchange.response.destroy();
-  exchange.nodeRequest.destroy();
-}
-
-function readAtMost(
-  exchange: NodeExchange,
-  deadline: Deadline,
-  limit: number,
-): Promise<{ body: Uint8Array; error?: Error }> {
-  const { response } = exchange;
-  return new Promise((resolve) => {
-    const chunks: Uint8Array[] = [];
-    let length = 0;
-    let done = false;
-    const finish = (error?: Error) => {
-      if (done) return;
-      done = true;
-      unwatch();
-      response.off("data", onData);
-      const body = new Uint8Array(Math.min(length, limit));
-      let offset = 0;
-      for (const chunk of chunks) {
-        const part = chunk.subarray(0, body.length - offset);
-        body.set(part, offset);
-        offset += part.length;
-      }
-      resolve(error ? { body, error } : { body });
-    };
-    const onData = (chunk: Uint8Array) => {
-      chunks.push(chunk);
-      length += chunk.length;
-      if (length >= limit) {
-        finish();
-        closeExchange(exchange);
-      }
-    };
-    const unwatch = deadline.watch(() => {
-      finish(new Error(timeoutReadingBody));
-      closeExchange(exchange);
-    });
-    response.on("data", onData);
-    response.once("end", () => finish());
-    response.on("error", () => finish(new Error("unexpected EOF")));
-    response.once(
-      "close",
-      () => finish(response.complete ? undefined : new Error("unexpected EOF")),
-    );
-    if (deadline.expired) {
-      finish(new Error(timeoutReadingBody));
-      closeExchange(exchange);
-    }
-  });
-}
-
-// Node's connection errors in the shape of Go's net.OpError texts.
-function goNetError(
-  err: NodeJS.ErrnoException & { address?: string; port?: number },
-  hostname: string,
-  peer: { local: string; remote: string },
-  tlsRecordHeader?: Uint8Array,
-): Error {
-  const remote = err.address !== undefined && err.port !== undefined
-    ? joinHostPort(err.address, String(err.port))
-    : peer.remote;
-  switch (err.code) {
-    case "ECONNREFUSED":
-      return new Error(`dial tcp ${remote}: connect: connection refused`);
-    case "EHOSTUNREACH":
-      return new Error(`dial tcp ${remote}: connect: no route to host`);
-    case "ENETUNREACH":
-      return new Error(`dial tcp ${remote}: connect: network is unreachable`);
-    case "ENOTFOUND":
-    case "EAI_NONAME":
-    case "EAI_NODATA":
-    case "EAI_AGAIN":
-    case "EAI_FAIL":
-      return new Error(`dial tcp: lookup ${hostname}: no such host`);
-    case "ECONNRESET":
-      // The server closed the connection before any response: Go reports a bare EOF.
-      if (/hang up|before secure TLS/i.test(err.message)) return new Error("EOF");
-      return new Error(`read tcp ${peer.local}->${peer.remote}: read: connection reset by peer`);
-    case "EPIPE":
-      return new Error(`write tcp ${peer.local}->${peer.remote}: write: broken pipe`);
-  }
-  if (tlsRecordHeader && (err.code?.startsWith("ERR_SSL") || /ssl|tls/i.test(err.message))) {
-    const text = recordHeaderError(tlsRecordHeader);
-    if (text) return new Error(text);
-  }
-  if (err.code?.startsWith("ERR_SSL") || /ssl|tls/i.test(err.message)) {
-    return new Error(`tls: ${err.message}`);
-  }
-  if (err.code?.startsWith("HPE_")) {
-    return new Error(`net/http: HTTP/1.x transport connection broken: ${err.message}`);
-  }
-  return new Error(err.message);
-}
-
-function syncRequestError(err: Error & { code?: string }, hostname: string, port: number): Error {
-  if (err.code === "ERR_SOCKET_BAD_PORT") {
-    return new Error(`dial tcp: address ${joinHostPort(hostname, String(port))}: invalid port`);
-  }
-  return new Error(err.message);
-}
-
-/** The first record header (5 bytes) a server sent on a TLS connection, once seen. */
-interface FirstRecord {
-  header: Uint8Array | undefined;
-}
-
-// crypto/tls's maxCiphertext: the largest record body a TLS 1.2 peer may send.
-const maxCiphertext = 16384 + 2048;
-
-/**
- * Go's crypto/tls checks of the first record header, with net/http's special case for a plain
- * HTTP answer; undefined when the header looks like TLS (then the TLS library's error stands).
- */
-export function recordHeaderError(header: Uint8Array): string | undefined {
-  if (header.length < 5) return undefined;
-  if (new TextDecoder().decode(header) === "HTTP/") {
-    return "http: server gave HTTP response to HTTPS client";
-  }
-  const type = header[0];
-  if (type === 0x80) return "tls: unsupported SSLv2 handshake received";
-  const version = (header[1] << 8) | header[2];
-  // 21 = alert, 22 = handshake; a version ≥ 16.0 is not a real TLS version.
-  if ((type !== 21 && type !== 22) || version >= 0x1000) {
-    return "tls: first record does not look like a TLS handshake";
-  }
-  const length = (header[3] << 8) | header[4];
-  if (length > maxCiphertext) return `tls: oversized record received with length ${length}`;
-  return undefined;
-}
-
-/**
- * One HTTPS connection per request (no keep-alive, as `agent: false`), with TLS run over a
- * pass-through stream so that the server's first five bytes are seen: Deno's TLS reports a plain
- * HTTP answer and random bytes with the same error, Go does not. Nothing is verified
- * (`rejectUnauthorized: false`); an explicit empty CA list stops Deno's node:tls from loading the
- * system root store for every connection (~2.5 ms of CPU each).
- */
-class ObservedTlsAgent extends https.Agent {
-  #firstRecord: FirstRecord;
-  #servername: string | undefined;
-
-  constructor(firstRecord: FirstRecord, servername: string | undefined) {
-    super({ keepAlive: false });
-    this.#firstRecord = firstRecord;
-    this.#servername = servername;
-  }
-
-  override createConnection(options: { host?: string; port?: number }): net.Socket {
-    const raw = net.connect({ host: options.host, port: options.port ?? 443 });
-    const firstRecord = this.#firstRecord;
-    let seen = new Uint8Array(0);
-    const wire = new Duplex({
-      read() {},
-      write(chunk, _encoding, callback) {
-        raw.write(chunk, callback);
-      },
-      final(callback) {
-        raw.end();
-        callback();
-      },
-      destroy(err, callback) {
-        raw.destroy();
-        callback(err);
-      },
-    });
-    raw.on("data", (chunk: Uint8Array) => {
-      if (firstRecord.header === undefined) {
-        const joined = new Uint8Array(seen.length + chunk.length);
-        joined.set(seen);
-        joined.set(chunk, seen.length);
-        seen = joined.length < 5 ? joined : new Uint8Array(0);
-        if (joined.length >= 5) firstRecord.header = joined.slice(0, 5);
-      }
-      wire.push(chunk);
-    });
-    raw.on("end", () => wire.push(null));
-    raw.on("error", (err) => wire.destroy(err));
-    raw.on("close", () => wire.destroy());
-    return tls.connect({
-      socket: wire,
-      rejectUnauthorized: false,
-      ca: [],
-      servername: this.#servername,
-    }) as unknown as net.Socket;
-  }
 }

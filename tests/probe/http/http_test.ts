@@ -840,6 +840,144 @@ Deno.test("TestHTTPProbe HTTPS", async (t) => {
   }
 });
 
+Deno.test("TestHTTPProbe HTTPS wire format", async (t) => {
+  await t.step("request bytes as over HTTP; ALPN http/1.1; no SNI for an IP", async () => {
+    const server = await startRecordingServer({ tls: true });
+    try {
+      const outcome = await newHttpProber().probe(mustRequest(`${server.url}/healthz?x=1`), {
+        timeoutMs: 2000,
+      });
+      assert.deepEqual(outcome, { result: "success", output: "ok" });
+      assert.deepEqual(server.requests, [
+        "GET /healthz?x=1 HTTP/1.1\r\n" +
+        `Host: 127.0.0.1:${server.port}\r\n` +
+        "User-Agent: kube-probe/1.35\r\n" +
+        "Accept: */*\r\n" +
+        "Connection: close\r\n\r\n",
+      ]);
+      assert.deepEqual(server.alpnProtocols, ["http/1.1"]);
+      assert.deepEqual(server.servernames, [false]);
+    } finally {
+      await server.close();
+    }
+  });
+  await t.step("SNI carries a host name", async () => {
+    const server = await startRecordingServer({ tls: true });
+    try {
+      const url = `https://localhost:${server.port}/`;
+      const outcome = await newHttpProber().probe(mustRequest(url), { timeoutMs: 2000 });
+      assert.deepEqual(outcome, { result: "success", output: "ok" });
+      assert.deepEqual(server.servernames, ["localhost"]);
+    } finally {
+      await server.close();
+    }
+  });
+  await t.step("one connection per probe", async () => {
+    const server = await startRecordingServer({ tls: true });
+    try {
+      const prober = newHttpProber();
+      for (let i = 0; i < 3; i++) {
+        await prober.probe(mustRequest(server.url), { timeoutMs: 2000 });
+      }
+      assert.equal(server.requests.length, 3);
+      assert.equal(server.connections, 3);
+    } finally {
+      await server.close();
+    }
+  });
+  await t.step("chunked body cut at 10 KiB", async () => {
+    const server = await startTLSServer((_req, w) => {
+      w.writeHead(200);
+      for (let sent = 0; sent < 1 << 20; sent += 3000) w.write("b".repeat(3000));
+      w.end();
+    });
+    try {
+      const outcome = await newHttpProber().probe(mustRequest(server.url), { timeoutMs: 5000 });
+      assert.deepEqual(outcome, { result: "success", output: "b".repeat(maxRespBodyLength) });
+    } finally {
+      await server.close();
+    }
+  });
+  await t.step("status and redirect handled as over HTTP", async () => {
+    const target = await startServer((req, w) => w.end(`referer=${req.headers.referer ?? ""}`));
+    const server = await startTLSServer((req, w) => {
+      if (req.url === "/fail") {
+        w.writeHead(503);
+        w.end("down");
+      } else {
+        redirect(w, `${target.url}/to-plain`, 302);
+      }
+    });
+    try {
+      const failed = await newHttpProber().probe(mustRequest(`${server.url}/fail`), {
+        timeoutMs: 2000,
+      });
+      assert.deepEqual(failed, {
+        result: "failure",
+        output: "HTTP probe failed with statuscode: 503",
+      });
+      // Same host name, so followed; no Referer from an https page to an http one.
+      const followed = await newHttpProber().probe(mustRequest(`${server.url}/r`), {
+        timeoutMs: 2000,
+      });
+      assert.deepEqual(followed, { result: "success", output: "referer=" });
+    } finally {
+      await server.close();
+      await target.close();
+    }
+  });
+  await t.step("server closing during the handshake reads as Go's EOF", async () => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const serving = (async () => {
+      for await (const conn of listener) {
+        await conn.read(new Uint8Array(4096)).catch(() => null);
+        conn.close();
+      }
+    })();
+    try {
+      const url = `https://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`;
+      const outcome = await newHttpProber().probe(mustRequest(url), { timeoutMs: 2000 });
+      assert.deepEqual(outcome, { result: "failure", output: `Get "${url}": EOF` });
+    } finally {
+      listener.close();
+      await serving.catch(() => {});
+    }
+  });
+  await t.step("handshake that never ends: timeout on the injected clock", async () => {
+    const clock = new FakeClock(0);
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    let helloArrived!: () => void;
+    const hello = new Promise<void>((resolve) => helloArrived = resolve);
+    const held: Deno.Conn[] = [];
+    const serving = (async () => {
+      for await (const conn of listener) {
+        held.push(conn);
+        await conn.read(new Uint8Array(4096)).catch(() => null);
+        helloArrived();
+      }
+    })();
+    try {
+      const url = `https://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`;
+      const probing = newHttpProber({ clock }).probe(mustRequest(url), { timeoutMs: 1000 });
+      await hello;
+      let settled = false;
+      probing.then(() => settled = true);
+      await clock.step(999);
+      assert.equal(settled, false, "probe ended before its deadline");
+      await clock.step(1);
+      assert.deepEqual(await probing, {
+        result: "failure",
+        output: `Get "${url}": context deadline exceeded ` +
+          "(Client.Timeout exceeded while awaiting headers)",
+      });
+    } finally {
+      listener.close();
+      for (const conn of held) conn.close();
+      await serving.catch(() => {});
+    }
+  });
+});
+
 Deno.test("TestHTTPProbe IPv6 server", async (t) => {
   let server;
   try {

@@ -1,12 +1,13 @@
 /**
  * Real servers on 127.0.0.1 for the HTTP probe tests: a `node:http` server shaped like Go's
- * httptest.Server, an HTTPS one with the committed throwaway certificate, and a raw TCP server that
- * records the request bytes exactly as they arrived.
+ * httptest.Server, an HTTPS one with the committed throwaway certificate, and a raw TCP (or TLS)
+ * server that records the request bytes exactly as they arrived.
  * @module
  */
 import * as http from "node:http";
 import * as https from "node:https";
 import * as net from "node:net";
+import * as tls from "node:tls";
 import { canonicalHeaderKey } from "../../../src/probe/http/mod.ts";
 
 /** A running test server; `url` is `http://127.0.0.1:<port>` without a trailing slash, as Go's. */
@@ -60,25 +61,44 @@ async function listen(
   };
 }
 
-/** A raw TCP server that keeps each request head (up to the blank line) and answers 200 "ok". */
+/**
+ * A raw TCP (or TLS) server that keeps each request head (up to the blank line) and answers 200
+ * "ok" (or `answer`).
+ */
 export interface RecordingServer extends TestServer {
   /** Request heads in arrival order, bytes decoded as Latin-1. */
   requests: string[];
   /** Number of TCP connections accepted. */
   connections: number;
+  /** With `tls`: per connection, the SNI name the client sent (false: none). */
+  servernames: (string | false)[];
+  /** With `tls`: per connection, the ALPN protocol agreed (false: the client offered none). */
+  alpnProtocols: (string | false)[];
 }
 
-/** Starts the recording server on 127.0.0.1; rejects when `port` cannot be bound. */
+/**
+ * Starts the recording server on 127.0.0.1; rejects when `port` cannot be bound. With `tls` it
+ * speaks TLS with the certificate in testdata/ and offers ALPN `h2` and `http/1.1`.
+ */
 export async function startRecordingServer(
-  options: { port?: number } = {},
+  options: { port?: number; tls?: boolean; answer?: (write: (s: string) => void) => void } = {},
 ): Promise<RecordingServer> {
   const sockets = new Set<net.Socket>();
   const recorder = {
     requests: [] as string[],
     connections: 0,
+    servernames: [] as (string | false)[],
+    alpnProtocols: [] as (string | false)[],
   };
-  const server = net.createServer((socket) => {
+  const answer = options.answer ??
+    ((write) => write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"));
+  const onSocket = (socket: net.Socket) => {
     recorder.connections++;
+    if (socket instanceof tls.TLSSocket) {
+      const named = socket as tls.TLSSocket & { servername?: string | false };
+      recorder.servernames.push(named.servername ?? false);
+      recorder.alpnProtocols.push(socket.alpnProtocol ?? false);
+    }
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => {});
@@ -89,22 +109,37 @@ export async function startRecordingServer(
       if (end < 0) return;
       recorder.requests.push(head.slice(0, end + 4));
       head = "";
-      socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+      const parts: string[] = [];
+      answer((s) => parts.push(s));
+      socket.end(parts.join(""));
     });
-  });
+  };
+  const server = options.tls
+    ? tls.createServer({
+      cert: Deno.readTextFileSync(new URL("cert.pem", testdata)),
+      key: Deno.readTextFileSync(new URL("key.pem", testdata)),
+      ALPNProtocols: ["h2", "http/1.1"],
+    }, onSocket)
+    : net.createServer(onSocket);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
   });
   const port = (server.address() as net.AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? "https" : "http"}://127.0.0.1:${port}`,
     port,
     get requests() {
       return recorder.requests;
     },
     get connections() {
       return recorder.connections;
+    },
+    get servernames() {
+      return recorder.servernames;
+    },
+    get alpnProtocols() {
+      return recorder.alpnProtocols;
     },
     close: () =>
       new Promise<void>((resolve) => {
