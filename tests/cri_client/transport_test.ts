@@ -326,3 +326,31 @@ Deno.test("transport: close() fails in-flight and later calls with Unavailable",
     await server.close();
   }
 });
+
+Deno.test("transport: close() during the dial releases the socket at once, not after the handshake timeout", async () => {
+  // A runtime that accepts and never speaks: the dial waits in the HTTP/2 handshake.
+  const dir = await Deno.makeTempDir({ prefix: "probelet-silent-" });
+  const path = `${dir}/s.sock`;
+  const listener = Deno.listen({ transport: "unix", path });
+  const runtime = new RemoteRuntimeService(`unix://${path}`, { connectTimeoutMs: 60_000 });
+  let accepted: Deno.Conn | undefined;
+  let watchdog: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const pending = runtime.version();
+    // close() while the connect is still in flight.
+    runtime.close();
+    assert.equal((await errorOf(pending)).code, GrpcCode.Unavailable);
+    accepted = await listener.accept();
+    // The client closes its end: EOF here, long before the 60 s handshake timeout.
+    const read = accepted.read(new Uint8Array(1024)).catch(() => null);
+    const bound = new Promise<string>((resolve) => {
+      watchdog = setTimeout(() => resolve("still open after 5 s"), 5_000);
+    });
+    assert.equal(await Promise.race([read, bound]), null);
+  } finally {
+    clearTimeout(watchdog);
+    accepted?.close();
+    listener.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
