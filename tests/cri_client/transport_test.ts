@@ -354,3 +354,34 @@ Deno.test("transport: close() during the dial releases the socket at once, not a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("transport: a call whose deadline passes while it waits for a stream slot is DeadlineExceeded and never sent", async () => {
+  const release = gate();
+  const holding = gate();
+  const server = await startFakeCriServer({
+    ExecSync: async () => {
+      holding.open();
+      await release.promise;
+      return { stdout: new Uint8Array(), stderr: new Uint8Array(), exitCode: 0 };
+    },
+    Version: () => version,
+  }, { maxConcurrentStreams: 1 });
+  // ExecSync's deadline is the request timeout plus the command's: it holds the only slot well
+  // past the 100 ms deadline of the Version call queued behind it.
+  const runtime = new RemoteRuntimeService(server.endpoint, { requestTimeoutMs: 100 });
+  try {
+    await runtime.version(); // the server's SETTINGS (MAX_CONCURRENT_STREAMS 1) are in
+    const exec = runtime.execSync("c", ["true"], { timeoutMs: 30_000 });
+    await holding.promise;
+    const err = await errorOf(runtime.version());
+    assert.equal(err.code, GrpcCode.DeadlineExceeded);
+    assert.equal(server.requests.length, 2, "the queued call never reached the server");
+    release.open();
+    await exec;
+    assert.equal((await runtime.version()).runtimeName, "fake");
+    assert.equal(server.connections, 1);
+  } finally {
+    runtime.close();
+    await server.close();
+  }
+});

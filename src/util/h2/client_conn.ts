@@ -162,9 +162,14 @@ export class H2ClientConn {
    */
   static async handshake(
     conn: Deno.Conn,
-    options: { signal?: AbortSignal } = {},
+    options: {
+      signal?: AbortSignal;
+      /** The first stream id (odd; 1 by default): lets tests reach the end of the id space. */
+      firstStreamId?: number;
+    } = {},
   ): Promise<H2ClientConn> {
     const h2 = new H2ClientConn(conn);
+    h2.#nextStreamId = options.firstStreamId ?? 1;
     const ready = new Promise<void>((resolve, reject) => h2.#ready = { resolve, reject });
     const onAbort = () => h2.#fail(options.signal?.reason ?? new Error("aborted"));
     if (options.signal?.aborted) onAbort();
@@ -325,8 +330,9 @@ export class H2ClientConn {
     if (rejects) stream.reject(err);
     else stream.resolve(stream.response);
     this.#wakeAll();
-    // A draining connection closes once its last stream ended (the server closes it too).
-    if (this.#goAway && this.#streams.size === 0) this.close();
+    // A draining connection (GOAWAY, or stream ids used up) closes once its last stream ended:
+    // nobody else would close it, as the CRI client moves on to a new connection.
+    if (!this.usable && this.#streams.size === 0) this.close();
   }
 
   #unusableReason(): string {

@@ -88,6 +88,7 @@ class Peer {
  */
 async function connected(
   settings: [number, number][] = [],
+  options: { firstStreamId?: number } = {},
 ): Promise<{ h2: H2ClientConn; peer: Peer; [Symbol.asyncDispose](): Promise<void> }> {
   const dir = await Deno.makeTempDir({ prefix: "probelet-h2c-" });
   const path = `${dir}/s.sock`;
@@ -96,7 +97,7 @@ async function connected(
   const clientConn = await Deno.connect({ transport: "unix", path });
   const peer = new Peer(await accepted);
   listener.close();
-  const handshake = H2ClientConn.handshake(clientConn);
+  const handshake = H2ClientConn.handshake(clientConn, options);
   const preface = await peer.reader.readExactly(clientPreface.length);
   assert.deepEqual(preface, clientPreface);
   await peer.send(settingsFrame(settings));
@@ -268,4 +269,25 @@ Deno.test("h2 client: padding counts against flow control; a raised INITIAL_WIND
   assert.equal(new DataView(update.payload.buffer).getUint32(0), 66 * 16_000);
   h2.close();
   await assert.rejects(pending, H2ConnectionClosedError);
+});
+
+Deno.test("h2 client: a connection whose stream ids ran out closes when its last stream ends", async () => {
+  await using c = await connected([], { firstStreamId: 0x7fff_fffd });
+  const { h2, peer } = c;
+  const first = h2.request(post, new Uint8Array(0), { maxData: 1024 });
+  const last = h2.request(post, new Uint8Array(0), { maxData: 1024 });
+  assert.equal(h2.usable, false); // 2^31-1 was the last id
+  const a = await peer.next(FrameType.Headers);
+  const b = await peer.next(FrameType.Headers);
+  assert.deepEqual([a.streamId, b.streamId], [0x7fff_fffd, 0x7fff_ffff]);
+  await assert.rejects(
+    h2.request(post, new Uint8Array(0), { maxData: 1024 }),
+    H2ConnectionClosedError,
+  );
+  await peer.respond(a.streamId, new Uint8Array(5));
+  await first;
+  await peer.respond(b.streamId, new Uint8Array(5));
+  await last;
+  // Unusable and idle: the client closes the socket (the CRI client has moved to a new one).
+  assert.ok(await peer.closedByClient());
 });
