@@ -45,6 +45,8 @@ export interface ContainerGCOptions {
   /** Only objects with this node label are collected. */
   nodeName: string;
   podStateProvider: PodStateProvider;
+  /** How a dead container goes (default: RemoveContainer; the agent also removes its logs). */
+  removeContainer?: (containerId: string) => Promise<void>;
 }
 
 /** What one collection removed. */
@@ -73,6 +75,7 @@ export class ContainerGC {
   readonly #clock: Clock;
   readonly #nodeName: string;
   readonly #pods: PodStateProvider;
+  readonly #removeContainer: (containerId: string) => Promise<void>;
 
   /** Creates the collector; nothing runs until {@linkcode garbageCollect}. */
   constructor(options: ContainerGCOptions) {
@@ -80,6 +83,8 @@ export class ContainerGC {
     this.#clock = options.clock;
     this.#nodeName = options.nodeName;
     this.#pods = options.podStateProvider;
+    this.#removeContainer = options.removeContainer ??
+      ((id) => this.#runtime.removeContainer(id));
   }
 
   /**
@@ -148,7 +153,7 @@ export class ContainerGC {
 
   async #remove(kind: "container" | "sandbox", id: string): Promise<boolean> {
     try {
-      if (kind === "container") await this.#runtime.removeContainer(id);
+      if (kind === "container") await this.#removeContainer(id);
       else await this.#runtime.removePodSandbox(id);
       log.V(4).info(`Removed dead ${kind}`, { id });
       return true;
