@@ -377,6 +377,7 @@ export class Kubelet {
         shouldPodContentBeRemoved: (uid) => !this.#workers.has(uid) && !this.#desired.has(uid),
       },
       removeContainer: (id) => this.#runtimeManager!.removeContainer(id),
+      podLogsDirectory: join(this.#options.rootDir, "pods"),
     });
     this.#consumers = [
       this.#consume(this.livenessManager, "liveness"),
