@@ -29,6 +29,7 @@ import {
   toKubeContainerStatus,
   toRuntimeState,
 } from "./kuberuntime_container.ts";
+import type { ContainerLogManager } from "../logs/container_log_manager.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
 import {
   getContainerInfoFromAnnotations,
@@ -649,6 +650,8 @@ export interface RuntimeManagerOptions {
    * `io.probelet.node`), and it only ever lists, adopts or removes objects that carry it.
    */
   nodeName: string;
+  /** Removes a container's logs before the container (a CRI runtime's; kubelet's logManager). */
+  logManager?: Pick<ContainerLogManager, "clean">;
 }
 
 /**
@@ -672,6 +675,7 @@ export class KubeGenericRuntimeManager {
   #backoff: Backoff;
   #logsRoot: string;
   #hostNetworkOnly: boolean;
+  #logManager?: Pick<ContainerLogManager, "clean">;
   readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
@@ -687,6 +691,17 @@ export class KubeGenericRuntimeManager {
     this.#logsRoot = resolve(options.podLogsRootDir);
     this.#hostNetworkOnly = options.runtimeHostNetworkOnly ?? false;
     this.nodeName = options.nodeName;
+    this.#logManager = options.logManager;
+  }
+
+  /**
+   * Kubelet's removeContainer: the container's logs (rotated ones included) first, then the
+   * container; a log that cannot be removed keeps the container for the next attempt.
+   */
+  async removeContainer(containerId: string): Promise<void> {
+    log.V(4).info("Removing container", { containerID: containerId });
+    await this.#logManager?.clean(containerId);
+    await this.runtime.removeContainer(containerId);
   }
 
   /**
@@ -993,7 +1008,7 @@ export class KubeGenericRuntimeManager {
   /** Removes every sandbox (and with it every container) of the pod. */
   async removePod(_pod: Pod, podStatus: RuntimePodStatus): Promise<void> {
     for (const c of podStatus.containerStatuses) {
-      await this.runtime.removeContainer(c.id.id).catch((e) =>
+      await this.removeContainer(c.id.id).catch((e) =>
         log.V(4).info("RemoveContainer failed", { containerID: c.id.id, err: errorText(e) })
       );
     }
