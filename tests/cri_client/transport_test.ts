@@ -416,3 +416,19 @@ Deno.test("transport: a runtime that accepts but never sends its SETTINGS fails 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("transport: calls racing after a dropped connection share one redial", async () => {
+  const server = await startFakeCriServer({ Version: () => version });
+  const runtime = new RemoteRuntimeService(server.endpoint);
+  try {
+    await runtime.version();
+    server.dropConnections();
+    // Twenty calls at once find the connection gone (or about to go): one dial serves them all.
+    const answers = await Promise.all(Array.from({ length: 20 }, () => runtime.version()));
+    assert.equal(answers.length, 20);
+    assert.equal(server.connections, 2);
+  } finally {
+    runtime.close();
+    await server.close();
+  }
+});

@@ -321,3 +321,28 @@ Deno.test("h2 client: a server that floods PINGs and reads nothing is not read f
   await writing;
   assert.equal(h2.usable, true);
 });
+
+Deno.test("h2 client: a frame above our SETTINGS_MAX_FRAME_SIZE, or EOF inside a frame, ends the connection and its streams", async (t) => {
+  await t.step("DATA of 16,385 bytes (we never raise the 16,384 default)", async () => {
+    await using c = await connected();
+    const { h2, peer } = c;
+    const pending = h2.request(post, new Uint8Array(0), { maxData: 1 << 20 });
+    const headers = await peer.next(FrameType.Headers);
+    await peer.send(frame(FrameType.Data, 0, headers.streamId, new Uint8Array(16_385)));
+    await assert.rejects(pending, /frame too large/);
+    assert.equal(h2.usable, false);
+    assert.ok(await peer.closedByClient());
+  });
+  await t.step("the connection ends half-way through a frame", async () => {
+    await using c = await connected();
+    const { h2, peer } = c;
+    const pending = h2.request(post, new Uint8Array(0), { maxData: 1 << 20 });
+    const headers = await peer.next(FrameType.Headers);
+    const data = frame(FrameType.Data, 0, headers.streamId, new Uint8Array(100));
+    await peer.send(data.subarray(0, 50));
+    peer.conn.close();
+    await assert.rejects(pending, /unexpected EOF/);
+    assert.equal(h2.usable, false);
+    assert.equal(h2.activeStreams, 0);
+  });
+});
