@@ -100,10 +100,14 @@ export function unaryResult(
 ): Uint8Array | RpcStatus {
   const { httpStatus, headers, rstCode } = response;
   const max = options.maxReceiveMessageLength;
-  if (response.received > max + 5) {
+  // grpc-go checks the length in the message's prefix as soon as it arrives, whatever follows.
+  const declared = declaredLength(response.data);
+  if ((declared ?? 0) > max || response.received > max + 5) {
     return {
       code: GrpcStatus.ResourceExhausted,
-      details: `grpc: received message larger than max (${response.received - 5} vs. ${max})`,
+      details: `grpc: received message larger than max (${
+        declared ?? response.received - 5
+      } vs. ${max})`,
     };
   }
   if (response.headerListTooLarge) {
@@ -161,6 +165,19 @@ export function unaryResult(
   const length = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(1);
   if (data.length < 5 + length) return { code: GrpcStatus.Internal, details: "unexpected EOF" };
   return data.subarray(5, 5 + length);
+}
+
+/** The length in the first message's 5-byte prefix, once 5 bytes arrived. */
+function declaredLength(data: Uint8Array[]): number | undefined {
+  const head = new Uint8Array(5);
+  let have = 0;
+  for (const part of data) {
+    const take = part.subarray(0, 5 - have);
+    head.set(take, have);
+    have += take.length;
+    if (have === 5) return new DataView(head.buffer).getUint32(1);
+  }
+  return undefined;
 }
 
 /** grpc-message is percent-encoded by the server (gRPC's HTTP/2 protocol spec). */
