@@ -380,6 +380,12 @@ export class Connection {
     } catch (err) {
       throw new Error(`dial unix ${path}: connect: ${connectErrorText(err)}`);
     }
+    // close() during the connect: its abort below would never fire, and the handshake would hold
+    // the socket until the connect timeout.
+    if (this.#closed) {
+      conn.close();
+      throw new Error(closingText);
+    }
     // The handshake is bounded by the connect timeout and by close().
     const timeout = new AbortController();
     const timer = setTimeout(

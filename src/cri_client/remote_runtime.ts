@@ -239,6 +239,10 @@ export class RemoteRuntimeService implements RuntimeService {
     await this.#call("RemoveContainer", { containerId }, options);
   }
 
+  async reopenContainerLog(containerId: string, options: CallOptions = {}): Promise<void> {
+    await this.#call("ReopenContainerLog", { containerId }, options);
+  }
+
   async listContainers(filter?: ContainerFilter, options: CallOptions = {}): Promise<Container[]> {
     const raw = await this.#call(
       "ListContainers",

@@ -111,6 +111,13 @@ export interface RuntimeService {
     options: CallOptions & { timeoutMs: number },
   ): Promise<ExecSyncResult>;
 
+  /**
+   * Makes the runtime close the container's log and open the file at its log path again, after
+   * kubelet renamed the full one away (log rotation). Optional: a runtime that rotates its
+   * containers' logs itself (the embedded one) has none, and the kubelet side rotates nothing.
+   */
+  reopenContainerLog?(containerId: string, options?: CallOptions): Promise<void>;
+
   /** Releases the connection; later calls reject. */
   close(): void;
 }

@@ -62,7 +62,8 @@ import {
   getContainersToDeleteInPod,
 } from "./kuberuntime/kuberuntime_gc.ts";
 import { GenericPLEG, type PodLifecycleEvent } from "./pleg/generic.ts";
-import { probeletPodStartTimeAnnotation } from "./kuberuntime/labels.ts";
+import { probeletNodeLabel, probeletPodStartTimeAnnotation } from "./kuberuntime/labels.ts";
+import { type ContainerLogManager, newContainerLogManager } from "./logs/container_log_manager.ts";
 import {
   newManager as newProberManager,
   newProberMetrics,
@@ -133,6 +134,16 @@ export interface KubeletOptions {
   rootDir: string;
   /** Period of each pod's resync when no event asks for one (default 1 min, as kubelet). */
   syncFrequencyMs?: number;
+  /**
+   * Log rotation of a CRI runtime's containers (kubelet's container log manager); only used when
+   * the runtime has `reopenContainerLog`. Default: 10 MiB, 5 files, 1 worker, every 10 s.
+   */
+  containerLogPolicy?: {
+    maxSizeBytes: number;
+    maxFiles: number;
+    maxWorkers?: number;
+    monitorIntervalMs?: number;
+  };
   /** PLEG relist period (default 1 s). */
   plegRelistPeriodMs?: number;
   /** Dead containers kept (default: kubelet's, one per container, no minimum age). */
@@ -232,6 +243,7 @@ export class Kubelet {
   #syncTimer?: ClockTimer;
   #pleg?: GenericPLEG;
   #containerGC?: ContainerGC;
+  #containerLogManager?: ContainerLogManager;
   #lastContainerGC = -Infinity;
   #containerGCRun?: Promise<void>;
   #stopped = false;
@@ -320,6 +332,21 @@ export class Kubelet {
     this.#started = true;
     const runtimeName = this.#options.runtimeName ??
       (await this.runtime.version()).runtimeName;
+    // Kubelet rotates the logs a CRI runtime writes; the embedded runtime's shims rotate theirs.
+    const runtime = this.runtime;
+    if (runtime.reopenContainerLog) {
+      const policy = this.#options.containerLogPolicy ?? { maxSizeBytes: 10 << 20, maxFiles: 5 };
+      this.#containerLogManager = newContainerLogManager({
+        ...policy,
+        runtime: {
+          listContainers: (filter) => runtime.listContainers(filter),
+          containerStatus: (id) => runtime.containerStatus(id),
+          reopenContainerLog: (id) => runtime.reopenContainerLog!(id),
+        },
+        clock: this.clock,
+        labelSelector: { [probeletNodeLabel]: this.nodeName },
+      });
+    }
     this.#runtimeManager = new KubeGenericRuntimeManager({
       runtime: this.runtime,
       runtimeName,
@@ -330,6 +357,7 @@ export class Kubelet {
       podLogsRootDir: join(this.#options.rootDir, "pods"),
       runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
       nodeName: this.nodeName,
+      logManager: this.#containerLogManager,
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,
@@ -348,6 +376,8 @@ export class Kubelet {
       podStateProvider: {
         shouldPodContentBeRemoved: (uid) => !this.#workers.has(uid) && !this.#desired.has(uid),
       },
+      removeContainer: (id) => this.#runtimeManager!.removeContainer(id),
+      podLogsDirectory: join(this.#options.rootDir, "pods"),
     });
     this.#consumers = [
       this.#consume(this.livenessManager, "liveness"),
@@ -371,6 +401,7 @@ export class Kubelet {
       this.statusManager.start();
     }
     this.#pleg.start();
+    this.#containerLogManager?.start();
     this.#scheduleSyncTick();
     if (this.#options.podManifestPath) {
       this.#fileSource ??= this.#podConfig.channel(FileSource);
@@ -906,7 +937,7 @@ export class Kubelet {
       for (const victim of getContainersToDeleteInPod(id, runtimeStatus, keep)) {
         if (removed.has(victim)) continue;
         try {
-          await this.runtime.removeContainer(victim);
+          await this.#runtimeManager!.removeContainer(victim);
           removed.add(victim);
           log.V(4).info("Removed dead container", { pod: podKey(worker.pod), containerID: victim });
         } catch (e) {
@@ -1277,6 +1308,7 @@ export class Kubelet {
     await this.#watcher?.stop();
     this.#syncTimer?.stop();
     await this.#pleg?.stop();
+    await this.#containerLogManager?.stop();
     const workers = [...this.#workers.values()];
     if (options.leavePodsRunning) {
       this.#stopped = true;

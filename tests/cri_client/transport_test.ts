@@ -326,3 +326,62 @@ Deno.test("transport: close() fails in-flight and later calls with Unavailable",
     await server.close();
   }
 });
+
+Deno.test("transport: close() during the dial releases the socket at once, not after the handshake timeout", async () => {
+  // A runtime that accepts and never speaks: the dial waits in the HTTP/2 handshake.
+  const dir = await Deno.makeTempDir({ prefix: "probelet-silent-" });
+  const path = `${dir}/s.sock`;
+  const listener = Deno.listen({ transport: "unix", path });
+  const runtime = new RemoteRuntimeService(`unix://${path}`, { connectTimeoutMs: 60_000 });
+  let accepted: Deno.Conn | undefined;
+  let watchdog: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const pending = runtime.version();
+    // close() while the connect is still in flight.
+    runtime.close();
+    assert.equal((await errorOf(pending)).code, GrpcCode.Unavailable);
+    accepted = await listener.accept();
+    // The client closes its end: EOF here, long before the 60 s handshake timeout.
+    const read = accepted.read(new Uint8Array(1024)).catch(() => null);
+    const bound = new Promise<string>((resolve) => {
+      watchdog = setTimeout(() => resolve("still open after 5 s"), 5_000);
+    });
+    assert.equal(await Promise.race([read, bound]), null);
+  } finally {
+    clearTimeout(watchdog);
+    accepted?.close();
+    listener.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("transport: a call whose deadline passes while it waits for a stream slot is DeadlineExceeded and never sent", async () => {
+  const release = gate();
+  const holding = gate();
+  const server = await startFakeCriServer({
+    ExecSync: async () => {
+      holding.open();
+      await release.promise;
+      return { stdout: new Uint8Array(), stderr: new Uint8Array(), exitCode: 0 };
+    },
+    Version: () => version,
+  }, { maxConcurrentStreams: 1 });
+  // ExecSync's deadline is the request timeout plus the command's: it holds the only slot well
+  // past the 100 ms deadline of the Version call queued behind it.
+  const runtime = new RemoteRuntimeService(server.endpoint, { requestTimeoutMs: 100 });
+  try {
+    await runtime.version(); // the server's SETTINGS (MAX_CONCURRENT_STREAMS 1) are in
+    const exec = runtime.execSync("c", ["true"], { timeoutMs: 30_000 });
+    await holding.promise;
+    const err = await errorOf(runtime.version());
+    assert.equal(err.code, GrpcCode.DeadlineExceeded);
+    assert.equal(server.requests.length, 2, "the queued call never reached the server");
+    release.open();
+    await exec;
+    assert.equal((await runtime.version()).runtimeName, "fake");
+    assert.equal(server.connections, 1);
+  } finally {
+    runtime.close();
+    await server.close();
+  }
+});

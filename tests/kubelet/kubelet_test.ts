@@ -1,4 +1,5 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
 import type { Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
 import { Kubelet, type KubeletOptions } from "../../src/kubelet/kubelet.ts";
@@ -78,7 +79,7 @@ async function setup(
     log.setLogSink(previous);
     await Deno.remove(rootDir, { recursive: true });
   };
-  return { clock, runtime, recorder, kubelet, status, app, cleanup };
+  return { clock, runtime, recorder, kubelet, status, app, cleanup, rootDir };
 }
 
 Deno.test("TestSyncLoopProbeUpdates", async (t) => {
@@ -485,10 +486,17 @@ Deno.test("TestContainerGC", async () => {
       s.runtime.exit(id, 1);
       deadOnes.push(id);
     }
+    // A pod that is gone left its log folder; the running pod's folder stays.
+    const logs = join(s.rootDir, "pods");
+    await Deno.mkdir(join(logs, "default_old_uid-old", "app"), { recursive: true });
+    await Deno.writeTextFile(join(logs, "default_old_uid-old", "app", "0.log"), "x");
     await s.kubelet.garbageCollect();
     const left = [...s.runtime.containers.keys()];
     assertEquals(deadOnes.filter((id) => left.includes(id)), [deadOnes[2], deadOnes[3]]);
     assertEquals(s.app()?.state?.running !== undefined, true);
+    const folders: string[] = [];
+    for await (const e of Deno.readDir(logs)) folders.push(e.name);
+    assertEquals(folders, ["default_web_uid-web"]);
   } finally {
     await s.cleanup();
   }

@@ -173,6 +173,12 @@ async function startAgent(
     podManifestPath: flags.podManifestPath || undefined,
     syncFrequencyMs: flags.syncFrequencyMs,
     fileCheckFrequencyMs: flags.fileCheckFrequencyMs,
+    containerLogPolicy: {
+      maxSizeBytes: flags.containerLogMaxSizeBytes,
+      maxFiles: flags.containerLogMaxFiles,
+      maxWorkers: flags.containerLogMaxWorkers,
+      monitorIntervalMs: flags.containerLogMonitorIntervalMs,
+    },
     gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
     recorders,

@@ -90,6 +90,10 @@ export interface KubeletFlags {
   containerLogMaxSizeBytes: number;
   /** Log files kept per container, the current one included (`--container-log-max-files`). */
   containerLogMaxFiles: number;
+  /** Containers whose logs are rotated at once (`--container-log-max-workers`). */
+  containerLogMaxWorkers: number;
+  /** How often logs are checked for rotation (`--container-log-monitor-interval`). */
+  containerLogMonitorIntervalMs: number;
   /** Threads running HTTP, TCP and gRPC probes (probelet's own; 0 = on the main thread). */
   probeWorkers: number;
   /** `--help` was given. */
@@ -394,15 +398,33 @@ const flagDefs: FlagDef[] = [
     kind: "quantity",
     key: "containerLogMaxSizeBytes",
     usage: "Size at which a container's log file is rotated (a quantity: 10Mi, 500Ki, 1G). " +
-      "Embedded runtime only; on a CRI runtime it is the runtime's setting.",
+      "The embedded runtime's shims rotate; on a CRI runtime the agent renames the log and " +
+      "asks the runtime to reopen it (ReopenContainerLog), as kubelet does.",
     defaultText: "10Mi",
   },
   {
     name: "container-log-max-files",
     kind: "int",
     key: "containerLogMaxFiles",
-    usage: "Most log files kept per container, the current one included; must be at least 2.",
+    usage: "Most log files kept per container, the current one included; must be at least 2. " +
+      "On a CRI runtime older rotated files are gzipped.",
     defaultText: "5",
+  },
+  {
+    name: "container-log-max-workers",
+    kind: "int",
+    positive: true,
+    key: "containerLogMaxWorkers",
+    usage: "CRI runtime: containers whose logs are rotated at once.",
+    defaultText: "1",
+  },
+  {
+    name: "container-log-monitor-interval",
+    kind: "duration",
+    positive: true,
+    key: "containerLogMonitorIntervalMs",
+    usage: "CRI runtime: how often running containers' logs are checked for rotation.",
+    defaultText: "10s",
   },
   { name: "help", kind: "bool", key: "help", usage: "Print this help.", defaultText: "false" },
   {
@@ -455,6 +477,8 @@ export function defaultFlags(): KubeletFlags {
     maxPods: 110,
     containerLogMaxSizeBytes: 10 * 1024 * 1024,
     containerLogMaxFiles: 5,
+    containerLogMaxWorkers: 1,
+    containerLogMonitorIntervalMs: 10_000,
     probeWorkers: Math.max(1, navigator.hardwareConcurrency || 1),
     help: false,
     version: false,

@@ -2,14 +2,16 @@
  * Garbage collection of dead containers and sandboxes: of each pod's container (by name), the
  * newest `maxPerPodContainer` dead instances older than `minAge` are kept and the rest removed
  * through CRI `RemoveContainer`; all dead instances of pods that are gone are removed; dead
- * sandboxes without containers are removed except the newest of a pod that still exists.
- * Mirrors kubelet's pkg/kubelet/kuberuntime/kuberuntime_gc.go (evictContainers, evictSandboxes) and
- * the policy of pkg/kubelet/container/container_gc.go. Reduced: no global `MaxContainers` cap and no
- * pod log directory eviction. Only objects carrying this node's label are considered.
+ * sandboxes without containers are removed except the newest of a pod that still exists; the log
+ * folders of pods that are gone are removed. Mirrors kubelet's
+ * pkg/kubelet/kuberuntime/kuberuntime_gc.go (evictContainers, evictSandboxes,
+ * evictPodLogsDirectories) and the policy of pkg/kubelet/container/container_gc.go. Reduced: no
+ * global `MaxContainers` cap. Only objects carrying this node's label are considered.
  * @module
  */
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import type { Clock } from "../../util/clock.ts";
+import { join } from "node:path";
 import * as log from "../../util/log.ts";
 import { toRuntimeState } from "./kuberuntime_container.ts";
 import {
@@ -45,6 +47,10 @@ export interface ContainerGCOptions {
   /** Only objects with this node label are collected. */
   nodeName: string;
   podStateProvider: PodStateProvider;
+  /** How a dead container goes (default: RemoveContainer; the agent also removes its logs). */
+  removeContainer?: (containerId: string) => Promise<void>;
+  /** The pod log folders (`<rootDir>/pods`); those of pods gone are removed. */
+  podLogsDirectory?: string;
 }
 
 /** What one collection removed. */
@@ -73,6 +79,8 @@ export class ContainerGC {
   readonly #clock: Clock;
   readonly #nodeName: string;
   readonly #pods: PodStateProvider;
+  readonly #removeContainer: (containerId: string) => Promise<void>;
+  readonly #podLogsDirectory?: string;
 
   /** Creates the collector; nothing runs until {@linkcode garbageCollect}. */
   constructor(options: ContainerGCOptions) {
@@ -80,6 +88,9 @@ export class ContainerGC {
     this.#clock = options.clock;
     this.#nodeName = options.nodeName;
     this.#pods = options.podStateProvider;
+    this.#podLogsDirectory = options.podLogsDirectory;
+    this.#removeContainer = options.removeContainer ??
+      ((id) => this.#runtime.removeContainer(id));
   }
 
   /**
@@ -137,6 +148,7 @@ export class ContainerGC {
         if (await this.#remove("sandbox", s.id)) result.sandboxes.push(s.id);
       }
     }
+    if (options.allSourcesReady) await this.#evictPodLogsDirectories();
     if (result.containers.length + result.sandboxes.length > 0) {
       log.V(2).info("Garbage collected dead containers and sandboxes", {
         containers: result.containers.length,
@@ -146,9 +158,32 @@ export class ContainerGC {
     return result;
   }
 
+  // Kubelet's evictPodLogsDirectories: the log folder of a pod whose content may go (named
+  // `<namespace>_<name>_<uid>`, the UID last) is removed. Only called once all sources are ready.
+  async #evictPodLogsDirectories(): Promise<void> {
+    const root = this.#podLogsDirectory;
+    if (!root) return;
+    const names: string[] = [];
+    try {
+      for await (const e of Deno.readDir(root)) if (e.isDirectory) names.push(e.name);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return;
+      log.error(e, "Failed to read pod logs directory", { path: root });
+      return;
+    }
+    for (const name of names) {
+      const uid = name.split("_").at(-1) ?? "";
+      if (!this.#pods.shouldPodContentBeRemoved(uid)) continue;
+      log.V(4).info("Removing pod logs", { podUID: uid });
+      await Deno.remove(join(root, name), { recursive: true }).catch((e) =>
+        log.error(e, "Failed to remove pod logs directory", { path: join(root, name) })
+      );
+    }
+  }
+
   async #remove(kind: "container" | "sandbox", id: string): Promise<boolean> {
     try {
-      if (kind === "container") await this.#runtime.removeContainer(id);
+      if (kind === "container") await this.#removeContainer(id);
       else await this.#runtime.removePodSandbox(id);
       log.V(4).info(`Removed dead ${kind}`, { id });
       return true;

@@ -29,6 +29,7 @@ import {
   toKubeContainerStatus,
   toRuntimeState,
 } from "./kuberuntime_container.ts";
+import type { ContainerLogManager } from "../logs/container_log_manager.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
 import {
   getContainerInfoFromAnnotations,
@@ -252,11 +253,25 @@ export function podSandboxChanged(
 }
 
 /**
- * A stable hash of a container spec (FNV-1a over its canonical JSON), kept on each created
- * container so a changed definition is noticed. Kubelet's `HashContainer`.
+ * The hash kept on each created container so that a changed definition is noticed: FNV-1a over
+ * the JSON of the fields kubelet's `HashContainer` picks (`pickFieldsToHash`: name and image, the
+ * only ones that can change under a running pod). Fields added to the spec by a later probelet
+ * therefore never change it, so an upgraded agent restarts nothing.
  */
 export function hashContainer(container: Container): string {
-  const text = canonicalJSON(container);
+  // Go marshals the map with sorted keys.
+  return fnv1a32(JSON.stringify({ image: container.image ?? "", name: container.name }));
+}
+
+/**
+ * The hash earlier probelets kept: over the canonical JSON of the whole spec. Containers they
+ * created still carry it and match their unchanged spec on it.
+ */
+export function legacyHashContainer(container: Container): string {
+  return fnv1a32(canonicalJSON(container));
+}
+
+function fnv1a32(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
@@ -279,7 +294,8 @@ function canonicalJSON(value: unknown): string {
 
 /** Kubelet's `containerChanged`: the running instance was created from a different spec. */
 export function containerChanged(container: Container, status: RuntimeContainerStatus): boolean {
-  return status.hash !== "" && status.hash !== hashContainer(container);
+  return status.hash !== "" && status.hash !== hashContainer(container) &&
+    status.hash !== legacyHashContainer(container);
 }
 
 /** An init container whose last instance failed (kubelet's `isInitContainerFailed`). */
@@ -634,6 +650,8 @@ export interface RuntimeManagerOptions {
    * `io.probelet.node`), and it only ever lists, adopts or removes objects that carry it.
    */
   nodeName: string;
+  /** Removes a container's logs before the container (a CRI runtime's; kubelet's logManager). */
+  logManager?: Pick<ContainerLogManager, "clean">;
 }
 
 /**
@@ -657,6 +675,7 @@ export class KubeGenericRuntimeManager {
   #backoff: Backoff;
   #logsRoot: string;
   #hostNetworkOnly: boolean;
+  #logManager?: Pick<ContainerLogManager, "clean">;
   readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
@@ -672,6 +691,17 @@ export class KubeGenericRuntimeManager {
     this.#logsRoot = resolve(options.podLogsRootDir);
     this.#hostNetworkOnly = options.runtimeHostNetworkOnly ?? false;
     this.nodeName = options.nodeName;
+    this.#logManager = options.logManager;
+  }
+
+  /**
+   * Kubelet's removeContainer: the container's logs (rotated ones included) first, then the
+   * container; a log that cannot be removed keeps the container for the next attempt.
+   */
+  async removeContainer(containerId: string): Promise<void> {
+    log.V(4).info("Removing container", { containerID: containerId });
+    await this.#logManager?.clean(containerId);
+    await this.runtime.removeContainer(containerId);
   }
 
   /**
@@ -978,7 +1008,7 @@ export class KubeGenericRuntimeManager {
   /** Removes every sandbox (and with it every container) of the pod. */
   async removePod(_pod: Pod, podStatus: RuntimePodStatus): Promise<void> {
     for (const c of podStatus.containerStatuses) {
-      await this.runtime.removeContainer(c.id.id).catch((e) =>
+      await this.removeContainer(c.id.id).catch((e) =>
         log.V(4).info("RemoveContainer failed", { containerID: c.id.id, err: errorText(e) })
       );
     }

@@ -15,7 +15,7 @@ import { type GrpcProber, newGrpcProber } from "../../probe/grpc/grpc.ts";
 import { ExitError } from "../../probe/exec/errors.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import { defaultProbeBudget, type ProbeBudget } from "../../probe/budget.ts";
-import type { ProbePool } from "../../probe/pool/pool.ts";
+import { type ProbePool, ProbePoolClosedError } from "../../probe/pool/pool.ts";
 import { goQuote } from "../../util/go_format.ts";
 import * as log from "../../util/log.ts";
 import {
@@ -151,6 +151,12 @@ export class Prober {
       containerID,
       maxProbeRetries,
     );
+    if (outcome.error instanceof ProbePoolClosedError) {
+      // The agent is stopping: the worker throws the result away, as for any error, and no
+      // Unhealthy event blames the container.
+      log.V(4).info("Probe not finished: the probe pool is closed", fields);
+      return { result: Result.Failure, error: outcome.error };
+    }
     if (outcome.error) {
       log.V(1).info("Probe errored", {
         ...fields,
@@ -267,8 +273,8 @@ export class Prober {
     let outcome: ProbeOutcome = { result: ProbeResult.Unknown, output: "" };
     for (let i = 0; i < retries; i++) {
       outcome = await this.#runProbe(probeType, spec, pod, status, container, containerID);
-      // Only errors are retried; a Failure is a verdict.
-      if (!outcome.error) return outcome;
+      // Only errors are retried; a Failure is a verdict. A closed pool refuses every retry.
+      if (!outcome.error || outcome.error instanceof ProbePoolClosedError) return outcome;
     }
     return outcome;
   }

@@ -153,7 +153,7 @@ export class ProbePool {
     for (const thread of this.#threads) thread.worker.terminate();
     for (const [id, { resolve }] of this.#pending) {
       this.#pending.delete(id);
-      resolve(poolError("probe pool closed"));
+      resolve({ result: ProbeResult.Unknown, output: "", error: new ProbePoolClosedError() });
     }
   }
 
@@ -193,7 +193,13 @@ export class ProbePool {
   }
 
   #call(call: CallWithoutId): Promise<ProbeOutcome> {
-    if (this.#closed) return Promise.resolve(poolError("probe pool closed"));
+    if (this.#closed) {
+      return Promise.resolve({
+        result: ProbeResult.Unknown,
+        output: "",
+        error: new ProbePoolClosedError(),
+      });
+    }
     // The least busy thread; ties go to the first.
     let thread = this.#threads[0];
     for (const t of this.#threads) if (t.inFlight < thread.inFlight) thread = t;
@@ -217,6 +223,17 @@ export class ProbePool {
         thread.worker.postMessage(batch);
       }
     });
+  }
+}
+
+/**
+ * The error of a probe cut short, or refused, because the pool was closed: the agent is
+ * stopping, so the probe has no verdict (the prober records no event for it).
+ */
+export class ProbePoolClosedError extends Error {
+  constructor() {
+    super("probe pool closed");
+    this.name = "ProbePoolClosedError";
   }
 }
 

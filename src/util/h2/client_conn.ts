@@ -53,6 +53,11 @@ export interface H2Response {
   refusedByGoAway?: boolean;
   /** Set when the connection ended cleanly before the stream did. */
   eof?: boolean;
+  /**
+   * Set when a header block of the stream decoded to more than grpc-go's 16 MiB header list
+   * limit; the stream was reset (FRAME_SIZE_ERROR), as grpc-go does.
+   */
+  headerListTooLarge?: boolean;
 }
 
 /** Per-request settings. */
@@ -80,6 +85,15 @@ const streamReceiveWindow = 4 * 1024 * 1024;
 const connectionReceiveWindow = 16 * 1024 * 1024;
 /** The largest stream id (RFC 9113 §5.1.1); a connection that used it up takes no new stream. */
 const maxStreamId = 0x7fff_ffff;
+/** The largest flow-control window (RFC 9113 §6.9.1). */
+const maxWindow = 0x7fff_ffff;
+/**
+ * The largest header list we take (grpc-go's client default MaxHeaderListSize, 16 MiB), decoded;
+ * the raw header block is held to the same size.
+ */
+const maxHeaderListSize = 16 * 1024 * 1024;
+/** The dynamic table size our SETTINGS allow the peer's encoder, and the one ours starts with. */
+const headerTableSize = 4096;
 
 interface Stream {
   id: number;
@@ -125,6 +139,10 @@ export class H2ClientConn {
   #peerMaxConcurrentStreams = Infinity;
   #connSendWindow = defaultWindow;
   #connUnacked = 0;
+  // The HPACK table size our encoder may use (it never indexes), lowered by the peer's SETTINGS;
+  // a lowering is announced at the start of our next header block.
+  #encoderTableSize = headerTableSize;
+  #tableSizeUpdate: number | undefined;
   #settled!: () => void;
   #ready!: { resolve(): void; reject(err: unknown): void };
 
@@ -144,9 +162,14 @@ export class H2ClientConn {
    */
   static async handshake(
     conn: Deno.Conn,
-    options: { signal?: AbortSignal } = {},
+    options: {
+      signal?: AbortSignal;
+      /** The first stream id (odd; 1 by default): lets tests reach the end of the id space. */
+      firstStreamId?: number;
+    } = {},
   ): Promise<H2ClientConn> {
     const h2 = new H2ClientConn(conn);
+    h2.#nextStreamId = options.firstStreamId ?? 1;
     const ready = new Promise<void>((resolve, reject) => h2.#ready = { resolve, reject });
     const onAbort = () => h2.#fail(options.signal?.reason ?? new Error("aborted"));
     if (options.signal?.aborted) onAbort();
@@ -157,7 +180,7 @@ export class H2ClientConn {
         settingsFrame([
           [Setting.EnablePush, 0],
           [Setting.InitialWindowSize, streamReceiveWindow],
-          [Setting.HeaderTableSize, 4096],
+          [Setting.HeaderTableSize, headerTableSize],
         ]),
         uint32Frame(FrameType.WindowUpdate, 0, connectionReceiveWindow - defaultWindow),
       ]);
@@ -239,8 +262,10 @@ export class H2ClientConn {
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
+      const block = encodeHeaderBlock(headers, { tableSizeUpdate: this.#tableSizeUpdate });
+      this.#tableSizeUpdate = undefined;
       this.#send(
-        headerFrames(id, encodeHeaderBlock(headers), {
+        headerFrames(id, block, {
           maxFrameSize: this.#peerMaxFrameSize,
           endStream: body.length === 0,
         }),
@@ -305,8 +330,9 @@ export class H2ClientConn {
     if (rejects) stream.reject(err);
     else stream.resolve(stream.response);
     this.#wakeAll();
-    // A draining connection closes once its last stream ended (the server closes it too).
-    if (this.#goAway && this.#streams.size === 0) this.close();
+    // A draining connection (GOAWAY, or stream ids used up) closes once its last stream ended:
+    // nobody else would close it, as the CRI client moves on to a new connection.
+    if (!this.usable && this.#streams.size === 0) this.close();
   }
 
   #unusableReason(): string {
@@ -388,7 +414,10 @@ export class H2ClientConn {
   async #onFrame(f: Frame): Promise<void> {
     switch (f.type) {
       case FrameType.Headers:
-        return this.#onHeaders(f, await this.#reader.headerBlock(f));
+        return this.#onHeaders(
+          f,
+          await this.#reader.headerBlock(f, { maxSize: maxHeaderListSize }),
+        );
       case FrameType.Data:
         return this.#onData(f);
       case FrameType.RstStream: {
@@ -421,9 +450,13 @@ export class H2ClientConn {
 
   #onHeaders(f: Frame, block: Uint8Array): void {
     // Decode even for streams we dropped: the HPACK table must stay in step with the server's.
-    const fields = this.#decoder.decode(block);
+    const { fields, truncated } = this.#decoder.decodeList(block, maxHeaderListSize);
     const stream = this.#streams.get(f.streamId);
     if (!stream) return;
+    if (truncated) {
+      stream.response.headerListTooLarge = true;
+      return this.#resetStream(stream, ErrorCode.FrameSizeError);
+    }
     const status = fields.find(([name]) => name === ":status");
     // 1xx informational headers carry nothing for gRPC.
     if (status && status[1].startsWith("1") && (f.flags & Flag.EndStream) === 0) return;
@@ -470,6 +503,13 @@ export class H2ClientConn {
     if (updates.length > 0) this.#send(updates);
   }
 
+  /** A stream error on our side: RST_STREAM with `code`, and the stream ends with it. */
+  #resetStream(stream: Stream, code: number): void {
+    this.#send([uint32Frame(FrameType.RstStream, stream.id, code)]);
+    stream.response.rstCode ??= code;
+    this.#endStream(stream);
+  }
+
   #onGoAway(f: Frame): void {
     if (f.streamId !== 0 || f.payload.length < 8) throw new H2ProtocolError("malformed GOAWAY");
     const lastStreamId = readUint32(f.payload, 0) & 0x7fff_ffff;
@@ -491,11 +531,18 @@ export class H2ClientConn {
     if (f.streamId === 0) {
       if (increment === 0) throw new H2ProtocolError("WINDOW_UPDATE of 0");
       this.#connSendWindow += increment;
-      if (this.#connSendWindow > 0x7fff_ffff) throw new H2ProtocolError("window overflow");
+      if (this.#connSendWindow > maxWindow) {
+        throw new H2ProtocolError("FLOW_CONTROL_ERROR: the connection's send window overflowed");
+      }
     } else {
       const stream = this.#streams.get(f.streamId);
       if (!stream) return;
+      // Stream errors (RFC 9113 §6.9, §6.9.1): the connection carries on.
+      if (increment === 0) return this.#resetStream(stream, ErrorCode.ProtocolError);
       stream.sendWindow += increment;
+      if (stream.sendWindow > maxWindow) {
+        return this.#resetStream(stream, ErrorCode.FlowControlError);
+      }
     }
     this.#wakeAll();
   }
@@ -507,14 +554,26 @@ export class H2ClientConn {
         this.#peerMaxFrameSize = value;
       } else if (id === Setting.InitialWindowSize) {
         if (value > 0x7fff_ffff) throw new H2ProtocolError("bad INITIAL_WINDOW_SIZE");
-        // The change applies to every open stream's window (RFC 9113 §6.9.2).
+        // The change applies to every open stream's window (RFC 9113 §6.9.2); one pushed past
+        // 2^31-1 is a connection error.
         const delta = value - this.#peerInitialWindow;
-        for (const stream of this.#streams.values()) stream.sendWindow += delta;
+        for (const stream of this.#streams.values()) {
+          stream.sendWindow += delta;
+          if (stream.sendWindow > maxWindow) {
+            throw new H2ProtocolError(
+              "FLOW_CONTROL_ERROR: SETTINGS_INITIAL_WINDOW_SIZE overflowed a stream's send window",
+            );
+          }
+        }
         this.#peerInitialWindow = value;
       } else if (id === Setting.MaxConcurrentStreams) {
         this.#peerMaxConcurrentStreams = value;
+      } else if (id === Setting.HeaderTableSize && value < this.#encoderTableSize) {
+        // Our encoder never indexes, but its table's size must follow the peer's limit down and
+        // say so (RFC 7541 §4.2; nghttp2 rejects a block without it).
+        this.#encoderTableSize = value;
+        this.#tableSizeUpdate = value;
       }
-      // HEADER_TABLE_SIZE limits the peer's decoder; our encoder never indexes.
     }
     this.#send([frame(FrameType.Settings, Flag.Ack, 0, new Uint8Array(0))]);
     this.#wakeAll();

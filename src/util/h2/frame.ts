@@ -44,6 +44,7 @@ export const ErrorCode = {
   NoError: 0x0,
   ProtocolError: 0x1,
   FlowControlError: 0x3,
+  FrameSizeError: 0x6,
   RefusedStream: 0x7,
   Cancel: 0x8,
 } as const;
@@ -154,9 +155,17 @@ export function headerFrames(
 
 const enc = new TextEncoder();
 
-/** HPACK "literal header field without indexing — new name", no Huffman (RFC 7541 §6.2.2). */
-export function encodeHeaderBlock(headers: [string, string][]): Uint8Array {
+/**
+ * HPACK "literal header field without indexing — new name", no Huffman (RFC 7541 §6.2.2).
+ * `tableSizeUpdate` starts the block with a dynamic table size update (§6.3), which an encoder owes
+ * the peer after the peer lowered SETTINGS_HEADER_TABLE_SIZE below the table's size (§4.2).
+ */
+export function encodeHeaderBlock(
+  headers: [string, string][],
+  options: { tableSizeUpdate?: number } = {},
+): Uint8Array {
   const parts: number[] = [];
+  if (options.tableSizeUpdate !== undefined) pushInteger(parts, options.tableSizeUpdate, 5, 0x20);
   for (const [name, value] of headers) {
     parts.push(0x00);
     for (const s of [name, value]) {
@@ -193,6 +202,18 @@ export class HeaderDecoder {
 
   /** The fields of one complete header block, in order. */
   decode(block: Uint8Array): [string, string][] {
+    return this.decodeList(block, Infinity).fields;
+  }
+
+  /**
+   * The fields of one complete header block, keeping at most `maxListSize` bytes of them (each
+   * field counted as name + value + 32, RFC 9113 §6.5.2). Past it the rest of the block is still
+   * decoded, so the dynamic table stays in step, but dropped, and `truncated` is set.
+   */
+  decodeList(
+    block: Uint8Array,
+    maxListSize: number,
+  ): { fields: [string, string][]; truncated: boolean } {
     let error: unknown;
     const onError = (err: unknown) => error = err;
     this.#decoder.once("error", onError);
@@ -201,12 +222,16 @@ export class HeaderDecoder {
     this.#decoder.removeListener("error", onError);
     if (error) throw new H2ProtocolError(`HPACK: ${(error as Error).message ?? error}`);
     const fields: [string, string][] = [];
+    let size = 0;
+    let truncated = false;
     for (;;) {
       const field = this.#decoder.read() as { name: string; value: string } | null;
       if (field === null) break;
-      fields.push([field.name, field.value]);
+      size += field.name.length + field.value.length + 32;
+      if (size > maxListSize) truncated = true;
+      if (!truncated) fields.push([field.name, field.value]);
     }
-    return fields;
+    return { fields, truncated };
   }
 }
 
@@ -256,21 +281,30 @@ export class FrameReader {
     }
   }
 
-  /** The header block of `first` plus any CONTINUATION frames, padding and priority removed. */
-  async headerBlock(first: Frame): Promise<Uint8Array> {
+  /**
+   * The header block of `first` plus any CONTINUATION frames, padding and priority removed. A
+   * block above `maxSize` bytes is a connection error: a peer sending CONTINUATION without end
+   * would otherwise grow it without bound.
+   */
+  async headerBlock(first: Frame, options: { maxSize?: number } = {}): Promise<Uint8Array> {
+    const maxSize = options.maxSize ?? Infinity;
     let payload = stripPadding(first);
     if (first.flags & Flag.Priority) payload = payload.subarray(5);
     const parts = [payload];
+    let size = payload.length;
     let flags = first.flags;
     while ((flags & Flag.EndHeaders) === 0) {
+      if (size > maxSize) throw new H2ProtocolError(`header block larger than ${maxSize} bytes`);
       const next = await this.next();
       if (!next) throw new H2ProtocolError("EOF inside a header block");
       if (next.type !== FrameType.Continuation || next.streamId !== first.streamId) {
         throw new H2ProtocolError("expected CONTINUATION");
       }
       parts.push(next.payload);
+      size += next.payload.length;
       flags = next.flags;
     }
+    if (size > maxSize) throw new H2ProtocolError(`header block larger than ${maxSize} bytes`);
     return concat(parts);
   }
 

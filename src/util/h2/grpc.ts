@@ -106,6 +106,9 @@ export function unaryResult(
       details: `grpc: received message larger than max (${response.received - 5} vs. ${max})`,
     };
   }
+  if (response.headerListTooLarge) {
+    return { code: GrpcStatus.Internal, details: "peer header list size exceeded limit" };
+  }
   const headerStatus = headers.get("grpc-status");
   if (headerStatus === undefined) {
     if (response.refusedByGoAway) {

@@ -71,7 +71,17 @@ async function withRoot(fn: (rootDir: string) => Promise<void>): Promise<void> {
     await fn(rootDir);
   } finally {
     killRecordedGroups(rootDir);
-    await Deno.remove(rootDir, { recursive: true });
+    // A shim just SIGKILLed may finish a last file write while the folder is being removed
+    // (seen once: ENOTEMPTY); removal is tried again until nothing is added any more.
+    await waitFor(async () => {
+      try {
+        await Deno.remove(rootDir, { recursive: true });
+        return true;
+      } catch (e) {
+        if ((e as { code?: string }).code === "ENOTEMPTY") return false;
+        throw e;
+      }
+    }, `${rootDir} removed`);
   }
 }
 

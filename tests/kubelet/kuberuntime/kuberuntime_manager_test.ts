@@ -3,6 +3,7 @@ import type { Container, Pod } from "../../../src/api/core/v1/mod.ts";
 import {
   computePodActions,
   hashContainer,
+  legacyHashContainer,
   type PodActions,
   type ResultsLookup,
   type RuntimeContainerState,
@@ -224,6 +225,32 @@ Deno.test("TestComputePodActions", async (t) => {
       containersToStart: [0],
       kill: ["foo1: Container foo1 definition changed, will be restarted"],
     });
+  });
+
+  await t.step("the hash covers name and image only, as kubelet's pickFieldsToHash", () => {
+    const pod = makeTestPod();
+    const status = runningPodStatus(pod);
+    // A field a later version adds or defaults does not restart the container.
+    pod.spec.containers[0].command = ["sh", "-c", "sleep 1"];
+    pod.spec.containers[0].terminationMessagePolicy = "FallbackToLogsOnError";
+    assertEquals(summary(computePodActions(pod, status, lookups())), none);
+    pod.spec.containers[0].image = "busybox:2";
+    assertEquals(
+      summary(computePodActions(pod, status, lookups())).kill,
+      ["foo1: Container foo1 definition changed, will be restarted"],
+    );
+  });
+
+  await t.step("a container created with the whole-spec hash of earlier probelets is kept", () => {
+    const pod = makeTestPod();
+    const status = runningPodStatus(pod);
+    status.containerStatuses[0].hash = legacyHashContainer(pod.spec.containers[0]);
+    assertEquals(summary(computePodActions(pod, status, lookups())), none);
+    pod.spec.containers[0].image = "busybox:2";
+    assertEquals(
+      summary(computePodActions(pod, status, lookups())).kill,
+      ["foo1: Container foo1 definition changed, will be restarted"],
+    );
   });
 
   await t.step("all containers exited with Never: kill the pod", () => {

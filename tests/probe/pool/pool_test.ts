@@ -11,7 +11,7 @@ import { newProber } from "../../../src/kubelet/prober/prober.ts";
 import { newHttpProber, newProbeRequest } from "../../../src/probe/http/mod.ts";
 import { newTcpProber } from "../../../src/probe/tcp/mod.ts";
 import { newGrpcProber } from "../../../src/probe/grpc/mod.ts";
-import { ProbePool } from "../../../src/probe/pool/mod.ts";
+import { ProbePool, ProbePoolClosedError } from "../../../src/probe/pool/mod.ts";
 import { ProbeBudget } from "../../../src/probe/budget.ts";
 import { redirect, startServer, startTLSServer } from "../http/test_server.ts";
 import { startHealthServer } from "../../testing/grpc_health_server.ts";
@@ -192,4 +192,29 @@ Deno.test("TestProbePoolInlineBudgetWeighsTheKind", async () => {
     await server.close();
     await grpcServer.close();
   }
+});
+
+Deno.test("TestProberPoolClosedRecordsNoEvent", async () => {
+  // A probe cut by the agent's stop (the pool closes under it) is not the container's fault.
+  const pool = new ProbePool(1, { inlineBelowPerSecond: 0 });
+  const container: Container = {
+    name: "c",
+    livenessProbe: { tcpSocket: { port: 9, host: "10.255.255.1" }, timeoutSeconds: 60 },
+  };
+  const pod: Pod = {
+    metadata: { name: "p", namespace: "default", uid: "u" },
+    spec: { containers: [container] },
+  };
+  const recorder = new FakeRecorder();
+  const prober = newProber(undefined, recorder, { budget: new ProbeBudget(10), pool });
+  const pending = prober.probe("liveness", {
+    pod,
+    status: { podIP: "127.0.0.1" },
+    container,
+    containerID: { type: "test", id: "1" },
+  });
+  pool.close();
+  const result = await pending;
+  assert.ok(result.error instanceof ProbePoolClosedError);
+  assert.deepEqual(recorder.events, []);
 });
