@@ -385,3 +385,34 @@ Deno.test("transport: a call whose deadline passes while it waits for a stream s
     await server.close();
   }
 });
+
+Deno.test("transport: a runtime that accepts but never sends its SETTINGS fails the call after the connect timeout", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "probelet-silent-" });
+  const path = `${dir}/s.sock`;
+  const listener = Deno.listen({ transport: "unix", path });
+  const accepted: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) accepted.push(conn);
+  })().catch(() => {});
+  const runtime = new RemoteRuntimeService(`unix://${path}`, { connectTimeoutMs: 100 });
+  try {
+    const err = await errorOf(runtime.version());
+    assert.equal(err.code, GrpcCode.Unavailable);
+    assert.match(err.message, /timed out waiting for the server's HTTP\/2 settings/);
+    assert.equal(err.endpoint, `unix://${path}`);
+    // Every dial's socket was closed by the client (the test's sanitizers also catch a timer left).
+    assert.ok(accepted.length >= 1);
+    for (const conn of accepted) {
+      const buf = new Uint8Array(1024);
+      while (await conn.read(buf) !== null) {
+        // the preface and SETTINGS it sent before giving up
+      }
+    }
+  } finally {
+    runtime.close();
+    listener.close();
+    await accepting;
+    for (const conn of accepted) conn.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -383,3 +383,31 @@ integrationTest("The same client keeps working across a containerd restart", ski
     assert.equal((await runtime.version()).runtimeName, "containerd");
   });
 });
+
+integrationTest(
+  "An ExecSync in flight while containerd restarts ends at once; the next calls work",
+  skip,
+  async () => {
+    await withWebPod("restart-exec", async ({ runtime, containerId }) => {
+      const id = containerdID(containerId);
+      // A 20 s command with a 30 s timeout: only the restart can end the call early.
+      const started = Date.now();
+      const exec = runtime.execSync(containerId, ["sleep", "20"], { timeoutMs: 30_000 })
+        .then(() => "finished", (e) => e);
+      await restartContainerd();
+      const outcome = await exec;
+      const tookMs = Date.now() - started;
+      // containerd's stop drops the connection (or its GOAWAY covers the stream and the socket then
+      // closes): the call fails with Unavailable, is not retried (ExecSync is not idempotent), and
+      // does not wait for its deadline.
+      assert.ok(outcome instanceof CriError, `ExecSync ended with ${outcome}`);
+      assert.equal(outcome.code, GrpcCode.Unavailable, outcome.message);
+      assert.ok(tookMs < 15_000, `the call took ${tookMs} ms`);
+      const runner = new RuntimeCommandRunner(runtime);
+      assert.equal(
+        decode(await runner.runInContainer(id, ["echo", "after"], { timeoutMs: 5_000 })),
+        "after\n",
+      );
+    });
+  },
+);

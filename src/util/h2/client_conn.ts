@@ -92,6 +92,12 @@ const maxWindow = 0x7fff_ffff;
  * the raw header block is held to the same size.
  */
 const maxHeaderListSize = 16 * 1024 * 1024;
+/**
+ * Replies the reader may queue before it waits for the writer: a peer that sends PINGs (or DATA)
+ * but reads nothing would otherwise grow our queue without bound. grpc-go throttles its reader
+ * the same way (maxQueuedTransportResponseFrames).
+ */
+const maxQueuedReplies = 64;
 /** The dynamic table size our SETTINGS allow the peer's encoder, and the one ours starts with. */
 const headerTableSize = 4096;
 
@@ -132,6 +138,10 @@ export class H2ClientConn {
   // Queued writes, flushed in order by one writer so frames never interleave.
   #out: Uint8Array[] = [];
   #flushing = false;
+  #flushed: Promise<void> = Promise.resolve();
+  // Frames the reader queued in answer to the peer (PING and SETTINGS ACKs, WINDOW_UPDATEs,
+  // RST_STREAMs) since the writer last took the queue.
+  #queuedReplies = 0;
   // Woken when send windows grow, a stream slot frees up, or the connection ends.
   #waiters = new Set<() => void>();
   #peerMaxFrameSize = defaultMaxFrameSize;
@@ -198,6 +208,13 @@ export class H2ClientConn {
   /** False once the connection cannot take a new stream: closed, broken, or after a GOAWAY. */
   get usable(): boolean {
     return !this.#closed && !this.#goAway && this.#nextStreamId <= maxStreamId;
+  }
+
+  /** Bytes of frames waiting to be written to the socket. */
+  get queuedBytes(): number {
+    let n = 0;
+    for (const f of this.#out) n += f.length;
+    return n;
   }
 
   /** Streams open right now. */
@@ -344,7 +361,13 @@ export class H2ClientConn {
   #send(frames: Uint8Array[]): void {
     if (this.#closed) return;
     this.#out.push(...frames);
-    if (!this.#flushing) this.#flush();
+    if (!this.#flushing) this.#flushed = this.#flush();
+  }
+
+  /** Frames the reader sends in answer to the peer; counted for the reader's throttle. */
+  #reply(frames: Uint8Array[]): void {
+    this.#queuedReplies += frames.length;
+    this.#send(frames);
   }
 
   async #flush(): Promise<void> {
@@ -353,6 +376,7 @@ export class H2ClientConn {
       while (this.#out.length > 0 && !this.#closed) {
         const bytes = concat(this.#out);
         this.#out = [];
+        this.#queuedReplies = 0;
         for (let off = 0; off < bytes.length;) off += await this.#conn.write(bytes.subarray(off));
       }
     } catch (err) {
@@ -403,6 +427,8 @@ export class H2ClientConn {
         if (!f) break;
         await this.#onFrame(f);
         if (this.#closed) return;
+        // Stop reading while our replies cannot be written (the peer is not reading).
+        if (this.#queuedReplies >= maxQueuedReplies && this.#flushing) await this.#flushed;
       }
       this.#fail();
     } catch (err) {
@@ -432,7 +458,9 @@ export class H2ClientConn {
         return;
       case FrameType.Ping:
         if (f.streamId !== 0 || f.payload.length !== 8) throw new H2ProtocolError("malformed PING");
-        if ((f.flags & Flag.Ack) === 0) this.#send([frame(FrameType.Ping, Flag.Ack, 0, f.payload)]);
+        if ((f.flags & Flag.Ack) === 0) {
+          this.#reply([frame(FrameType.Ping, Flag.Ack, 0, f.payload)]);
+        }
         return;
       case FrameType.GoAway:
         return this.#onGoAway(f);
@@ -488,11 +516,11 @@ export class H2ClientConn {
       stream.unacked += f.payload.length;
       if (stream.response.received > stream.maxData) {
         updates.push(uint32Frame(FrameType.RstStream, stream.id, ErrorCode.Cancel));
-        this.#send(updates);
+        this.#reply(updates);
         return this.#endStream(stream);
       }
       if (f.flags & Flag.EndStream) {
-        this.#send(updates);
+        this.#reply(updates);
         return this.#endStream(stream);
       }
       if (stream.unacked >= streamReceiveWindow / 4) {
@@ -500,12 +528,12 @@ export class H2ClientConn {
         stream.unacked = 0;
       }
     }
-    if (updates.length > 0) this.#send(updates);
+    if (updates.length > 0) this.#reply(updates);
   }
 
   /** A stream error on our side: RST_STREAM with `code`, and the stream ends with it. */
   #resetStream(stream: Stream, code: number): void {
-    this.#send([uint32Frame(FrameType.RstStream, stream.id, code)]);
+    this.#reply([uint32Frame(FrameType.RstStream, stream.id, code)]);
     stream.response.rstCode ??= code;
     this.#endStream(stream);
   }
@@ -575,7 +603,7 @@ export class H2ClientConn {
         this.#tableSizeUpdate = value;
       }
     }
-    this.#send([frame(FrameType.Settings, Flag.Ack, 0, new Uint8Array(0))]);
+    this.#reply([frame(FrameType.Settings, Flag.Ack, 0, new Uint8Array(0))]);
     this.#wakeAll();
   }
 }

@@ -291,3 +291,33 @@ Deno.test("h2 client: a connection whose stream ids ran out closes when its last
   // Unusable and idle: the client closes the socket (the CRI client has moved to a new one).
   assert.ok(await peer.closedByClient());
 });
+
+Deno.test("h2 client: a server that floods PINGs and reads nothing is not read further (replies stay bounded)", async () => {
+  await using c = await connected();
+  const { h2, peer } = c;
+  // 300,000 PINGs (5.1 MB) written while the server reads nothing. A client that kept reading
+  // would queue 5.1 MB of PING ACKs it cannot send; one that stops reading while its replies are
+  // stuck holds the server's write instead (grpc-go throttles its reader the same way).
+  const count = 300_000;
+  const ping = frame(FrameType.Ping, 0, 0, new Uint8Array(8));
+  const flood = new Uint8Array(ping.length * count);
+  for (let i = 0; i < count; i++) flood.set(ping, i * ping.length);
+  let written = false;
+  const writing = peer.send(flood).then(() => written = true);
+  let watchdog: ReturnType<typeof setTimeout> | undefined;
+  await new Promise<void>((resolve) => {
+    watchdog = setTimeout(resolve, 500);
+    writing.then(() => resolve(), () => resolve());
+  });
+  clearTimeout(watchdog);
+  assert.equal(written, false, `the client read the whole flood and queued its replies`);
+  assert.ok(h2.queuedBytes <= 64 * 1024, `queued ${h2.queuedBytes} bytes`);
+  // Once the server reads again, every PING is answered and the flood goes through.
+  let acks = 0;
+  while (acks < count) {
+    const f = await peer.next(FrameType.Ping);
+    if (f.flags & Flag.Ack) acks++;
+  }
+  await writing;
+  assert.equal(h2.usable, true);
+});
