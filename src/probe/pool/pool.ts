@@ -24,11 +24,13 @@ import {
 import type { ProbeRequest } from "../http/request.ts";
 
 /**
- * What one probe of each kind costs the thread that runs it, in plain-HTTP probes (measured at
- * 1,000 workers on the main thread: http ≈ 0.2, tcp ≈ 0.15, https ≈ 0.8, grpc ≈ 0.4 ms of CPU).
- * The inline budget is spent in these units, so a TLS handshake leaves the main thread sooner.
+ * How much of the inline budget one probe of each kind spends, in plain-HTTP probes. On the main
+ * thread an HTTPS probe costs ≈ 0.8 ms of CPU and a gRPC one ≈ 0.4 (http ≈ 0.2, tcp ≈ 0.15): at
+ * 1,400 a second they alone would need more than that thread. Counted at their full cost they left
+ * it below ~400 a second, where a thread hop costs more than it saves (HTTPS × 700: 1.6 ms per
+ * probe on the pool, 1.0 inline); 2 and 1.5 move them past ~750 and ~1,000 a second.
  */
-const inlineCost = { http: 1, https: 4, tcp: 0.7, grpc: 2 };
+const inlineCost = { http: 1, https: 2, tcp: 1, grpc: 1.5 };
 
 // Distributes over the union so each call kind keeps its own fields.
 type CallWithoutId = PoolCall extends infer C ? C extends PoolCall ? Omit<C, "id"> : never
