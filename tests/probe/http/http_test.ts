@@ -19,6 +19,7 @@ import {
   goRequestHeader,
   goRequestHost,
   type Handler,
+  type RecordingServer,
   redirect,
   startRecordingServer,
   startServer,
@@ -688,24 +689,34 @@ Deno.test("TestHTTPProbeChecker 10 KiB truncation", async (t) => {
   });
 });
 
+// Probes /healthz?x=1 on a recording server and checks the exact request head Go writes; `more`
+// checks the server's other records.
+async function checkDefaultWire(
+  options: { tls?: boolean },
+  more?: (server: RecordingServer) => void,
+): Promise<void> {
+  const server = await startRecordingServer(options);
+  try {
+    const outcome = await newHttpProber().probe(mustRequest(`${server.url}/healthz?x=1`), {
+      timeoutMs: 2000,
+    });
+    assert.deepEqual(outcome, { result: "success", output: "ok" });
+    assert.deepEqual(server.requests, [
+      "GET /healthz?x=1 HTTP/1.1\r\n" +
+      `Host: 127.0.0.1:${server.port}\r\n` +
+      "User-Agent: kube-probe/1.35\r\n" +
+      "Accept: */*\r\n" +
+      "Connection: close\r\n\r\n",
+    ]);
+    more?.(server);
+  } finally {
+    await server.close();
+  }
+}
+
 Deno.test("TestHTTPProbe wire format", async (t) => {
   await t.step("default headers are exactly Host, User-Agent, Accept, Connection", async () => {
-    const server = await startRecordingServer();
-    try {
-      const outcome = await newHttpProber().probe(mustRequest(`${server.url}/healthz?x=1`), {
-        timeoutMs: 1000,
-      });
-      assert.deepEqual(outcome, { result: "success", output: "ok" });
-      assert.deepEqual(server.requests, [
-        "GET /healthz?x=1 HTTP/1.1\r\n" +
-        `Host: 127.0.0.1:${server.port}\r\n` +
-        "User-Agent: kube-probe/1.35\r\n" +
-        "Accept: */*\r\n" +
-        "Connection: close\r\n\r\n",
-      ]);
-    } finally {
-      await server.close();
-    }
+    await checkDefaultWire({});
   });
   await t.step("custom headers sorted, repeated values kept, Host never twice", async () => {
     const server = await startRecordingServer();
@@ -842,24 +853,10 @@ Deno.test("TestHTTPProbe HTTPS", async (t) => {
 
 Deno.test("TestHTTPProbe HTTPS wire format", async (t) => {
   await t.step("request bytes as over HTTP; ALPN http/1.1; no SNI for an IP", async () => {
-    const server = await startRecordingServer({ tls: true });
-    try {
-      const outcome = await newHttpProber().probe(mustRequest(`${server.url}/healthz?x=1`), {
-        timeoutMs: 2000,
-      });
-      assert.deepEqual(outcome, { result: "success", output: "ok" });
-      assert.deepEqual(server.requests, [
-        "GET /healthz?x=1 HTTP/1.1\r\n" +
-        `Host: 127.0.0.1:${server.port}\r\n` +
-        "User-Agent: kube-probe/1.35\r\n" +
-        "Accept: */*\r\n" +
-        "Connection: close\r\n\r\n",
-      ]);
+    await checkDefaultWire({ tls: true }, (server) => {
       assert.deepEqual(server.alpnProtocols, ["http/1.1"]);
       assert.deepEqual(server.servernames, [false]);
-    } finally {
-      await server.close();
-    }
+    });
   });
   await t.step("SNI carries a host name", async () => {
     const server = await startRecordingServer({ tls: true });
