@@ -411,3 +411,26 @@ integrationTest(
     });
   },
 );
+
+integrationTest(
+  "A 400 KB ExecSync request flows through containerd's 64 KiB windows",
+  skip,
+  async () => {
+    await withWebPod("big-request", async ({ runtime, containerId }) => {
+      // Four 100 KB arguments (one argument may not exceed 128 KiB on Linux): the request is six
+      // times containerd's initial stream window, so it only goes through as WINDOW_UPDATEs come.
+      const part = "x".repeat(100_000);
+      const result = await runtime.execSync(containerId, [
+        "sh",
+        "-c",
+        "echo $(( ${#1} + ${#2} + ${#3} + ${#4} ))",
+        "sh",
+        part,
+        part,
+        part,
+        part,
+      ], { timeoutMs: 10_000 });
+      assert.equal(decode(result.stdout), "400000\n");
+    });
+  },
+);
