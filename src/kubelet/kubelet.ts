@@ -247,6 +247,8 @@ export class Kubelet {
   #lastContainerGC = -Infinity;
   #containerGCRun?: Promise<void>;
   #stopped = false;
+  /** Set when stop() begins: no sync starts from then on (a restart would outlive the stop). */
+  #shuttingDown = false;
   /** The shutdown grace period while stopping (pods get at most this long). */
   #stopGracePeriodOverride?: number;
   #started = false;
@@ -535,7 +537,7 @@ export class Kubelet {
       (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "")
     );
     for (const pod of sorted) {
-      if (this.#stopped) return;
+      if (this.#stopped || this.#shuttingDown) return;
       this.podManager.addPod(pod);
       const found = this.podManager.getPodAndMirrorPod(pod);
       if (found.wasMirror) {
@@ -824,7 +826,7 @@ export class Kubelet {
   }
 
   #dispatch(worker: PodWorker): void {
-    if (this.#stopped || worker.terminating) return;
+    if (this.#stopped || this.#shuttingDown || worker.terminating) return;
     if (worker.running) {
       worker.pending = true;
       return;
@@ -858,7 +860,7 @@ export class Kubelet {
         runtimeStatus = await this.#cleanUpContainersInPod(worker, runtimeStatus);
       }
       this.#setAPIStatus(worker, runtimeStatus);
-      if (worker.terminating || this.#stopped) return;
+      if (worker.terminating || this.#stopped || this.#shuttingDown) return;
       if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
       this.probeManager.addPod(pod);
       const result = await runtimeManager.syncPod(pod, runtimeStatus, {
@@ -1294,7 +1296,10 @@ export class Kubelet {
   async stop(
     options: { leavePodsRunning?: boolean; gracePeriodOverrideSeconds?: number } = {},
   ): Promise<void> {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#shuttingDown) return;
+    // From here no sync starts: a container restarted now (a liveness kill, a crash) would only
+    // be stopped again, and its grace period would come on top of the others'.
+    this.#shuttingDown = true;
     // Like the node shutdown manager: no pod gets longer than the shutdown grace period.
     this.#stopGracePeriodOverride = options.gracePeriodOverrideSeconds;
     log.info("Shutting down probelet node agent", {

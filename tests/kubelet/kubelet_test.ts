@@ -501,3 +501,23 @@ Deno.test("TestContainerGC", async () => {
     await s.cleanup();
   }
 });
+
+Deno.test("stop: no container is started once the stop began (a restart would outlive it)", async () => {
+  const s = await setup();
+  try {
+    s.kubelet.setPods([probedPod()]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    const id = s.app()!.containerID!.replace(/^[a-z]+:\/\//, "");
+    // The container dies just as the agent is told to stop; the sync that would restart it is
+    // asked for right after.
+    s.runtime.exit(id, 1);
+    s.runtime.calls.length = 0;
+    const stopped = s.kubelet.stop({ gracePeriodOverrideSeconds: 30 });
+    s.kubelet.syncPodByUID("uid-web");
+    await stopped;
+    assertEquals(s.runtime.calls.filter((c) => c.startsWith("createContainer")), []);
+    assert(s.runtime.calls.some((c) => c.startsWith("removePodSandbox")), s.runtime.calls.join());
+  } finally {
+    await s.cleanup();
+  }
+});
