@@ -24,6 +24,7 @@ import type { RuntimeService } from "../cri_client/runtime_service.ts";
 import { type Clock, type ClockTimer, RealClock } from "../util/clock.ts";
 import { Backoff } from "../util/flowcontrol/backoff.ts";
 import * as log from "../util/log.ts";
+import { StopSignal } from "../util/stop_signal.ts";
 import { getNodeHostIPs } from "../util/node/node.ts";
 import type { CommandRunner } from "./container/command_runner.ts";
 import { containerIDString } from "./container/container_id.ts";
@@ -252,8 +253,8 @@ export class Kubelet {
   /** The shutdown grace period while stopping (pods get at most this long). */
   #stopGracePeriodOverride?: number;
   #started = false;
-  #stop!: () => void;
-  #stopSignal: Promise<void>;
+  // Ends the sync loop's consumers; one waiter per loop, not one per update received.
+  #stopSignal = new StopSignal();
   #consumers: Promise<void>[] = [];
   #loggedManifestErrors = new Set<string>();
   #manifestErrors: ManifestError[] = [];
@@ -321,7 +322,6 @@ export class Kubelet {
       initialMs: options.backOff?.initialMs ?? defaultBackOffInitialMs,
       maxMs: options.backOff?.maxMs ?? defaultBackOffMaxMs,
     });
-    this.#stopSignal = new Promise((resolve) => this.#stop = resolve);
     this.#podConfig = new PodConfig({ recorder: this.events, clock: this.clock });
   }
 
@@ -467,7 +467,7 @@ export class Kubelet {
   async #consumePodUpdates(): Promise<void> {
     const updates = this.#podConfig.updates();
     for (;;) {
-      const next = await Promise.race([updates.receive(), this.#stopSignal.then(() => undefined)]);
+      const next = await this.#stopSignal.race(updates.receive());
       if (!next || next.done || this.#stopped) break;
       const u = next.value;
       try {
@@ -992,7 +992,7 @@ export class Kubelet {
   async #consume(manager: ResultsManager, type: "liveness" | "readiness" | "startup") {
     const updates = manager.updates();
     for (;;) {
-      const next = await Promise.race([updates.receive(), this.#stopSignal.then(() => undefined)]);
+      const next = await this.#stopSignal.race(updates.receive());
       if (!next || next.done || this.#stopped) return;
       this.#handleUpdate(next.value, type);
     }
@@ -1002,7 +1002,7 @@ export class Kubelet {
   async #consumePLEG(pleg: GenericPLEG) {
     const events = pleg.watch();
     for (;;) {
-      const next = await Promise.race([events.receive(), this.#stopSignal.then(() => undefined)]);
+      const next = await this.#stopSignal.race(events.receive());
       if (!next || next.done || this.#stopped) return;
       this.#handlePLEGEvent(next.value);
     }
@@ -1335,7 +1335,7 @@ export class Kubelet {
     await this.#orphanCleanup;
     await this.#containerGCRun;
     this.probeManager.cleanupPods(new Set());
-    this.#stop();
+    this.#stopSignal.stop();
     this.#podConfig.close();
     await Promise.all([...this.#consumers, this.#podUpdatesLoop]);
   }
