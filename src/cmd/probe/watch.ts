@@ -22,6 +22,7 @@ import {
 } from "../../kubelet/prober/mod.ts";
 import { BasicPodManager, newManager as newStatusManager } from "../../kubelet/status/mod.ts";
 import { HostCommandRunner } from "../../probe/exec/host_runner.ts";
+import { StopSignal } from "../../util/stop_signal.ts";
 import { probedContainers } from "../../kubelet/prober/prober_manager.ts";
 
 /** Options of {@link watchProbes}. */
@@ -112,6 +113,9 @@ export async function watchProbes(pods: Pod[], options: WatchOptions): Promise<v
     }
     syncStatus(pod, next);
   };
+  // One waiter per consumer on the abort, not one listener per update received.
+  const stop = new StopSignal();
+  void aborted(options.signal).then(() => stop.stop());
   const consumers = (["liveness", "readiness", "startup"] as const).map(async (probeType) => {
     const updates = {
       liveness: manager.livenessManager,
@@ -119,7 +123,7 @@ export async function watchProbes(pods: Pod[], options: WatchOptions): Promise<v
       startup: manager.startupManager,
     }[probeType].updates();
     while (!options.signal.aborted) {
-      const next = await Promise.race([updates.receive(), aborted(options.signal)]);
+      const next = await stop.race(updates.receive());
       if (!next || next.done) return;
       handle(probeType, next.value);
     }
