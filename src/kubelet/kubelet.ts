@@ -187,6 +187,12 @@ interface PodWorker {
   pending: boolean;
   /** Termination has begun: no more syncs. */
   terminating: boolean;
+  /**
+   * The pod reached Succeeded or Failed and its sandbox was stopped (kubelet's pod worker after
+   * SyncTerminatingPod of a terminal pod): no more syncs; it stays, with its exited containers,
+   * until it is removed.
+   */
+  finished: boolean;
   /** Resolves once the pod is torn down (after every retry it took). */
   terminated?: Promise<void>;
   /** Resolves {@linkcode terminated}. */
@@ -798,6 +804,7 @@ export class Kubelet {
       podJSON: canonicalJSON(pod),
       pending: false,
       terminating: false,
+      finished: false,
       startTime: rfc3339(this.clock.now()),
       startFailures: new Map(),
       syncs: 0,
@@ -826,7 +833,7 @@ export class Kubelet {
   }
 
   #dispatch(worker: PodWorker): void {
-    if (this.#stopped || this.#shuttingDown || worker.terminating) return;
+    if (this.#stopped || this.#shuttingDown || worker.terminating || worker.finished) return;
     if (worker.running) {
       worker.pending = true;
       return;
@@ -859,8 +866,14 @@ export class Kubelet {
       if (worker.died.size > 0) {
         runtimeStatus = await this.#cleanUpContainersInPod(worker, runtimeStatus);
       }
-      this.#setAPIStatus(worker, runtimeStatus);
+      const phase = this.#setAPIStatus(worker, runtimeStatus);
       if (worker.terminating || this.#stopped || this.#shuttingDown) return;
+      // Kubelet's SyncPod returns "terminal" before any set-up; its pod worker then runs
+      // SyncTerminatingPod, which stops the sandbox (and with it the pod's network).
+      if (phase === "Succeeded" || phase === "Failed") {
+        await this.#syncTerminalPod(worker, runtimeStatus);
+        return;
+      }
       if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
       this.probeManager.addPod(pod);
       const result = await runtimeManager.syncPod(pod, runtimeStatus, {
@@ -891,6 +904,39 @@ export class Kubelet {
       worker.nextSyncAt = now + this.#jitter(resync, workerResyncIntervalJitterFactor);
       if (retryAt !== undefined) worker.nextSyncAt = Math.min(worker.nextSyncAt, retryAt);
     }
+  }
+
+  /**
+   * Kubelet's SyncTerminatingPod for a pod whose phase became terminal: stop liveness and startup
+   * probes, kill what still runs and stop the sandbox, drop the probe workers, record the final
+   * status. The exited containers stay (for their logs and statuses) until the pod is removed.
+   * Throws when the runtime fails; the pod is then synced again after the back-off period.
+   */
+  async #syncTerminalPod(
+    worker: PodWorker,
+    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+  ): Promise<void> {
+    const pod = worker.pod;
+    const runtimeManager = this.#runtimeManager!;
+    log.V(4).info("Pod is terminal, stopping it", { pod: podKey(pod), podUID: pod.metadata.uid });
+    this.probeManager.stopLivenessAndStartup(pod);
+    await runtimeManager.killPod(pod, runtimeStatus);
+    this.probeManager.removePod(pod);
+    const final = await runtimeManager.getPodStatus(pod);
+    const running = final.containerStatuses.filter((c) => c.state === "running");
+    if (running.length > 0) {
+      throw new Error(
+        `detected running containers after a successful KillPod, CRI violation: ${
+          running.map((c) => containerIDString(c.id)).join(" ")
+        }`,
+      );
+    }
+    this.#setAPIStatus(worker, final);
+    worker.finished = true;
+    log.V(2).info("Pod is terminal, its sandbox is stopped", {
+      pod: podKey(pod),
+      podUID: pod.metadata.uid,
+    });
   }
 
   // wait.Jitter: d plus up to factor*d at random.
@@ -959,10 +1005,11 @@ export class Kubelet {
   }
 
   // generateAPIPodStatus + probeManager.UpdatePodStatus + conditions, then statusManager.SetPodStatus.
+  // Returns the phase it set.
   #setAPIStatus(
     worker: PodWorker,
     runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
-  ): void {
+  ): PodStatus["phase"] {
     const pod = worker.pod;
     const uid = pod.metadata.uid ?? "";
     const oldStatus = this.statusManager.getPodStatus(uid);
@@ -986,6 +1033,7 @@ export class Kubelet {
     conditions.push({ type: "PodScheduled", status: "True" });
     status.conditions = conditions;
     this.statusManager.setPodStatus(pod, status);
+    return status.phase;
   }
 
   // One consumer per results manager, as the three cases of kubelet's syncLoopIteration.
@@ -1254,6 +1302,14 @@ export class Kubelet {
       });
       this.#addPod(again);
     }
+  }
+
+  /**
+   * Whether the PLEG relisted within its threshold (kubelet registers `pleg.Healthy` as the
+   * runtime state's "PLEG" health check, which the node's Ready condition reads).
+   */
+  plegHealthy(): { ok: boolean; message: string } {
+    return this.#pleg?.healthy() ?? { ok: false, message: "pleg has yet to be successful" };
   }
 
   /** Pods with their latest status, in the order they were added. */

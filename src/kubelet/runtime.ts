@@ -24,6 +24,9 @@ export function aggregate(errs: (Error | undefined)[]): Error | undefined {
   return new Error(`[${present.map((e) => e.message).join(", ")}]`);
 }
 
+/** A health check of {@linkcode RuntimeState.addHealthCheck}: whether it passes, and why not. */
+export type HealthCheckFn = () => { ok: boolean; message: string };
+
 /**
  * Runtime and network health as last reported (kubelet's `runtimeState`).
  *
@@ -36,6 +39,7 @@ export function aggregate(errs: (Error | undefined)[]): Error | undefined {
  */
 export class RuntimeState {
   #clock: Clock;
+  #healthChecks: { name: string; fn: HealthCheckFn }[] = [];
   #baseRuntimeSyncThresholdMs: number;
   /** Clock time of the last successful runtime check; undefined before the first. */
   #lastBaseRuntimeSync?: number;
@@ -47,6 +51,15 @@ export class RuntimeState {
   constructor(clock: Clock, thresholdMs: number) {
     this.#clock = clock;
     this.#baseRuntimeSyncThresholdMs = thresholdMs;
+  }
+
+  /**
+   * Adds a check whose failure makes the runtime unusable, reported as `<name> is not healthy:
+   * <error>` (kubelet registers the PLEG's `Healthy` this way). A check must be cheap and must not
+   * call the runtime: it runs on every read of the Ready condition.
+   */
+  addHealthCheck(name: string, fn: HealthCheckFn): void {
+    this.#healthChecks.push({ name, fn });
   }
 
   /** Records a successful runtime check at `t` (clock milliseconds). */
@@ -78,6 +91,10 @@ export class RuntimeState {
       this.#lastBaseRuntimeSync + this.#baseRuntimeSyncThresholdMs <= this.#clock.now()
     ) {
       errs.push(new Error("container runtime is down"));
+    }
+    for (const check of this.#healthChecks) {
+      const { ok, message } = check.fn();
+      if (!ok) errs.push(new Error(`${check.name} is not healthy: ${message}`));
     }
     if (this.#runtimeError) errs.push(this.#runtimeError);
     return aggregate(errs);

@@ -410,6 +410,22 @@ Deno.test("TestUpdateNodeStatusWithRuntimeStateError", async (t) => {
       await k.clock.step(30_000);
       await check("False", "KubeletNotReady", "container runtime is down");
     });
+    await t.step("PLEG not relisting → not ready, named as kubelet names it", async () => {
+      k.runtime.err = undefined;
+      let plegHealth = { ok: true, message: "" };
+      k.nodeStatus.runtimeState.addHealthCheck("PLEG", () => plegHealth);
+      await k.nodeStatus.updateRuntimeUp();
+      await check("True", "KubeletReady");
+      plegHealth = {
+        ok: false,
+        message: "pleg was last seen active 3m0.5s ago; threshold is 3m0s",
+      };
+      await check(
+        "False",
+        "KubeletNotReady",
+        "PLEG is not healthy: pleg was last seen active 3m0.5s ago; threshold is 3m0s",
+      );
+    });
   } finally {
     restore();
   }

@@ -521,3 +521,53 @@ Deno.test("stop: no container is started once the stop began (a restart would ou
     await s.cleanup();
   }
 });
+
+Deno.test("TestTerminalPodStopsItsSandbox", async () => {
+  const s = await setup();
+  try {
+    const pod = probedPod();
+    pod.spec.restartPolicy = "Never";
+    s.kubelet.setPods([pod]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    assertEquals(s.kubelet.probeManager.workerCount(), 2);
+    const id = s.app()!.containerID!.replace(/^[a-z]+:\/\//, "");
+    s.runtime.calls.length = 0;
+    s.runtime.exit(id, 0);
+    // The PLEG sees the exit; the sync finds the pod terminal (kubelet's SyncTerminatingPod).
+    await s.clock.step(1000);
+    await until(
+      "sandbox stopped",
+      () => s.runtime.calls.some((c) => c.startsWith("stopPodSandbox")),
+    );
+    await until("Succeeded", () => s.status()?.phase === "Succeeded");
+    assertEquals(s.kubelet.probeManager.workerCount(), 0);
+    assertEquals(s.app()?.state?.terminated?.exitCode, 0);
+    // The pod is not synced again (a sync would hand it to the prober manager first): nothing is
+    // started and the exited container stays, with its status, until removal.
+    let added = 0;
+    const addPod = s.kubelet.probeManager.addPod.bind(s.kubelet.probeManager);
+    s.kubelet.probeManager.addPod = (p: Pod) => {
+      added++;
+      addPod(p);
+    };
+    s.runtime.calls.length = 0;
+    for (let i = 0; i < 5; i++) await s.clock.step(1000);
+    await settle();
+    assertEquals(added, 0);
+    assertEquals(
+      s.runtime.calls.filter((c) => /^(createContainer|startContainer|runPodSandbox)/.test(c)),
+      [],
+    );
+    assertEquals(s.runtime.containersNamed("app").map((c) => c.state), ["CONTAINER_EXITED"]);
+    assertEquals(s.status()?.phase, "Succeeded");
+    // Removing the pod removes the container and the sandbox.
+    s.kubelet.setPods([]);
+    await until(
+      "sandbox removed",
+      () => s.runtime.calls.some((c) => c.startsWith("removePodSandbox")),
+    );
+    assertEquals(s.runtime.containersNamed("app"), []);
+  } finally {
+    await s.cleanup();
+  }
+});

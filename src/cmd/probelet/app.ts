@@ -255,6 +255,7 @@ async function startAgent(
         },
         random: options.random,
       });
+      node.nodeStatus.runtimeState.addHealthCheck("PLEG", () => kubelet.plegHealthy());
       node.start();
     }
     await kubelet.start();

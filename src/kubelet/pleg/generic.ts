@@ -10,6 +10,7 @@
  */
 import type { Clock, ClockTimer } from "../../util/clock.ts";
 import { Channel } from "../../util/channel.ts";
+import { goDuration } from "../../util/go_format.ts";
 import * as log from "../../util/log.ts";
 import type { RuntimeContainerState, RuntimePod } from "../kuberuntime/kuberuntime_manager.ts";
 
@@ -177,7 +178,9 @@ export class GenericPLEG {
     if (elapsed > this.#thresholdMs) {
       return {
         ok: false,
-        message: `pleg was last seen active ${elapsed}ms ago; threshold is ${this.#thresholdMs}ms`,
+        message: `pleg was last seen active ${goDuration(elapsed)} ago; threshold is ${
+          goDuration(this.#thresholdMs)
+        }`,
       };
     }
     return { ok: true, message: "" };
