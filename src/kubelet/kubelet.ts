@@ -843,7 +843,7 @@ export class Kubelet {
         do {
           worker.pending = false;
           await this.#syncPod(worker);
-        } while (worker.pending && !worker.terminating && !this.#stopped);
+        } while (worker.pending && !worker.terminating && !worker.finished && !this.#stopped);
       } finally {
         worker.running = undefined;
       }
@@ -1142,6 +1142,10 @@ export class Kubelet {
         void this.#cleanupOrphanedMirrorPods();
       }
     }
+    // kubelet's StartGarbageCollection: every minute, in every mode.
+    if (this.clock.now() - this.#lastContainerGC >= containerGCPeriodMs) {
+      void this.garbageCollect();
+    }
   }
 
   // Mirror pods whose static pod is gone are deleted (unless that pod is still terminating).
@@ -1155,9 +1159,6 @@ export class Kubelet {
       await this.#mirrorClient?.deleteMirrorPod(fullName).catch((e) =>
         log.error(e, "Failed deleting an orphaned mirror pod", { podFullName: fullName })
       );
-    }
-    if (this.clock.now() - this.#lastContainerGC >= containerGCPeriodMs) {
-      void this.garbageCollect();
     }
   }
 

@@ -502,6 +502,30 @@ Deno.test("TestContainerGC", async () => {
   }
 });
 
+Deno.test("TestContainerGCRunsEveryMinute", async () => {
+  // kubelet's StartGarbageCollection: the container GC runs every minute on its own, with or
+  // without an API server (standalone here).
+  const s = await setup();
+  try {
+    s.kubelet.setPods([probedPod()]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    const logs = join(s.rootDir, "pods");
+    const gone = join(logs, "default_old_uid-old");
+    await Deno.mkdir(join(gone, "app"), { recursive: true });
+    const exists = () => Deno.stat(gone).then(() => true, () => false);
+    for (let i = 0; i < 61; i++) await s.clock.step(1000);
+    await settle();
+    let left = true;
+    await until("GC ran", () => {
+      void exists().then((e) => left = e);
+      return !left;
+    });
+    assertEquals(await exists(), false);
+  } finally {
+    await s.cleanup();
+  }
+});
+
 Deno.test("stop: no container is started once the stop began (a restart would outlive it)", async () => {
   const s = await setup();
   try {
@@ -567,6 +591,39 @@ Deno.test("TestTerminalPodStopsItsSandbox", async () => {
       () => s.runtime.calls.some((c) => c.startsWith("removePodSandbox")),
     );
     assertEquals(s.runtime.containersNamed("app"), []);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestTerminalPodSyncRequestedDuringItsTeardownDoesNotRunIt", async () => {
+  const s = await setup();
+  try {
+    const pod = probedPod();
+    pod.spec.restartPolicy = "Never";
+    s.kubelet.setPods([pod]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    const id = s.app()!.containerID!.replace(/^[a-z]+:\/\//, "");
+    // Another sync is asked for (a second PLEG event, a probe result) while SyncTerminatingPod
+    // runs: once it finished, the pod is never synced again.
+    const stopPodSandbox = s.runtime.stopPodSandbox.bind(s.runtime);
+    s.runtime.stopPodSandbox = (sandboxID: string) => {
+      s.kubelet.syncPodByUID("uid-web");
+      return stopPodSandbox(sandboxID);
+    };
+    // SyncTerminatingPod drops the pod's probe workers once per run.
+    let terminatingSyncs = 0;
+    const removePod = s.kubelet.probeManager.removePod.bind(s.kubelet.probeManager);
+    s.kubelet.probeManager.removePod = (p: Pod) => {
+      terminatingSyncs++;
+      removePod(p);
+    };
+    s.runtime.exit(id, 0);
+    await s.clock.step(1000);
+    await until("Succeeded", () => s.status()?.phase === "Succeeded");
+    for (let i = 0; i < 3; i++) await s.clock.step(1000);
+    await settle();
+    assertEquals(terminatingSyncs, 1);
   } finally {
     await s.cleanup();
   }
