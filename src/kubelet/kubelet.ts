@@ -1117,14 +1117,23 @@ export class Kubelet {
   #scheduleSyncTick(): void {
     if (this.#stopped) return;
     this.#syncTimer = this.clock.afterFunc(syncTickerPeriodMs, () => {
-      this.#housekeeping();
-      const now = this.clock.now();
-      for (const worker of this.#workers.values()) {
-        // A terminating pod whose last teardown attempt failed is retried.
-        if (worker.terminating) void this.#attemptTeardown(worker);
-        else if (worker.nextSyncAt <= now) this.#dispatch(worker);
+      // Whatever one tick throws, the next is armed: a lost tick chain would stop every pod's
+      // periodic sync and retry without a word.
+      try {
+        this.#housekeeping();
+      } catch (e) {
+        log.error(e, "Housekeeping failed, will retry at the next tick");
       }
-      this.#scheduleSyncTick();
+      try {
+        const now = this.clock.now();
+        for (const worker of this.#workers.values()) {
+          // A terminating pod whose last teardown attempt failed is retried.
+          if (worker.terminating) void this.#attemptTeardown(worker);
+          else if (worker.nextSyncAt <= now) this.#dispatch(worker);
+        }
+      } finally {
+        this.#scheduleSyncTick();
+      }
     });
   }
 

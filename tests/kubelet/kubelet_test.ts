@@ -575,3 +575,29 @@ Deno.test("TestTerminalPodStopsItsSandbox", async () => {
     await s.cleanup();
   }
 });
+
+Deno.test("sync tick: a housekeeping error does not stop the periodic syncs", async () => {
+  const s = await setup();
+  try {
+    s.kubelet.setPods([probedPod()]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    // The next housekeeping throws once.
+    const cleanupPods = s.kubelet.probeManager.cleanupPods.bind(s.kubelet.probeManager);
+    let thrown = 0;
+    s.kubelet.probeManager.cleanupPods = (desired) => {
+      if (thrown++ === 0) throw new Error("injected housekeeping failure");
+      cleanupPods(desired);
+    };
+    await s.clock.step(1000);
+    await settle();
+    assertEquals(thrown, 1);
+    // A container that dies afterwards is still restarted by a later sync.
+    const id = s.app()!.containerID!.replace(/^[a-z]+:\/\//, "");
+    s.runtime.exit(id, 1);
+    for (let i = 0; i < 3; i++) await s.clock.step(1000);
+    await until("restarted", () => (s.app()?.restartCount ?? 0) >= 1);
+    assert(thrown > 1, "housekeeping ran again");
+  } finally {
+    await s.cleanup();
+  }
+});
