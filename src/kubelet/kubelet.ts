@@ -922,7 +922,10 @@ export class Kubelet {
     this.probeManager.stopLivenessAndStartup(pod);
     await runtimeManager.killPod(pod, runtimeStatus);
     this.probeManager.removePod(pod);
-    const final = await runtimeManager.getPodStatus(pod);
+    const final = preserveDataFromBeforeStopping(
+      await runtimeManager.getPodStatus(pod),
+      runtimeStatus,
+    );
     const running = final.containerStatuses.filter((c) => c.state === "running");
     if (running.length > 0) {
       throw new Error(
@@ -1259,12 +1262,15 @@ export class Kubelet {
     worker.gracePeriod = gracePeriod;
     try {
       if (runtimeManager) {
-        let runtimeStatus = await runtimeManager.getPodStatus(pod);
+        const before = await runtimeManager.getPodStatus(pod);
         log.V(2).info("Killing pod", { pod: podKey(pod), podUID: pod.metadata.uid, gracePeriod });
-        await runtimeManager.killPod(pod, runtimeStatus, {
+        await runtimeManager.killPod(pod, before, {
           gracePeriodOverrideSeconds: gracePeriod,
         });
-        runtimeStatus = await runtimeManager.getPodStatus(pod);
+        const runtimeStatus = preserveDataFromBeforeStopping(
+          await runtimeManager.getPodStatus(pod),
+          before,
+        );
         // The final status names how each container ended (SyncTerminatingPod).
         if (!this.#stopped && this.#options.kubeClient) this.#setAPIStatus(worker, runtimeStatus);
         this.probeManager.removePod(pod);
@@ -1444,3 +1450,12 @@ function podInitializedCondition(pod: Pod, status: PodStatus): PodCondition {
 }
 
 export { ContainersReady, PodReady };
+
+// Kubelet's preserveDataFromBeforeStopping: a stopped sandbox reports no IP, yet the pod's final
+// status keeps the IPs it had, so the API never sees podIP vanish when a pod ends.
+function preserveDataFromBeforeStopping(
+  stopped: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+  before: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+): Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>> {
+  return { ...stopped, ips: before.ips };
+}

@@ -205,6 +205,9 @@ Deno.test("graceful deletion kills with the deletion's grace, patches a terminal
     );
     const terminal = writes.find((a) => a.verb === "patch" && /"phase":"Failed"/.test(a.patch!));
     assert(terminal, JSON.stringify(writes.map((w) => w.patch)));
+    // The pod IP from before the sandbox stopped stays (preserveDataFromBeforeStopping).
+    const cleared = writes.filter((w) => /"podIPs?":null/.test(w.patch ?? ""));
+    assertEquals(cleared.map((w) => w.patch), []);
     const del = writes.at(-1)!;
     assertEquals(del.verb, "delete");
     assertEquals(del.deleteOptions, {

@@ -566,6 +566,10 @@ Deno.test("TestTerminalPodStopsItsSandbox", async () => {
     await until("Succeeded", () => s.status()?.phase === "Succeeded");
     assertEquals(s.kubelet.probeManager.workerCount(), 0);
     assertEquals(s.app()?.state?.terminated?.exitCode, 0);
+    // The stopped sandbox reports no IP; the final status keeps the one from before the stop
+    // (kubelet's preserveDataFromBeforeStopping), so the API never sees podIP vanish.
+    assertEquals(s.status()?.podIP, "10.0.0.7");
+    assertEquals(s.status()?.podIPs, [{ ip: "10.0.0.7" }]);
     // The pod is not synced again (a sync would hand it to the prober manager first): nothing is
     // started and the exited container stays, with its status, until removal.
     let added = 0;
