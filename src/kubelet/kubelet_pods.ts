@@ -33,6 +33,8 @@ export interface StartFailure {
 
 /** Waiting reason of a container that has not been created yet. */
 export const ContainerCreating = "ContainerCreating";
+/** Waiting reason of a container not created yet in a pod that has init containers. */
+export const PodInitializing = "PodInitializing";
 /** Waiting reason of a container waiting out its restart back-off. */
 export const CrashLoopBackOff = "CrashLoopBackOff";
 
@@ -65,7 +67,8 @@ function convertContainerState(cs: RuntimeContainerStatus): ContainerState {
 
 /**
  * Container statuses in spec order: the newest instance gives the state, the one before it the
- * last termination; containers never created wait with `ContainerCreating`; containers that will
+ * last termination; containers never created wait with `ContainerCreating` (`PodInitializing` in a pod with init
+ * containers); containers that will
  * be restarted and could not be started in the last sync wait with the start failure's reason
  * (`CrashLoopBackOff`). `ready` is false here: the prober manager sets it.
  */
@@ -75,11 +78,14 @@ export function convertToAPIContainerStatuses(
   containers: Container[],
   options: {
     isInit: boolean;
+    /** The pod has init containers: the never-created wait as `PodInitializing`. */
+    hasInitContainers?: boolean;
     startFailures: Map<string, StartFailure>;
     previous?: ContainerStatus[];
   },
 ): ContainerStatus[] {
   const statuses = new Map<string, ContainerStatus>();
+  const defaultReason = options.hasInitContainers ? PodInitializing : ContainerCreating;
   for (const container of containers) {
     const prev = options.previous?.find((s) => s.name === container.name);
     statuses.set(container.name, {
@@ -88,7 +94,7 @@ export function convertToAPIContainerStatuses(
       imageID: "",
       ready: false,
       restartCount: prev?.restartCount ?? 0,
-      state: { waiting: { reason: ContainerCreating } },
+      state: { waiting: { reason: defaultReason } },
       ...(prev?.lastState ? { lastState: prev.lastState } : {}),
     });
   }
@@ -237,18 +243,21 @@ export function generateAPIPodStatus(
     startTime: string;
   },
 ): PodStatus {
+  const hasInitContainers = (pod.spec.initContainers ?? []).length > 0;
   const initContainerStatuses = convertToAPIContainerStatuses(
     pod,
     podStatus,
     pod.spec.initContainers ?? [],
     {
       isInit: true,
+      hasInitContainers,
       startFailures: options.startFailures,
       previous: options.oldStatus?.initContainerStatuses,
     },
   );
   const containerStatuses = convertToAPIContainerStatuses(pod, podStatus, pod.spec.containers, {
     isInit: false,
+    hasInitContainers,
     startFailures: options.startFailures,
     previous: options.oldStatus?.containerStatuses,
   });

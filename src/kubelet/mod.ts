@@ -27,6 +27,7 @@ export {
   CrashLoopBackOff,
   generateAPIPodStatus,
   getPhase,
+  PodInitializing,
   type StartFailure,
 } from "./kubelet_pods.ts";
 export * from "./kuberuntime/kuberuntime_manager.ts";

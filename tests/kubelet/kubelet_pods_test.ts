@@ -160,6 +160,15 @@ Deno.test("TestConvertToAPIContainerStatuses", async (t) => {
       assertEquals(b.state, { waiting: { reason: "ContainerCreating" } });
     },
   );
+  await t.step("behind init containers, a never-created container is PodInitializing", () => {
+    // kubelet's defaultWaitingState when the pod has init containers, for both lists.
+    const [, b] = convertToAPIContainerStatuses(p, status, p.spec.containers, {
+      isInit: false,
+      hasInitContainers: true,
+      startFailures: new Map(),
+    });
+    assertEquals(b.state, { waiting: { reason: "PodInitializing" } });
+  });
   await t.step("a start failure turns the state into Waiting with its reason", () => {
     const [a] = convertToAPIContainerStatuses(p, status, p.spec.containers, {
       isInit: false,
@@ -209,4 +218,36 @@ Deno.test("TestGenerateAPIPodStatusHostNetworkPodIPs (host IPs come from the nod
       assertEquals(status.podIPs, podIPs.map((ip) => ({ ip })));
     });
   }
+});
+
+Deno.test("TestGenerateAPIPodStatusPodInitializing", () => {
+  // kubelet's generateAPIPodStatus passes len(pod.Spec.InitContainers) > 0 for both lists: with
+  // init containers, nothing created yet waits as PodInitializing (kubectl's Init:0/1).
+  const withInit = pod("Never", ["setup"]);
+  const runtime: RuntimePodStatus = {
+    id: "uid",
+    name: "p",
+    namespace: "default",
+    ips: [],
+    sandboxStatuses: [],
+    containerStatuses: [],
+  };
+  const status = generateAPIPodStatus(withInit, runtime, {
+    startFailures: new Map(),
+    hostIPs: ["192.168.1.2"],
+    startTime: "2026-11-23T05:00:00Z",
+  });
+  const waiting = { waiting: { reason: "PodInitializing" } };
+  assertEquals(status.initContainerStatuses?.map((s) => s.state), [waiting]);
+  assertEquals(
+    status.containerStatuses?.map((s) => s.state),
+    withInit.spec.containers.map(() => waiting),
+  );
+  // Without init containers: ContainerCreating.
+  const plain = generateAPIPodStatus(pod("Never"), runtime, {
+    startFailures: new Map(),
+    hostIPs: ["192.168.1.2"],
+    startTime: "2026-11-23T05:00:00Z",
+  });
+  assertEquals(plain.containerStatuses?.[0].state, { waiting: { reason: "ContainerCreating" } });
 });
