@@ -53,7 +53,7 @@ import {
 } from "./types/pod_update.ts";
 import { EventStore } from "./kubelet_events.ts";
 import { generateAPIPodStatus, rfc3339, type StartFailure } from "./kubelet_pods.ts";
-import { isRestartableInitContainer, podKey } from "./kuberuntime/kuberuntime_manager.ts";
+import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
 import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
 import {
@@ -81,6 +81,7 @@ import {
   BasicPodManager,
   ContainersReady,
   generateContainersReadyCondition,
+  generatePodInitializedCondition,
   generatePodReadyCondition,
   isPodPhaseTerminal,
   newManager as newStatusManager,
@@ -1028,7 +1029,7 @@ export class Kubelet {
     // Conditions others own (readiness gates) come from the API's copy of the pod.
     const conditions: PodCondition[] = (this.podManager.getPodByUID(uid)?.status?.conditions ?? [])
       .filter((c) => !podConditionByKubelet(c.type));
-    conditions.push(podInitializedCondition(pod, status));
+    conditions.push(generatePodInitializedCondition(pod, oldStatus ?? {}, all, status.phase));
     conditions.push(
       generatePodReadyCondition(pod, oldStatus ?? {}, [...conditions], all, status.phase),
     );
@@ -1426,27 +1427,6 @@ export function shutdownGracePeriodOverride(
   if (shutdownGracePeriodSeconds === undefined) return undefined;
   const own = pod.spec.terminationGracePeriodSeconds;
   return own !== undefined && own <= shutdownGracePeriodSeconds ? own : shutdownGracePeriodSeconds;
-}
-
-// Kubelet's GeneratePodInitializedCondition: all regular init containers succeeded.
-function podInitializedCondition(pod: Pod, status: PodStatus): PodCondition {
-  const incomplete: string[] = [];
-  for (const c of pod.spec.initContainers ?? []) {
-    if (isRestartableInitContainer(c)) {
-      const s = status.initContainerStatuses?.find((x) => x.name === c.name);
-      if (!s?.started) incomplete.push(c.name);
-      continue;
-    }
-    const s = status.initContainerStatuses?.find((x) => x.name === c.name);
-    if (!(s?.state?.terminated && s.state.terminated.exitCode === 0)) incomplete.push(c.name);
-  }
-  if (incomplete.length === 0) return { type: "Initialized", status: "True" };
-  return {
-    type: "Initialized",
-    status: "False",
-    reason: "ContainersNotInitialized",
-    message: `containers with incomplete status: [${incomplete.join(" ")}]`,
-  };
 }
 
 export { ContainersReady, PodReady };

@@ -658,3 +658,43 @@ Deno.test("sync tick: a housekeeping error does not stop the periodic syncs", as
     await s.cleanup();
   }
 });
+
+Deno.test("TestSucceededPodWithSidecarIsInitialized", async () => {
+  // The job container succeeds; the sidecar is then stopped (exit 137). kubelet's
+  // GeneratePodInitializedCondition: a Succeeded pod whose init containers all have a status is
+  // Initialized (reason PodCompleted), whatever the stopped sidecar reports.
+  const s = await setup();
+  try {
+    const pod = probedPod();
+    pod.spec.restartPolicy = "Never";
+    pod.spec.containers[0].livenessProbe = undefined;
+    pod.spec.containers[0].readinessProbe = undefined;
+    pod.spec.initContainers = [{
+      name: "proxy",
+      image: "busybox",
+      command: ["sleep", "600"],
+      restartPolicy: "Always",
+    }];
+    s.kubelet.setPods([pod]);
+    // The sidecar starts first; the PLEG's next relist lets the app start.
+    for (let i = 0; i < 3 && s.app()?.state?.running === undefined; i++) {
+      await s.clock.step(1000);
+      await settle();
+    }
+    await until("app running", () => s.app()?.state?.running !== undefined);
+    const initialized = () => s.status()?.conditions?.find((c) => c.type === "Initialized");
+    assertEquals(initialized()?.status, "True");
+    const id = s.app()!.containerID!.replace(/^[a-z]+:\/\//, "");
+    s.runtime.exit(id, 0);
+    await s.clock.step(1000);
+    await until("Succeeded", () => s.status()?.phase === "Succeeded");
+    await until(
+      "sidecar stopped",
+      () => s.status()?.initContainerStatuses?.[0]?.state?.terminated !== undefined,
+    );
+    assertEquals(initialized()?.status, "True");
+    assertEquals(initialized()?.reason, "PodCompleted");
+  } finally {
+    await s.cleanup();
+  }
+});

@@ -1,6 +1,6 @@
 /**
- * The `ContainersReady` and `Ready` pod conditions, computed from container statuses.
- * Mirrors kubelet's pkg/kubelet/status/generate.go (the two conditions the prober drives).
+ * The `Initialized`, `ContainersReady` and `Ready` pod conditions, computed from container
+ * statuses. Mirrors kubelet's pkg/kubelet/status/generate.go.
  * @module
  */
 import type {
@@ -30,6 +30,8 @@ export const ContainersNotInitialized = "ContainersNotInitialized";
 /** Reason: some readiness gate is not satisfied. */
 export const ReadinessGatesNotReady = "ReadinessGatesNotReady";
 
+/** The `Initialized` condition type. */
+export const PodInitialized = "Initialized";
 /** The `ContainersReady` condition type. */
 export const ContainersReady = "ContainersReady";
 /** The `Ready` condition type. */
@@ -84,6 +86,68 @@ export function generateContainersReadyCondition(
     return condition(ContainersReady, "False", ContainersNotReady, messages.join(", "));
   }
   return condition(ContainersReady, "True");
+}
+
+/**
+ * `Initialized`: True when every regular init container succeeded and every sidecar (restartable
+ * init container) has started; also True once a regular container has run (a restarting sidecar
+ * does not un-initialize the pod) and, with reason PodCompleted, for a Succeeded pod whose init
+ * containers all have a status. `containerStatuses` holds init and regular statuses together.
+ *
+ * @example
+ * ```ts
+ * generatePodInitializedCondition(pod, {}, [], "Pending");
+ * // with init container "setup": { type: "Initialized", status: "False",
+ * //   reason: "ContainersNotInitialized", message: "containers with unknown status: [setup]" }
+ * ```
+ */
+export function generatePodInitializedCondition(
+  pod: Pod,
+  _oldPodStatus: PodStatus,
+  containerStatuses: ContainerStatus[] | undefined,
+  podPhase: PodPhase | undefined,
+): PodCondition {
+  const initContainers = pod.spec?.initContainers ?? [];
+  if (containerStatuses === undefined && initContainers.length > 0) {
+    return condition(PodInitialized, "False", UnknownContainerStatuses);
+  }
+  const statuses = containerStatuses ?? [];
+  const unknownContainers: string[] = [];
+  const incompleteContainers: string[] = [];
+  for (const c of initContainers) {
+    const status = getContainerStatus(statuses, c.name);
+    if (!status) {
+      unknownContainers.push(c.name);
+      continue;
+    }
+    // A sidecar counts once started; a regular init container once it succeeded (ready).
+    const initialized = isRestartableInitContainer(c) ? status.started === true : status.ready;
+    if (!initialized) incompleteContainers.push(c.name);
+  }
+  if (podPhase === "Succeeded" && unknownContainers.length === 0) {
+    return condition(PodInitialized, "True", PodCompleted);
+  }
+  if (hasAnyRegularContainerStarted(pod, statuses)) return condition(PodInitialized, "True");
+  const messages: string[] = [];
+  if (unknownContainers.length > 0) {
+    messages.push(`containers with unknown status: ${goSlice(unknownContainers)}`);
+  }
+  if (incompleteContainers.length > 0) {
+    messages.push(`containers with incomplete status: ${goSlice(incompleteContainers)}`);
+  }
+  if (messages.length > 0) {
+    return condition(PodInitialized, "False", ContainersNotInitialized, messages.join(", "));
+  }
+  return condition(PodInitialized, "True");
+}
+
+// Kubelet's HasAnyRegularContainerStarted: a regular container running or terminated means the
+// init containers were done once.
+function hasAnyRegularContainerStarted(pod: Pod, statuses: ContainerStatus[]): boolean {
+  const regular = new Set((pod.spec?.containers ?? []).map((c) => c.name));
+  return statuses.some((s) =>
+    regular.has(s.name) && (s.state?.running !== undefined || s.state?.terminated !== undefined)
+  );
 }
 
 /**
