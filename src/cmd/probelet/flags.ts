@@ -502,7 +502,15 @@ export function parseFlags(args: string[]): KubeletFlags {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--") {
-      if (i + 1 < args.length) throw new FlagError(`unexpected argument "${args[i + 1]}"`);
+      // As pflag, nothing is parsed after "--"; `deno task start -- <flags>` passes it through.
+      if (i + 1 < args.length) {
+        const next = args[i + 1];
+        throw new FlagError(
+          next.startsWith("-")
+            ? `unexpected argument "${next}" after "--": flags go before it (deno task start ${next})`
+            : `unexpected argument "${next}"`,
+        );
+      }
       break;
     }
     if (!arg.startsWith("-") || arg === "-") {

@@ -82,6 +82,11 @@ Deno.test("TestParseFlags", async (t) => {
     ],
     [["--root-dir"], "flag needs an argument: --root-dir"],
     [["stray"], 'unexpected argument "stray"'],
+    // `deno task start -- --help` hands the "--" through: say where the flags go.
+    [
+      ["--pod-manifest-path", "fixtures/pods/host", "--", "--help"],
+      'unexpected argument "--help" after "--": flags go before it (deno task start --help)',
+    ],
   ];
   for (const [args, message] of errors) {
     await t.step(`error: ${args.join(" ")}`, () => {
