@@ -286,6 +286,10 @@ export class Kubelet {
   #nodeFetchedAt = -Infinity;
   /** The latest desired set of pods by UID (what the last update asked for). */
   #desired = new Map<string, Pod>();
+  // API pods already terminal when first seen (a restarted agent): never run again, but their
+  // remains stay until they are deleted, as kubelet's pod worker keeps a terminated pod. The value
+  // says whether nothing of it runs any more (checked once).
+  #finished = new Map<string, boolean>();
   /** When runtime pods were last listed for cleanup; the cleanup in progress. */
   #lastOrphanCleanup = -Infinity;
   #orphanCleanup?: Promise<void>;
@@ -383,7 +387,8 @@ export class Kubelet {
       clock: this.clock,
       nodeName: this.nodeName,
       podStateProvider: {
-        shouldPodContentBeRemoved: (uid) => !this.#workers.has(uid) && !this.#desired.has(uid),
+        shouldPodContentBeRemoved: (uid) =>
+          !this.#workers.has(uid) && !this.#desired.has(uid) && !this.#finished.has(uid),
       },
       removeContainer: (id) => this.#runtimeManager!.removeContainer(id),
       podLogsDirectory: join(this.#options.rootDir, "pods"),
@@ -562,6 +567,7 @@ export class Kubelet {
       // An API pod that already finished (seen again after a restart) never runs again.
       if (!isStaticPod(pod) && isPodPhaseTerminal(pod.status?.phase)) {
         if (pod.metadata.deletionTimestamp) this.statusManager.terminatePod(pod);
+        else if (!this.#finished.has(uid)) this.#finished.set(uid, false);
         continue;
       }
       if (pod.metadata.deletionTimestamp !== undefined) {
@@ -598,6 +604,7 @@ export class Kubelet {
       const worker = this.#workers.get(uid);
       if (pod.metadata.deletionTimestamp !== undefined) {
         this.#desired.delete(uid);
+        this.#finished.delete(uid);
         if (!worker) {
           // Never ran (rejected) or already torn down: the deletion can complete.
           if (!isStaticPod(pod)) this.statusManager.terminatePod(pod);
@@ -665,6 +672,7 @@ export class Kubelet {
       const uid = pod.metadata.uid ?? "";
       this.#desired.delete(uid);
       this.#rejected.delete(uid);
+      this.#finished.delete(uid);
       const worker = this.#workers.get(uid);
       if (worker && !worker.terminating) void this.#terminatePod(worker);
     }
@@ -1209,6 +1217,10 @@ export class Kubelet {
           const uid = pod.metadata.uid ?? "";
           if (this.#stopped) return;
           if (this.#workers.has(uid) || this.#desired.has(uid)) continue;
+          if (this.#finished.has(uid)) {
+            if (!this.#finished.get(uid)) this.#finished.set(uid, await this.#stopFinishedPod(uid));
+            continue;
+          }
           log.info("Cleaning up orphaned pod left on the runtime", {
             pod: podKey(pod),
             podUID: uid,
@@ -1226,6 +1238,30 @@ export class Kubelet {
       }
     })();
     return this.#orphanCleanup;
+  }
+
+  /**
+   * A pod terminal in the API whose runtime pod still runs something (it ended while the agent was
+   * away, e.g. failed by the pod GC): kill its containers and stop its sandbox, as kubelet's pod
+   * worker runs SyncTerminatingPod; the exited remains stay until the pod is deleted. Returns
+   * whether nothing of it runs now.
+   */
+  async #stopFinishedPod(uid: string): Promise<boolean> {
+    const pod = this.podManager.getPodByUID(uid);
+    const runtimeManager = this.#runtimeManager;
+    if (!pod || !runtimeManager) return false;
+    try {
+      const status = await runtimeManager.getPodStatus(pod);
+      const running = status.containerStatuses.some((c) => c.state === "running") ||
+        status.sandboxStatuses.some((s) => s.state === "SANDBOX_READY");
+      if (!running) return true;
+      log.info("Stopping a pod that is terminal in the API", { pod: podKey(pod), podUID: uid });
+      await runtimeManager.killPod(pod, status);
+      return true;
+    } catch (e) {
+      log.error(e, "Failed to stop a terminal pod, will retry", { pod: podKey(pod) });
+      return false;
+    }
   }
 
   /**

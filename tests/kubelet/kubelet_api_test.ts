@@ -305,3 +305,94 @@ Deno.test("without --node-ip, pods report the Node's InternalIP as hostIP (getHo
     await s.cleanup();
   }
 });
+
+Deno.test("a pod already Succeeded in the API when the agent starts keeps its exited container and stopped sandbox until it is deleted", async () => {
+  const done = apiPod("done", { restartPolicy: "Never" });
+  done.status = { phase: "Succeeded" };
+  let sandbox = "";
+  const s = await setup([node(), done], async (runtime) => {
+    const labels = {
+      "io.kubernetes.pod.name": "done",
+      "io.kubernetes.pod.namespace": "default",
+      "io.kubernetes.pod.uid": "uid-done",
+      "io.probelet.node": nodeName,
+    };
+    sandbox = await runtime.runPodSandbox({
+      metadata: { name: "done", namespace: "default", uid: "uid-done", attempt: 0 },
+      labels,
+    });
+    const c = await runtime.createContainer(sandbox, {
+      metadata: { name: "app", attempt: 0 },
+      image: { image: "busybox" },
+      labels: { ...labels, "io.kubernetes.container.name": "app" },
+    });
+    await runtime.startContainer(c);
+    runtime.exit(c, 0);
+    await runtime.stopPodSandbox(sandbox);
+  });
+  try {
+    // Housekeeping (orphan clean-up) and container GC both run within two minutes.
+    for (let i = 0; i < 130; i++) await s.clock.step(1000);
+    await settle();
+    // Kubelet's pod worker knows the terminal pod (ShouldPodContentBeRemoved is false until it is
+    // deleted): its remains stay, for its logs and statuses, as they do for a pod that ended
+    // while the agent ran. Nothing of it is started again.
+    assertEquals(sandboxesOf(s.runtime, "done").length, 1);
+    assertEquals(s.runtime.containersNamed("app").map((c) => c.state), ["CONTAINER_EXITED"]);
+    // Only the set-up's own sandbox and start.
+    assertEquals(
+      s.runtime.calls.filter((c) => /^(runPodSandbox|startContainer)/.test(c)).length,
+      2,
+    );
+    assertEquals((await s.apiGet("done"))?.status?.phase, "Succeeded");
+    await s.client.coreV1.pods("default").delete("done");
+    // Deleted: the next housekeeping removes them as an orphan's.
+    for (let i = 0; i < 5 && sandboxesOf(s.runtime, "done").length > 0; i++) {
+      await s.clock.step(1000);
+      await settle();
+    }
+    assertEquals(sandboxesOf(s.runtime, "done").length, 0);
+    assertEquals(s.runtime.containersNamed("app"), []);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("a pod already Failed in the API whose container still runs is stopped, not removed, then removed when deleted", async () => {
+  const failed = apiPod("gone-bad");
+  failed.status = { phase: "Failed", reason: "NodeLost" };
+  const s = await setup([node(), failed], async (runtime) => {
+    const labels = {
+      "io.kubernetes.pod.name": "gone-bad",
+      "io.kubernetes.pod.namespace": "default",
+      "io.kubernetes.pod.uid": "uid-gone-bad",
+      "io.probelet.node": nodeName,
+    };
+    const id = await runtime.runPodSandbox({
+      metadata: { name: "gone-bad", namespace: "default", uid: "uid-gone-bad", attempt: 0 },
+      labels,
+    });
+    const c = await runtime.createContainer(id, {
+      metadata: { name: "app", attempt: 0 },
+      image: { image: "busybox" },
+      labels: { ...labels, "io.kubernetes.container.name": "app" },
+    });
+    await runtime.startContainer(c);
+  });
+  try {
+    for (let i = 0; i < 130; i++) await s.clock.step(1000);
+    await settle();
+    assertEquals(s.runtime.containersNamed("app").map((c) => c.state), ["CONTAINER_EXITED"]);
+    assertEquals(sandboxesOf(s.runtime, "gone-bad").map((b) => b.status.state), [
+      "SANDBOX_NOTREADY",
+    ]);
+    await s.client.coreV1.pods("default").delete("gone-bad");
+    for (let i = 0; i < 5 && sandboxesOf(s.runtime, "gone-bad").length > 0; i++) {
+      await s.clock.step(1000);
+      await settle();
+    }
+    assertEquals(sandboxesOf(s.runtime, "gone-bad").length, 0);
+  } finally {
+    await s.cleanup();
+  }
+});
