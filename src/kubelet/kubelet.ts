@@ -943,7 +943,7 @@ export class Kubelet {
         }`,
       );
     }
-    this.#setAPIStatus(worker, final);
+    this.#setAPIStatus(worker, final, { podIsTerminal: true });
     worker.finished = true;
     log.V(2).info("Pod is terminal, its sandbox is stopped", {
       pod: podKey(pod),
@@ -1021,6 +1021,7 @@ export class Kubelet {
   #setAPIStatus(
     worker: PodWorker,
     runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+    options: { podIsTerminal?: boolean } = {},
   ): PodStatus["phase"] {
     const pod = worker.pod;
     const uid = pod.metadata.uid ?? "";
@@ -1030,6 +1031,7 @@ export class Kubelet {
       oldStatus,
       hostIPs: this.#hostIPs(),
       startTime: oldStatus?.startTime ?? worker.startTime,
+      podIsTerminal: options.podIsTerminal,
     });
     this.probeManager.updatePodStatus(pod, status);
     status.qosClass = getPodQOS(pod);
@@ -1309,7 +1311,9 @@ export class Kubelet {
           before,
         );
         // The final status names how each container ended (SyncTerminatingPod).
-        if (!this.#stopped && this.#options.kubeClient) this.#setAPIStatus(worker, runtimeStatus);
+        if (!this.#stopped && this.#options.kubeClient) {
+          this.#setAPIStatus(worker, runtimeStatus, { podIsTerminal: true });
+        }
         this.probeManager.removePod(pod);
         await runtimeManager.removePod(pod, runtimeStatus);
       }

@@ -22,6 +22,7 @@ import {
   type RuntimePodStatus,
   shouldContainerBeRestarted,
 } from "./kuberuntime/kuberuntime_manager.ts";
+import { isStaticPod } from "./types/pod_update.ts";
 
 /** Why a container could not be started in the last sync: kubelet's reason cache entry. */
 export interface StartFailure {
@@ -218,8 +219,11 @@ export function getPhase(
   }
   if (running > 0 && unknown === 0) return "Running";
   if (running === 0 && stopped > 0 && unknown === 0) {
-    // Static pods never get a terminal phase from termination alone (kubelet's TODO #116484),
-    // so podIsTerminal is deliberately not consulted here.
+    // A pod being terminated (SyncTerminatingPod's final status) will not be restarted whatever
+    // its policy; static pods keep the policy's answer (kubelet's TODO #116484).
+    if (options.podIsTerminal && !isStaticPod(pod)) {
+      return stopped === succeeded ? "Succeeded" : "Failed";
+    }
     if (policy === "Always") return "Running";
     if (stopped === succeeded) return "Succeeded";
     if (policy === "Never") return "Failed";
@@ -241,6 +245,8 @@ export function generateAPIPodStatus(
     /** The node's IPs (getHostIPsAnyWay): the first is `hostIP`; host-network pods use them all. */
     hostIPs: string[];
     startTime: string;
+    /** The pod is being terminated: its stopped containers will not run again. */
+    podIsTerminal?: boolean;
   },
 ): PodStatus {
   const hasInitContainers = (pod.spec.initContainers ?? []).length > 0;
@@ -276,7 +282,19 @@ export function generateAPIPodStatus(
     return cs !== undefined && (cs.state === "created" || cs.state === "running");
   });
   const all = [...initContainerStatuses, ...containerStatuses];
-  const phase = getPhase(pod, all, { podIsTerminal: false, podHasInitialized });
+  let phase = getPhase(pod, all, {
+    podIsTerminal: options.podIsTerminal ?? false,
+    podHasInitialized,
+  });
+  // A terminal phase is never undone: the status manager's, then the API's (kubelet's three-way
+  // merge after getPhase).
+  if (phase !== "Failed" && phase !== "Succeeded") {
+    const old = options.oldStatus?.phase;
+    if (old === "Failed" || old === "Succeeded") phase = old;
+    else if (pod.status?.phase === "Failed" || pod.status?.phase === "Succeeded") {
+      phase = pod.status.phase;
+    }
+  }
   const podIPs = pod.spec.hostNetwork ? options.hostIPs : podStatus.ips;
   const status: PodStatus = {
     phase,

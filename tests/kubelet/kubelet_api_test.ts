@@ -194,6 +194,8 @@ Deno.test("graceful deletion kills with the deletion's grace, patches a terminal
         (await s.apiGet("forced"))?.status?.phase === "Running",
     );
     s.client.clearActions();
+    const lines: string[] = [];
+    log.setLogSink((line) => lines.push(line));
     const graceful = (await s.apiGet("graceful"))!;
     graceful.metadata.deletionTimestamp = "2026-11-23T05:00:10Z";
     graceful.metadata.deletionGracePeriodSeconds = 3;
@@ -215,6 +217,10 @@ Deno.test("graceful deletion kills with the deletion's grace, patches a terminal
       preconditions: { uid: "uid-graceful" },
     });
     assert(writes.indexOf(terminal) < writes.indexOf(del));
+    // The final status already carries the terminal phase (SyncTerminatingPod generates it with
+    // podIsTerminal): the status manager never has to force it.
+    assertEquals(lines.filter((l) => l.includes("programmer error")), []);
+    log.setLogSink(() => {});
 
     // `kubectl delete --force --grace-period=0`: the object is gone at once (REMOVE).
     await s.client.coreV1.pods("default").delete("forced");

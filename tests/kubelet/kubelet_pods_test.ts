@@ -251,3 +251,64 @@ Deno.test("TestGenerateAPIPodStatusPodInitializing", () => {
   });
   assertEquals(plain.containerStatuses?.[0].state, { waiting: { reason: "ContainerCreating" } });
 });
+
+Deno.test("TestPodPhaseWithPodIsTerminal (SyncTerminatingPod's final status)", async (t) => {
+  const terminal = { podIsTerminal: true, podHasInitialized: true };
+  await t.step("restartPolicy Always, one container failed: Failed, not Running", () => {
+    assertEquals(
+      getPhase(pod("Always"), [succeeded("containerA"), failed("containerB")], terminal),
+      "Failed",
+    );
+  });
+  await t.step("restartPolicy Always, all succeeded: Succeeded", () => {
+    assertEquals(
+      getPhase(pod("Always"), [succeeded("containerA"), succeeded("containerB")], terminal),
+      "Succeeded",
+    );
+  });
+  await t.step("restartPolicy OnFailure, one waiting to restart after a failure: Failed", () => {
+    assertEquals(
+      getPhase(pod("OnFailure"), [
+        succeeded("containerA"),
+        waitingWithLastTermination("containerB"),
+      ], terminal),
+      "Failed",
+    );
+  });
+  await t.step("a static pod keeps the policy's answer (kubelet's TODO #116484)", () => {
+    const p = pod("Always");
+    p.metadata.annotations = { "kubernetes.io/config.source": "file" };
+    assertEquals(getPhase(p, [succeeded("containerA"), failed("containerB")], terminal), "Running");
+  });
+  await t.step("a container still running: Running", () => {
+    assertEquals(
+      getPhase(pod("Always"), [running("containerA"), failed("containerB")], terminal),
+      "Running",
+    );
+  });
+});
+
+Deno.test("TestGenerateAPIPodStatusKeepsTerminalPhase (kubelet's three-way merge)", () => {
+  const runtime: RuntimePodStatus = {
+    id: "uid",
+    name: "p",
+    namespace: "default",
+    ips: [],
+    sandboxStatuses: [],
+    containerStatuses: [],
+  };
+  const options = {
+    startFailures: new Map(),
+    hostIPs: ["192.168.1.2"],
+    startTime: "2026-11-23T05:00:00Z",
+  };
+  // Containers gone from the runtime would read as Pending; a terminal phase is never undone.
+  assertEquals(generateAPIPodStatus(pod("Never"), runtime, options).phase, "Pending");
+  assertEquals(
+    generateAPIPodStatus(pod("Never"), runtime, { ...options, oldStatus: { phase: "Succeeded" } })
+      .phase,
+    "Succeeded",
+  );
+  const fromAPI = { ...pod("Never"), status: { phase: "Failed" as const } };
+  assertEquals(generateAPIPodStatus(fromAPI, runtime, options).phase, "Failed");
+});
