@@ -56,6 +56,16 @@ function pod(
 
 const opts = { podIsTerminal: false, podHasInitialized: true };
 
+// A pod whose sandbox and containers are not (or no longer) on the runtime.
+const noContainers: RuntimePodStatus = {
+  id: "uid",
+  name: "p",
+  namespace: "default",
+  ips: [],
+  sandboxStatuses: [],
+  containerStatuses: [],
+};
+
 Deno.test("TestPodPhase", async (t) => {
   const cases: [string, Pod, ContainerStatus[], string][] = [
     ["all running", pod("Always"), [running("containerA"), running("containerB")], "Running"],
@@ -224,14 +234,7 @@ Deno.test("TestGenerateAPIPodStatusPodInitializing", () => {
   // kubelet's generateAPIPodStatus passes len(pod.Spec.InitContainers) > 0 for both lists: with
   // init containers, nothing created yet waits as PodInitializing (kubectl's Init:0/1).
   const withInit = pod("Never", ["setup"]);
-  const runtime: RuntimePodStatus = {
-    id: "uid",
-    name: "p",
-    namespace: "default",
-    ips: [],
-    sandboxStatuses: [],
-    containerStatuses: [],
-  };
+  const runtime = noContainers;
   const status = generateAPIPodStatus(withInit, runtime, {
     startFailures: new Map(),
     hostIPs: ["192.168.1.2"],
@@ -289,14 +292,7 @@ Deno.test("TestPodPhaseWithPodIsTerminal (SyncTerminatingPod's final status)", a
 });
 
 Deno.test("TestGenerateAPIPodStatusKeepsTerminalPhase (kubelet's three-way merge)", () => {
-  const runtime: RuntimePodStatus = {
-    id: "uid",
-    name: "p",
-    namespace: "default",
-    ips: [],
-    sandboxStatuses: [],
-    containerStatuses: [],
-  };
+  const runtime = noContainers;
   const options = {
     startFailures: new Map(),
     hostIPs: ["192.168.1.2"],

@@ -9,11 +9,11 @@ import { FakeClock, settle } from "../../src/util/clock.ts";
 import * as log from "../../src/util/log.ts";
 import { FakeRuntime } from "./kuberuntime/fake_runtime.ts";
 
-function probedPod(): Pod {
+function probedPod(options: { restartPolicy?: "Always" | "OnFailure" | "Never" } = {}): Pod {
   return {
     metadata: { name: "web", namespace: "default", uid: "uid-web" },
     spec: {
-      restartPolicy: "Always",
+      restartPolicy: options.restartPolicy ?? "Always",
       terminationGracePeriodSeconds: 30,
       containers: [{
         name: "app",
@@ -74,12 +74,14 @@ async function setup(
   await kubelet.start();
   const status = () => kubelet.getPod("web")?.status;
   const app = () => status()?.containerStatuses?.find((c) => c.name === "app");
+  // The runtime's ID of the app's current container (without the `<runtime>://` prefix).
+  const appID = () => app()!.containerID!.replace(/^[a-z]+:\/\//, "");
   const cleanup = async () => {
     await kubelet.stop();
     log.setLogSink(previous);
     await Deno.remove(rootDir, { recursive: true });
   };
-  return { clock, runtime, recorder, kubelet, status, app, cleanup, rootDir };
+  return { clock, runtime, recorder, kubelet, status, app, appID, cleanup, rootDir };
 }
 
 Deno.test("TestSyncLoopProbeUpdates", async (t) => {
@@ -531,7 +533,7 @@ Deno.test("stop: no container is started once the stop began (a restart would ou
   try {
     s.kubelet.setPods([probedPod()]);
     await until("running", () => s.app()?.state?.running !== undefined);
-    const id = s.app()!.containerID!.replace(/^[a-z]+:\/\//, "");
+    const id = s.appID();
     // The container dies just as the agent is told to stop; the sync that would restart it is
     // asked for right after.
     s.runtime.exit(id, 1);
@@ -549,12 +551,11 @@ Deno.test("stop: no container is started once the stop began (a restart would ou
 Deno.test("TestTerminalPodStopsItsSandbox", async () => {
   const s = await setup();
   try {
-    const pod = probedPod();
-    pod.spec.restartPolicy = "Never";
+    const pod = probedPod({ restartPolicy: "Never" });
     s.kubelet.setPods([pod]);
     await until("running", () => s.app()?.state?.running !== undefined);
     assertEquals(s.kubelet.probeManager.workerCount(), 2);
-    const id = s.app()!.containerID!.replace(/^[a-z]+:\/\//, "");
+    const id = s.appID();
     s.runtime.calls.length = 0;
     s.runtime.exit(id, 0);
     // The PLEG sees the exit; the sync finds the pod terminal (kubelet's SyncTerminatingPod).
@@ -603,11 +604,10 @@ Deno.test("TestTerminalPodStopsItsSandbox", async () => {
 Deno.test("TestTerminalPodSyncRequestedDuringItsTeardownDoesNotRunIt", async () => {
   const s = await setup();
   try {
-    const pod = probedPod();
-    pod.spec.restartPolicy = "Never";
+    const pod = probedPod({ restartPolicy: "Never" });
     s.kubelet.setPods([pod]);
     await until("running", () => s.app()?.state?.running !== undefined);
-    const id = s.app()!.containerID!.replace(/^[a-z]+:\/\//, "");
+    const id = s.appID();
     // Another sync is asked for (a second PLEG event, a probe result) while SyncTerminatingPod
     // runs: once it finished, the pod is never synced again.
     const stopPodSandbox = s.runtime.stopPodSandbox.bind(s.runtime);
@@ -649,7 +649,7 @@ Deno.test("sync tick: a housekeeping error does not stop the periodic syncs", as
     await settle();
     assertEquals(thrown, 1);
     // A container that dies afterwards is still restarted by a later sync.
-    const id = s.app()!.containerID!.replace(/^[a-z]+:\/\//, "");
+    const id = s.appID();
     s.runtime.exit(id, 1);
     for (let i = 0; i < 3; i++) await s.clock.step(1000);
     await until("restarted", () => (s.app()?.restartCount ?? 0) >= 1);
@@ -665,8 +665,7 @@ Deno.test("TestSucceededPodWithSidecarIsInitialized", async () => {
   // Initialized (reason PodCompleted), whatever the stopped sidecar reports.
   const s = await setup();
   try {
-    const pod = probedPod();
-    pod.spec.restartPolicy = "Never";
+    const pod = probedPod({ restartPolicy: "Never" });
     pod.spec.containers[0].livenessProbe = undefined;
     pod.spec.containers[0].readinessProbe = undefined;
     pod.spec.initContainers = [{
@@ -684,7 +683,7 @@ Deno.test("TestSucceededPodWithSidecarIsInitialized", async () => {
     await until("app running", () => s.app()?.state?.running !== undefined);
     const initialized = () => s.status()?.conditions?.find((c) => c.type === "Initialized");
     assertEquals(initialized()?.status, "True");
-    const id = s.app()!.containerID!.replace(/^[a-z]+:\/\//, "");
+    const id = s.appID();
     s.runtime.exit(id, 0);
     await s.clock.step(1000);
     await until("Succeeded", () => s.status()?.phase === "Succeeded");
