@@ -98,6 +98,31 @@ async function setup(
 const sandboxesOf = (runtime: FakeRuntime, name: string) =>
   [...runtime.sandboxes.values()].filter((s) => s.config.metadata.name === name);
 
+// A pod's sandbox and running "app" container left on the runtime by an earlier run of this node's
+// agent (kubelet's labels plus the node label).
+async function runOnRuntime(
+  runtime: FakeRuntime,
+  name: string,
+): Promise<{ sandbox: string; container: string }> {
+  const labels = {
+    "io.kubernetes.pod.name": name,
+    "io.kubernetes.pod.namespace": "default",
+    "io.kubernetes.pod.uid": `uid-${name}`,
+    "io.probelet.node": nodeName,
+  };
+  const sandbox = await runtime.runPodSandbox({
+    metadata: { name, namespace: "default", uid: `uid-${name}`, attempt: 0 },
+    labels,
+  });
+  const container = await runtime.createContainer(sandbox, {
+    metadata: { name: "app", attempt: 0 },
+    image: { image: "busybox" },
+    labels: { ...labels, "io.kubernetes.container.name": "app" },
+  });
+  await runtime.startContainer(container);
+  return { sandbox, container };
+}
+
 Deno.test("API pods run, their status is patched; a wildcard toleration is rejected and never runs", async () => {
   const s = await setup([
     node(),
@@ -237,22 +262,7 @@ Deno.test("a pod deleted while the agent was away is killed, then deleted", asyn
   deleted.metadata.deletionGracePeriodSeconds = 5;
   deleted.status = { phase: "Running" };
   const s = await setup([node(), deleted], async (runtime) => {
-    const labels = {
-      "io.kubernetes.pod.name": "leftover",
-      "io.kubernetes.pod.namespace": "default",
-      "io.kubernetes.pod.uid": "uid-leftover",
-      "io.probelet.node": nodeName,
-    };
-    const id = await runtime.runPodSandbox({
-      metadata: { name: "leftover", namespace: "default", uid: "uid-leftover", attempt: 0 },
-      labels,
-    });
-    const c = await runtime.createContainer(id, {
-      metadata: { name: "app", attempt: 0 },
-      image: { image: "busybox" },
-      labels: { ...labels, "io.kubernetes.container.name": "app" },
-    });
-    await runtime.startContainer(c);
+    await runOnRuntime(runtime, "leftover");
   });
   try {
     await until("leftover deleted", async () => (await s.apiGet("leftover")) === undefined);
@@ -317,22 +327,9 @@ Deno.test("a pod already Succeeded in the API when the agent starts keeps its ex
   done.status = { phase: "Succeeded" };
   let sandbox = "";
   const s = await setup([node(), done], async (runtime) => {
-    const labels = {
-      "io.kubernetes.pod.name": "done",
-      "io.kubernetes.pod.namespace": "default",
-      "io.kubernetes.pod.uid": "uid-done",
-      "io.probelet.node": nodeName,
-    };
-    sandbox = await runtime.runPodSandbox({
-      metadata: { name: "done", namespace: "default", uid: "uid-done", attempt: 0 },
-      labels,
-    });
-    const c = await runtime.createContainer(sandbox, {
-      metadata: { name: "app", attempt: 0 },
-      image: { image: "busybox" },
-      labels: { ...labels, "io.kubernetes.container.name": "app" },
-    });
-    await runtime.startContainer(c);
+    const run = await runOnRuntime(runtime, "done");
+    sandbox = run.sandbox;
+    const c = run.container;
     runtime.exit(c, 0);
     await runtime.stopPodSandbox(sandbox);
   });
@@ -368,22 +365,7 @@ Deno.test("a pod already Failed in the API whose container still runs is stopped
   const failed = apiPod("gone-bad");
   failed.status = { phase: "Failed", reason: "NodeLost" };
   const s = await setup([node(), failed], async (runtime) => {
-    const labels = {
-      "io.kubernetes.pod.name": "gone-bad",
-      "io.kubernetes.pod.namespace": "default",
-      "io.kubernetes.pod.uid": "uid-gone-bad",
-      "io.probelet.node": nodeName,
-    };
-    const id = await runtime.runPodSandbox({
-      metadata: { name: "gone-bad", namespace: "default", uid: "uid-gone-bad", attempt: 0 },
-      labels,
-    });
-    const c = await runtime.createContainer(id, {
-      metadata: { name: "app", attempt: 0 },
-      image: { image: "busybox" },
-      labels: { ...labels, "io.kubernetes.container.name": "app" },
-    });
-    await runtime.startContainer(c);
+    await runOnRuntime(runtime, "gone-bad");
   });
   try {
     for (let i = 0; i < 130; i++) await s.clock.step(1000);
