@@ -20,6 +20,7 @@
 import { join } from "node:path";
 import { writeHeapSnapshot } from "node:v8";
 import { runKubelet } from "../src/cmd/probelet/app.ts";
+import { copyFixturePods, writeEmbeddedSoakPods } from "./soak_pods.ts";
 
 const args = new Map<string, string>();
 for (let i = 0; i < Deno.args.length; i += 2) {
@@ -34,56 +35,11 @@ const snapshotsAt = (args.get("snapshots") ?? "").split(",").filter(Boolean).map
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with --v8-flags=--expose-gc");
 
-const repo = new URL("..", import.meta.url).pathname;
 const base = await Deno.makeTempDir({ prefix: "probelet-heap-soak-" });
 const pods = join(base, "pods");
 await Deno.mkdir(pods);
-const fixtures = join(repo, "fixtures/pods/host");
-for await (const entry of Deno.readDir(fixtures)) {
-  const text = await Deno.readTextFile(join(fixtures, entry.name));
-  await Deno.writeTextFile(
-    join(pods, entry.name),
-    text.replaceAll(/\b1818([0-3])\b/g, (_, d) => String(portBase + Number(d))),
-  );
-}
-await Deno.writeTextFile(
-  join(pods, "flood.yaml"),
-  `apiVersion: v1
-kind: Pod
-metadata:
-  name: flood
-spec:
-  containers:
-  - name: flood
-    image: probelet.local/host
-    command: ["yes"]
-`,
-);
-const silentPort = portBase + 4;
-const silent = `const l = Deno.listen({ hostname: '127.0.0.1', port: ${silentPort} }); ` +
-  "for await (const c of l) c.readable.pipeTo(new WritableStream()).catch(() => {});";
-await Deno.writeTextFile(
-  join(pods, "grpc-silent.yaml"),
-  `apiVersion: v1
-kind: Pod
-metadata:
-  name: grpc-silent
-spec:
-  containers:
-  - name: target
-    image: probelet.local/host
-    command: ["deno", "eval", ${JSON.stringify(silent)}]
-    readinessProbe:
-      grpc: {port: ${silentPort}}
-      periodSeconds: 1
-      timeoutSeconds: 1
-    livenessProbe:
-      grpc: {port: ${silentPort}}
-      periodSeconds: 1
-      timeoutSeconds: 1
-      failureThreshold: 1000000
-`,
-);
+await copyFixturePods(pods, { runtime: "host", portBase });
+await writeEmbeddedSoakPods(pods, portBase + 4);
 
 const agent = await runKubelet({
   podManifestPath: pods,

@@ -29,6 +29,7 @@
  * @module
  */
 import { join } from "node:path";
+import { copyFixturePods, writeEmbeddedSoakPods } from "./soak_pods.ts";
 
 interface Sample {
   at: number;
@@ -66,56 +67,11 @@ const criEndpoint = Deno.env.get("PROBELET_CRI_ENDPOINT") ??
 const base = await Deno.makeTempDir({ prefix: "probelet-soak-" });
 const pods = join(base, "pods");
 await Deno.mkdir(pods);
-const fixtures = join(repo, "fixtures/pods", onContainerd ? "containerd" : "host");
-for await (const entry of Deno.readDir(fixtures)) {
-  const text = await Deno.readTextFile(join(fixtures, entry.name));
-  await Deno.writeTextFile(join(pods, entry.name), text.replaceAll(/\b1818([0-3])\b/g, "2618$1"));
-}
+await copyFixturePods(pods, { runtime: onContainerd ? "containerd" : "host", portBase: 26180 });
 // Host processes this script starts (containerd: the gRPC health target).
 const helpers: Deno.ChildProcess[] = [];
 if (onContainerd) await containerdPods();
-else await embeddedPods();
-
-/** The embedded runtime's extra pods: a container that floods its log and a silent gRPC port. */
-async function embeddedPods(): Promise<void> {
-  await Deno.writeTextFile(
-    join(pods, "flood.yaml"),
-    `apiVersion: v1
-kind: Pod
-metadata:
-  name: flood
-spec:
-  containers:
-  - name: flood
-    image: probelet.local/host
-    command: ["yes"]
-`,
-  );
-  const silent = "const l = Deno.listen({ hostname: '127.0.0.1', port: 26184 }); " +
-    "for await (const c of l) c.readable.pipeTo(new WritableStream()).catch(() => {});";
-  await Deno.writeTextFile(
-    join(pods, "grpc-silent.yaml"),
-    `apiVersion: v1
-kind: Pod
-metadata:
-  name: grpc-silent
-spec:
-  containers:
-  - name: target
-    image: probelet.local/host
-    command: ["deno", "eval", ${JSON.stringify(silent)}]
-    readinessProbe:
-      grpc: {port: 26184}
-      periodSeconds: 1
-      timeoutSeconds: 1
-    livenessProbe:
-      grpc: {port: 26184}
-      periodSeconds: 1
-      timeoutSeconds: 1
-      failureThreshold: 1000000
-`,
-  );
-}
+else await writeEmbeddedSoakPods(pods, 26184);
 
 /** containerd's extra pod: gRPC probes every second against a health server on the host. */
 async function containerdPods(): Promise<void> {
