@@ -926,16 +926,35 @@ export class Kubelet {
     runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
   ): Promise<void> {
     const pod = worker.pod;
-    const runtimeManager = this.#runtimeManager!;
     log.V(4).info("Pod is terminal, stopping it", { pod: podKey(pod), podUID: pod.metadata.uid });
+    await this.#syncTerminatingPod(worker, runtimeStatus, { recordStatus: true });
+    worker.finished = true;
+    log.V(2).info("Pod is terminal, its sandbox is stopped", {
+      pod: podKey(pod),
+      podUID: pod.metadata.uid,
+    });
+  }
+
+  /**
+   * Kubelet's SyncTerminatingPod, shared by terminal pods and teardowns: stop liveness and startup
+   * probes, kill what runs and stop the sandbox, stop the remaining probes, check that nothing
+   * runs any more, and record the final status (generated as terminal, with the IPs from before
+   * the stop). Returns the runtime's view after the kill. Throws when the runtime fails.
+   */
+  async #syncTerminatingPod(
+    worker: PodWorker,
+    before: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+    options: { gracePeriodOverrideSeconds?: number; recordStatus: boolean },
+  ): Promise<Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>> {
+    const pod = worker.pod;
+    const runtimeManager = this.#runtimeManager!;
     this.probeManager.stopLivenessAndStartup(pod);
-    await runtimeManager.killPod(pod, runtimeStatus);
+    await runtimeManager.killPod(pod, before, {
+      gracePeriodOverrideSeconds: options.gracePeriodOverrideSeconds,
+    });
     this.probeManager.removePod(pod);
-    const final = preserveDataFromBeforeStopping(
-      await runtimeManager.getPodStatus(pod),
-      runtimeStatus,
-    );
-    const running = final.containerStatuses.filter((c) => c.state === "running");
+    const after = preserveDataFromBeforeStopping(await runtimeManager.getPodStatus(pod), before);
+    const running = after.containerStatuses.filter((c) => c.state === "running");
     if (running.length > 0) {
       throw new Error(
         `detected running containers after a successful KillPod, CRI violation: ${
@@ -943,12 +962,8 @@ export class Kubelet {
         }`,
       );
     }
-    this.#setAPIStatus(worker, final, { podIsTerminal: true });
-    worker.finished = true;
-    log.V(2).info("Pod is terminal, its sandbox is stopped", {
-      pod: podKey(pod),
-      podUID: pod.metadata.uid,
-    });
+    if (options.recordStatus) this.#setAPIStatus(worker, after, { podIsTerminal: true });
+    return after;
   }
 
   // wait.Jitter: d plus up to factor*d at random.
@@ -1293,7 +1308,6 @@ export class Kubelet {
     while (worker.running) await worker.running.catch(() => {});
     const pod = worker.pod;
     const runtimeManager = this.#runtimeManager;
-    this.probeManager.stopLivenessAndStartup(pod);
     // kubelet's calculateEffectiveGracePeriod: a deletion's grace period wins when shorter.
     const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, pod, {
       override: shutdownGracePeriodOverride(pod, this.#stopGracePeriodOverride),
@@ -1303,19 +1317,13 @@ export class Kubelet {
       if (runtimeManager) {
         const before = await runtimeManager.getPodStatus(pod);
         log.V(2).info("Killing pod", { pod: podKey(pod), podUID: pod.metadata.uid, gracePeriod });
-        await runtimeManager.killPod(pod, before, {
+        // The final status names how each container ended; the API server needs it only while
+        // the agent runs.
+        const after = await this.#syncTerminatingPod(worker, before, {
           gracePeriodOverrideSeconds: gracePeriod,
+          recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
         });
-        const runtimeStatus = preserveDataFromBeforeStopping(
-          await runtimeManager.getPodStatus(pod),
-          before,
-        );
-        // The final status names how each container ended (SyncTerminatingPod).
-        if (!this.#stopped && this.#options.kubeClient) {
-          this.#setAPIStatus(worker, runtimeStatus, { podIsTerminal: true });
-        }
-        this.probeManager.removePod(pod);
-        await runtimeManager.removePod(pod, runtimeStatus);
+        await runtimeManager.removePod(pod, after);
       }
       log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
     } catch (e) {
