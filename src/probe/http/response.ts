@@ -327,9 +327,12 @@ export async function readMIMEHeader(br: BufReader): Promise<MIMEHeader> {
     if (kv.length === 0) return m;
     const colon = kv.indexOf(COLON);
     const key = canonicalMIMEHeaderKey(kv.subarray(0, colon));
+    if (key === undefined) throw new Error(`malformed MIME header line: ${goQuoteBytes(kv)}`);
     const value = kv.subarray(colon + 1);
-    if (key === undefined || !value.every(validHeaderValueByte)) {
-      throw new Error(`malformed MIME header line: ${goQuoteBytes(kv)}`);
+    if (!value.every(validHeaderValueByte)) {
+      // Go canonicalised the name in the line's own bytes before looking at the value.
+      const line = concat([Uint8Array.from(key, (ch) => ch.charCodeAt(0)), kv.subarray(colon)]);
+      throw new Error(`malformed MIME header line: ${goQuoteBytes(line)}`);
     }
     let start = 0;
     while (start < value.length && (value[start] === SP || value[start] === HT)) start++;

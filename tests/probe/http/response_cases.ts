@@ -348,6 +348,13 @@ export const responseCases: ResponseCase[] = [
       'Get "{url}": net/http: HTTP/1.x transport connection broken: malformed MIME header line: "X-A: a\\rb"',
   },
   {
+    name: "bad value byte: Go quotes the line with the name canonicalised",
+    response: "HTTP/1.1 200 OK\r\nx-a: a\rb\r\nContent-Length: 2\r\n\r\nok",
+    result: "failure",
+    output:
+      'Get "{url}": net/http: HTTP/1.x transport connection broken: malformed MIME header line: "X-A: a\\rb"',
+  },
+  {
     name: "DEL in a header value",
     response: "HTTP/1.1 200 OK\r\nX-A: ab\r\nContent-Length: 2\r\n\r\nok",
     result: "failure",
