@@ -1,7 +1,7 @@
 /**
  * Cost of reading large HTTP/1.1 response heads in the HTTP prober (issue 21 row 9): one probe of
  * a 9 MB head, one of a 302 whose Location is 1 MB (to another host, so kubelet's policy stops
- * there), and one of a head just over Go's 10 MiB limit. Prints, per case, the verdict, the wall
+ * there), one of a head just over Go's 10 MiB limit, and one of 440,000 `100 Continue` heads. Prints, per case, the verdict, the wall
  * time, the CPU time of this process (the raw server included: a few large writes) and the
  * longest gap of a 5 ms interval timer, which is how long the event loop was blocked.
  *
@@ -24,6 +24,7 @@ const cases: [string, string][] = [
     "Content-Length: 4\r\n\r\nmove",
   ],
   ["10 MiB + 1 KiB head", `HTTP/1.1 200 OK\r\nX-Big: ${"a".repeat((10 << 20) + 1024)}\r\n\r\n`],
+  ["11 MB of 100 Continue", "HTTP/1.1 100 Continue\r\n\r\n".repeat(440_000)],
 ];
 
 // A raw server answering every request with `answer` and closing.
