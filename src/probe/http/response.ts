@@ -94,14 +94,6 @@ export class BufReader {
     this.#consume(Math.min(n, this.buffered()));
   }
 
-  /** One byte, or -1 once the stream ended (Go's `ReadByte`, the error kept). */
-  async readByte(): Promise<number> {
-    if (this.buffered() === 0 && !(await this.#fill())) return -1;
-    const c = this.#buf[this.#r];
-    this.#consume(1);
-    return c;
-  }
-
   /**
    * Go's `ReadLine` joined over its fragments: the next line without its LF or CRLF (a copy). A
    * last line without a line end is returned as a line; after it, the read error is thrown.
