@@ -39,6 +39,7 @@ import {
 import { newSourceApiserver, type SourceApiserver } from "./config/apiserver.ts";
 import { PodConfig } from "./config/config.ts";
 import { type PodAdmitResult, PredicateAdmitHandler } from "./lifecycle/predicate.ts";
+import { PodFeaturesAdmitHandler } from "./lifecycle/pod_features.ts";
 import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
 import { getPodHash } from "./pod/pod_manager.ts";
 import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
@@ -274,7 +275,9 @@ export class Kubelet {
   #podUpdatesLoop?: Promise<void>;
   #podUpdatesHandled = 0;
   #podUpdateWaiters: { target: number; resolve: () => void }[] = [];
-  /** Admission (API-server mode only). */
+  /** Admission of the pod's fields (every pod, static ones too): set by start(). */
+  #featuresAdmitHandler?: PodFeaturesAdmitHandler;
+  /** Admission against the Node (API-server mode only). */
   #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
   /** Pods refused by admission: never run. */
@@ -401,6 +404,16 @@ export class Kubelet {
     ];
     this.#podUpdatesLoop = this.#consumePodUpdates();
     const kubeClient = this.#options.kubeClient;
+    // No silent drops: a pod setting a field this runtime does not honour is refused, whatever
+    // its source.
+    this.#featuresAdmitHandler = new PodFeaturesAdmitHandler({
+      facts: {
+        runtime: runtimeName === "embedded" ? "embedded" : "containerd",
+        apiServer: kubeClient !== undefined,
+        uid: Deno.uid() ?? -1,
+        gid: Deno.gid() ?? -1,
+      },
+    });
     if (kubeClient) {
       this.#admitHandler = new PredicateAdmitHandler({
         getNode: () => this.#admitNode,
@@ -577,12 +590,10 @@ export class Kubelet {
         if (!this.#workers.has(uid)) void this.#terminatePod(this.#addPod(pod, { start: false }));
         continue;
       }
-      if (this.#admitHandler) {
-        const result = await this.#canAdmitPod(pod);
-        if (!result.admit) {
-          this.#rejectPod(pod, result.reason ?? "", result.message ?? "");
-          continue;
-        }
+      const admitted = await this.#canAdmitPod(pod);
+      if (!admitted.admit) {
+        this.#rejectPod(pod, admitted.reason ?? "", admitted.message ?? "");
+        continue;
       }
       this.#desired.set(uid, pod);
       // A pod still being torn down is started again once its teardown ends (#forgetPod).
@@ -678,10 +689,13 @@ export class Kubelet {
     }
   }
 
-  // kubelet's canAdmitPod with the predicate handler; a node-affinity refusal is retried with a
-  // freshly read Node, as generalFilter does.
+  // kubelet's canAdmitPod: the handlers in turn, the first refusal wins. The pod's fields first
+  // (every pod), then the predicate handler (API-server mode); a node-affinity refusal is retried
+  // with a freshly read Node, as generalFilter does.
   async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
     const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
+    const features = this.#featuresAdmitHandler!.admit({ pod, otherPods });
+    if (!features.admit || !this.#admitHandler) return features;
     this.#admitNode = await this.#nodeForAdmission(false);
     let result = this.#admitHandler!.admit({ pod, otherPods });
     if (!result.admit && result.reason === "NodeAffinity") {
