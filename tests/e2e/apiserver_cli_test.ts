@@ -107,6 +107,10 @@ function apiPod(name: string, nodeName: string, spec: Partial<Pod["spec"]>): Pod
       nodeName,
       tolerations: [agentToleration],
       terminationGracePeriodSeconds: 5,
+      // Without these the API server adds the service-account token volume and service links,
+      // which probelet refuses (PodFeatureUnsupported) until volumes and service env exist.
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
       containers: [],
       ...spec,
     },
@@ -312,6 +316,29 @@ spec:
         assertEquals(pod.status?.reason, "AgentTaintNotTolerated");
         assert(pod.status?.message?.startsWith("Pod was rejected: "), String(pod.status?.message));
         const missing = await Deno.stat(join(markers, "daemon")).then(() => false, () => true);
+        assert(missing, "the rejected pod's command never ran");
+      });
+
+      await t.step("a pod with a volume is refused, naming the field, and never runs", async () => {
+        await pods.create(apiPod("volume", nodeName, {
+          volumes: [{ name: "scratch", emptyDir: {} }],
+          containers: [{
+            name: "app",
+            image: "busybox",
+            command: ["sh", "-c", `touch ${markers}/volume; sleep 600`],
+          }],
+        }));
+        created.push("volume");
+        const pod = await waitFor("volume Failed", async () => {
+          const p = await pods.get("volume");
+          return p.status?.phase === "Failed" && p;
+        }, { timeoutMs: 20_000 }) as Pod;
+        assertEquals(pod.status?.reason, "PodFeatureUnsupported");
+        assertEquals(
+          pod.status?.message,
+          "Pod was rejected: spec.volumes[0].emptyDir is not supported by this node",
+        );
+        const missing = await Deno.stat(join(markers, "volume")).then(() => false, () => true);
         assert(missing, "the rejected pod's command never ran");
       });
 

@@ -542,7 +542,7 @@ function walkFields(
   }
 }
 
-// `volumes[2].persistentVolumeClaim`, `valueFrom.secretKeyRef`: the first item and its first set
+// `volumes[2].persistentVolumeClaim`, `valueFrom.secretKeyRef`: the first item and its first
 // field other than `name`.
 function sourcePath(path: string, value: unknown): string {
   if (Array.isArray(value)) {
@@ -550,9 +550,11 @@ function sourcePath(path: string, value: unknown): string {
     return sourcePath(`${path}[${i}]`, value[i]);
   }
   if (value === null || typeof value !== "object") return path;
-  const key = Object.keys(value).find((k) =>
-    k !== "name" && !isUnset((value as Record<string, unknown>)[k])
-  );
+  // `emptyDir: {}` chooses its source by the key alone: only absent and null values are skipped.
+  const key = Object.keys(value).find((k) => {
+    const v = (value as Record<string, unknown>)[k];
+    return k !== "name" && v !== undefined && v !== null;
+  });
   return key === undefined ? path : `${path}.${key}`;
 }
 
