@@ -28,6 +28,7 @@ import type {
   GRPCAction,
   HTTPGetAction,
   HTTPHeader,
+  NodeAffinity,
   Pod,
   PodOS,
   PodSecurityContext,
@@ -118,6 +119,9 @@ function only(text: string, ...values: unknown[]): Allowance {
 const notPassedToCRI = "not passed to the CRI runtime";
 const hostProcess = "a host process cannot honour it";
 const noVolumes = "no volume plugins yet (issue 17)";
+const dnsHost = "the host's resolv.conf";
+const predicateChecked = "checked by admission as kubelet does (API-server mode; static pods " +
+  "without an API server are not checked, as before)";
 
 // Probes: every field is honoured by the prober on both runtimes.
 const execActionFields: FieldTable<ExecAction> = { command: both(supported()) };
@@ -315,7 +319,7 @@ const containerFields: FieldTable<Container> = {
   envFrom: { ...both(refused("config maps, secrets: issue 16 item 4")), nameSource: true },
   env: { ...both(supported()), fields: envVarFields },
   resources: { ...both(supported()), fields: resourceFields },
-  resizePolicy: both(ignored("only applies to an in-place resize of resources, refused here")),
+  resizePolicy: both(ignored("read only for an in-place resize, which needs resources (refused)")),
   restartPolicy: {
     ...both(
       refused("regular containers follow the pod's restart policy", {
@@ -350,7 +354,7 @@ const containerFields: FieldTable<Container> = {
         "one fails visibly (`CreateContainerError`)",
       test: (value) => value === "IfNotPresent" || value === "Never",
     }),
-    embedded: ignored("no images: nothing to pull"),
+    embedded: supported("any value: no images on this runtime, nothing to pull (its design)"),
   },
   securityContext: { ...both(supported()), fields: securityContextFields },
   stdin: {
@@ -367,16 +371,15 @@ const containerFields: FieldTable<Container> = {
   },
 };
 
+const nodeAffinityFields: FieldTable<NodeAffinity> = {
+  requiredDuringSchedulingIgnoredDuringExecution: both(
+    supported(predicateChecked),
+  ),
+  preferredDuringSchedulingIgnoredDuringExecution: both(ignored("scheduler only")),
+};
+
 const affinityFields: FieldTable<Affinity> = {
-  nodeAffinity: {
-    ...both(supported()),
-    fields: {
-      requiredDuringSchedulingIgnoredDuringExecution: both(
-        supported("checked by admission (API-server mode), as kubelet does"),
-      ),
-      preferredDuringSchedulingIgnoredDuringExecution: both(ignored("scheduler only")),
-    },
-  },
+  nodeAffinity: { ...both(supported()), fields: nodeAffinityFields },
   podAffinity: both(ignored("scheduler only")),
   podAntiAffinity: both(ignored("scheduler only")),
 };
@@ -384,8 +387,6 @@ const affinityFields: FieldTable<Affinity> = {
 const podOSFields: FieldTable<PodOS> = {
   name: both(supported("kubelet refuses another OS (`PodOSNotSupported`)")),
 };
-
-const dnsHost = "the host's resolv.conf";
 
 /**
  * The verdict on every field of a pod's spec, per runtime; nested tables for the fields whose
@@ -410,7 +411,7 @@ export const podSpecFields: FieldTable<PodSpec> = {
       test: (v) => v === "ClusterFirst" || v === "ClusterFirstWithHostNet" || v === "Default",
     }),
   },
-  nodeSelector: both(supported("checked by admission (API-server mode), as kubelet does")),
+  nodeSelector: both(supported(predicateChecked)),
   serviceAccountName: both(
     ignored("kubelet reads it only for token volumes and env, which are refused"),
   ),
@@ -436,7 +437,7 @@ export const podSpecFields: FieldTable<PodSpec> = {
   securityContext: { ...both(supported()), fields: podSecurityContextFields },
   imagePullSecrets: {
     containerd: refused("nothing is pulled, with or without credentials (issue 16 item 8)"),
-    embedded: ignored("no images: nothing to pull"),
+    embedded: supported("no images on this runtime, nothing to pull (its design)"),
   },
   hostname: both(refused("the sandbox's hostname is the pod's name (issue 16 item 7)")),
   subdomain: both(refused("no hosts file or FQDN hostname (issue 16 item 7)")),
@@ -477,6 +478,32 @@ export const podSpecFields: FieldTable<PodSpec> = {
   resources: both(refused("no pod-level resources")),
   hostnameOverride: both(refused("the sandbox's hostname is the pod's name (issue 16 item 7)")),
   schedulingGroup: both(ignored("scheduler only (gang scheduling)")),
+};
+
+/**
+ * Every field table by the API type it covers (`PodSpec`, `Container`, `Probe`, ...): what the
+ * README's table and the tests walk.
+ */
+export const podFieldTables: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
+  PodSpec: podSpecFields,
+  Container: containerFields,
+  ContainerPort: containerPortFields,
+  EnvVar: envVarFields,
+  ResourceRequirements: resourceFields,
+  Probe: probeFields,
+  ExecAction: execActionFields,
+  HTTPGetAction: httpGetFields,
+  HTTPHeader: httpHeaderFields,
+  TCPSocketAction: tcpSocketFields,
+  GRPCAction: grpcFields,
+  PodSecurityContext: podSecurityContextFields,
+  SecurityContext: securityContextFields,
+  Capabilities: capabilitiesFields,
+  SeccompProfile: seccompFields,
+  AppArmorProfile: appArmorFields,
+  Affinity: affinityFields,
+  NodeAffinity: nodeAffinityFields,
+  PodOS: podOSFields,
 };
 
 /** One field a pod sets that this node does not honour. */
