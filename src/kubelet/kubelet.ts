@@ -280,8 +280,8 @@ export class Kubelet {
   /** Admission against the Node (API-server mode only). */
   #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
-  /** Pods refused by admission: never run. */
-  #rejected = new Set<string>();
+  /** Pods refused by admission, by UID: never run; listed by pods() with their Failed status. */
+  #rejected = new Map<string, Pod>();
   #mirrorClient?: MirrorClient;
   /** Full name → hash of mirror pods created and not yet seen through the watch. */
   #mirrorCreated = new Map<string, string>();
@@ -708,7 +708,7 @@ export class Kubelet {
   // kubelet's rejectPod: a Warning event and a Failed status saying why; the pod never runs.
   #rejectPod(pod: Pod, reason: string, message: string): void {
     log.info("Pod was rejected", { pod: podKey(pod), reason, message });
-    this.#rejected.add(pod.metadata.uid ?? "");
+    this.#rejected.set(pod.metadata.uid ?? "", pod);
     this.events.event(getPodReference(pod), { type: "Warning", reason, message });
     this.statusManager.setPodStatus(pod, {
       phase: "Failed",
@@ -1391,7 +1391,10 @@ export class Kubelet {
     return this.#pleg?.healthy() ?? { ok: false, message: "pleg has yet to be successful" };
   }
 
-  /** Pods with their latest status, in the order they were added. */
+  /**
+   * Pods with their latest status, in the order they were added; then the pods admission refused
+   * (Failed, with the reason), as kubelet's pod manager lists them too.
+   */
   pods(): PodWithStatus[] {
     const out: PodWithStatus[] = [];
     for (const worker of this.#workers.values()) {
@@ -1399,6 +1402,11 @@ export class Kubelet {
       const status = this.statusManager.getPodStatus(uid) ??
         { phase: "Pending", startTime: worker.startTime };
       out.push({ ...structuredClone(worker.pod), status });
+    }
+    for (const [uid, pod] of this.#rejected) {
+      const status = this.statusManager.getPodStatus(uid);
+      if (this.#workers.has(uid) || !status) continue;
+      out.push({ ...structuredClone(pod), status });
     }
     return out;
   }
