@@ -443,7 +443,7 @@ Deno.test("TestFixturePodsAreAdmitted", async () => {
     assertEquals(errors, []);
     assert(pods.length > 0, dir);
     for (const pod of pods) {
-      assertEquals(paths(pod, { ...facts, apiServer: false }), [], pod.metadata.name);
+      assertEquals(paths(pod, { ...facts, apiServer: false }), [], pod.metadata.name ?? "");
     }
   }
 });
