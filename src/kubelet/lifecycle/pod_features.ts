@@ -179,7 +179,13 @@ const containerPortFields: FieldTable<ContainerPort> = {
 
 const envVarFields: FieldTable<EnvVar> = {
   name: both(supported()),
-  value: both(supported("also expands `$(VAR)` in command and args")),
+  value: both(
+    refused("`$(VAR)` and `$$` in a value are not expanded (issue 16 item 4)", {
+      text: "a value without `$(` or `$$` (the value as written; `$(VAR)` in command and args " +
+        "is expanded)",
+      test: (value) => typeof value === "string" && !value.includes("$(") && !value.includes("$$"),
+    }),
+  ),
   valueFrom: {
     ...both(refused("config maps, secrets, the downward API: issue 16 item 4")),
     nameSource: true,

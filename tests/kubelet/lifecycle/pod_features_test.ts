@@ -148,6 +148,17 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     ]);
   });
 
+  await t.step("env: a value kubelet would expand is refused; a literal one runs", () => {
+    const pod = getTestPod({}, {
+      env: [{ name: "A", value: "x" }, { name: "B", value: "$(A)/y" }, { name: "C", value: "$$" }],
+      command: ["sh", "-c", "echo $(A)"],
+    });
+    assertEquals(paths(pod, embedded), [
+      "spec.containers[0].env[1].value",
+      "spec.containers[0].env[2].value",
+    ]);
+  });
+
   await t.step("resources: requests and limits are refused on both runtimes", () => {
     const pod = getTestPod({}, {
       resources: { requests: { cpu: "100m" }, limits: { memory: "64Mi" } },
