@@ -689,20 +689,21 @@ export class Kubelet {
     }
   }
 
-  // kubelet's canAdmitPod: the handlers in turn, the first refusal wins. The pod's fields first
-  // (every pod), then the predicate handler (API-server mode); a node-affinity refusal is retried
-  // with a freshly read Node, as generalFilter does.
+  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The predicate
+  // handler (API-server mode; a node-affinity refusal is retried with a freshly read Node, as
+  // generalFilter does), then the pod's fields (every pod, static ones too).
   async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
     const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
-    const features = this.#featuresAdmitHandler!.admit({ pod, otherPods });
-    if (!features.admit || !this.#admitHandler) return features;
-    this.#admitNode = await this.#nodeForAdmission(false);
-    let result = this.#admitHandler!.admit({ pod, otherPods });
-    if (!result.admit && result.reason === "NodeAffinity") {
-      this.#admitNode = await this.#nodeForAdmission(true);
-      result = this.#admitHandler!.admit({ pod, otherPods });
+    if (this.#admitHandler) {
+      this.#admitNode = await this.#nodeForAdmission(false);
+      let result = this.#admitHandler.admit({ pod, otherPods });
+      if (!result.admit && result.reason === "NodeAffinity") {
+        this.#admitNode = await this.#nodeForAdmission(true);
+        result = this.#admitHandler.admit({ pod, otherPods });
+      }
+      if (!result.admit) return result;
     }
-    return result;
+    return this.#featuresAdmitHandler!.admit({ pod, otherPods });
   }
 
   // kubelet's rejectPod: a Warning event and a Failed status saying why; the pod never runs.

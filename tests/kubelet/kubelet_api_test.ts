@@ -178,6 +178,12 @@ Deno.test("a pod setting a field the runtime does not honour ends Failed with Po
             enableServiceLinks: false,
             schedulerName: "default-scheduler",
           }),
+          // A DaemonSet's pod: on the embedded runtime the agent-taint rule (predicate handler)
+          // refuses it first, as kubelet runs the predicate handler before the feature handlers.
+          apiPod("daemon", {
+            tolerations: [{ operator: "Exists" }],
+            volumes: [{ name: "config", configMap: { name: "c" } }],
+          }),
         ],
         undefined,
         { runtimeName },
@@ -207,6 +213,15 @@ Deno.test("a pod setting a field the runtime does not honour ends Failed with Po
           async () => (await s.apiGet("plain"))?.status?.phase === "Running",
         );
         assertEquals(sandboxesOf(s.runtime, "tokened"), []);
+        await until(
+          "daemon Failed in the API",
+          async () => (await s.apiGet("daemon"))?.status?.phase === "Failed",
+        );
+        assertEquals(
+          (await s.apiGet("daemon"))?.status?.reason,
+          runtimeName === "embedded" ? "AgentTaintNotTolerated" : "PodFeatureUnsupported",
+        );
+        assertEquals(sandboxesOf(s.runtime, "daemon"), []);
         assertEquals(
           s.kubelet.pods().find((p) => p.metadata.name === "tokened")?.status.phase,
           "Failed",
