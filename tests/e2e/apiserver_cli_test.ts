@@ -343,6 +343,33 @@ spec:
       });
 
       await t.step(
+        "a pod with the API server's service-account token volume is refused",
+        async () => {
+          await pods.create(apiPod("tokened", nodeName, {
+            automountServiceAccountToken: true,
+            containers: [{
+              name: "app",
+              image: "busybox",
+              command: ["sh", "-c", `touch ${markers}/tokened; sleep 600`],
+            }],
+          }));
+          created.push("tokened");
+          const pod = await waitFor("tokened Failed", async () => {
+            const p = await pods.get("tokened");
+            return p.status?.phase === "Failed" && p;
+          }, { timeoutMs: 20_000 }) as Pod;
+          assertEquals(pod.status?.reason, "PodFeatureUnsupported");
+          // Both the volume and its mount are named (in the order the API server lists them).
+          const message = pod.status?.message ?? "";
+          for (const field of ["spec.volumes[0].projected", "spec.containers[0].volumeMounts"]) {
+            assert(message.includes(`${field} is not supported by this node`), message);
+          }
+          const missing = await Deno.stat(join(markers, "tokened")).then(() => false, () => true);
+          assert(missing, "the rejected pod's command never ran");
+        },
+      );
+
+      await t.step(
         "a graceful delete kills within the grace period and removes the pod",
         async () => {
           await pods.create(apiPod("stubborn", nodeName, {
