@@ -93,7 +93,7 @@ export interface FieldRule {
   embedded: Verdict;
   /** The value (an object, or each item of a list) is checked field by field against this. */
   fields?: Readonly<Record<string, FieldRule>>;
-  /** A refusal names the item and its source field (`volumes[2].persistentVolumeClaim`). */
+  /** A refusal names each item and its source field (`volumes[2].persistentVolumeClaim`). */
   nameSource?: boolean;
 }
 
@@ -562,8 +562,13 @@ function walkFields(
     if (rule.fields) {
       const items = Array.isArray(value) ? value : [value];
       items.forEach((item, i) => {
-        if (isUnset(item) || typeof item !== "object") return;
+        if (isUnset(item)) return;
         const itemPath = Array.isArray(value) ? `${fieldPath}[${i}]` : fieldPath;
+        // Not an object where the API has one: nothing the node could honour.
+        if (typeof item !== "object" || Array.isArray(item)) {
+          out.push({ path: itemPath, known: true });
+          return;
+        }
         walkFields(item as Record<string, unknown>, rule.fields!, itemPath, facts, out);
       });
       continue;
@@ -571,24 +576,24 @@ function walkFields(
     const verdict = rule[facts.runtime];
     if (verdict.support !== "refused") continue;
     if (verdict.allows?.test(value, { facts, path: fieldPath, parent: object })) continue;
-    out.push({ path: rule.nameSource ? sourcePath(fieldPath, value) : fieldPath, known: true });
+    const paths = rule.nameSource ? sourcePaths(fieldPath, value) : [fieldPath];
+    for (const p of paths) out.push({ path: p, known: true });
   }
 }
 
-// `volumes[2].persistentVolumeClaim`, `valueFrom.secretKeyRef`: the first item and its first
-// field other than `name`.
-function sourcePath(path: string, value: unknown): string {
+// `volumes[2].persistentVolumeClaim`, `valueFrom.secretKeyRef`, `lifecycle.preStop`: each item,
+// and in it each field other than `name`.
+function sourcePaths(path: string, value: unknown): string[] {
   if (Array.isArray(value)) {
-    const i = value.findIndex((item) => !isUnset(item));
-    return sourcePath(`${path}[${i}]`, value[i]);
+    return value.flatMap((item, i) => isUnset(item) ? [] : sourcePaths(`${path}[${i}]`, item));
   }
-  if (value === null || typeof value !== "object") return path;
+  if (value === null || typeof value !== "object") return [path];
   // `emptyDir: {}` chooses its source by the key alone: only absent and null values are skipped.
-  const key = Object.keys(value).find((k) => {
+  const keys = Object.keys(value).filter((k) => {
     const v = (value as Record<string, unknown>)[k];
     return k !== "name" && v !== undefined && v !== null;
   });
-  return key === undefined ? path : `${path}.${key}`;
+  return keys.length === 0 ? [path] : keys.map((k) => `${path}.${k}`);
 }
 
 /**

@@ -95,7 +95,14 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
         persistentVolumeClaim: { claimName: "c" },
       }],
     });
-    assertEquals(paths(pvc, embedded), ["spec.volumes[0].emptyDir"]);
+    assertEquals(paths(pvc, embedded), [
+      "spec.volumes[0].emptyDir",
+      "spec.volumes[1].persistentVolumeClaim",
+    ]);
+    // A value that is not the object the API defines is refused, not skipped.
+    assertEquals(paths(getTestPod({ securityContext: "root" } as Partial<PodSpec>), embedded), [
+      "spec.securityContext",
+    ]);
   });
 
   await t.step("security context: refused on containerd; the agent's own ids on embedded", () => {
@@ -170,11 +177,12 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
 
   await t.step("hooks and termination messages", () => {
     const pod = getTestPod({}, {
-      lifecycle: { preStop: { sleep: { seconds: 4 } } },
+      lifecycle: { postStart: { exec: { command: ["true"] } }, preStop: { sleep: { seconds: 4 } } },
       terminationMessagePath: "/tmp/msg",
       terminationMessagePolicy: "FallbackToLogsOnError",
     });
     assertEquals(paths(pod, containerd), [
+      "spec.containers[0].lifecycle.postStart",
       "spec.containers[0].lifecycle.preStop",
       "spec.containers[0].terminationMessagePath",
       "spec.containers[0].terminationMessagePolicy",
