@@ -536,9 +536,10 @@ export function unsupportedPodFields(pod: Pod, facts: NodeFacts): UnsupportedFie
   return out;
 }
 
-// A value that asks for nothing: absent, null, an empty list or an empty object.
+// A value that asks for nothing: absent, null, an empty string (Go's zero value, which the API
+// server does not even write), an empty list or an empty object.
 function isUnset(value: unknown): boolean {
-  if (value === undefined || value === null) return true;
+  if (value === undefined || value === null || value === "") return true;
   if (Array.isArray(value)) return value.length === 0;
   if (typeof value === "object") return Object.keys(value).length === 0;
   return false;

@@ -4,6 +4,7 @@
  * table against the tables, and the repository's fixture pods admitted on their runtime.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
 import type { Container, Pod, PodSpec } from "../../../src/api/core/v1/mod.ts";
 import { loadPodManifests } from "../../../src/kubelet/config/mod.ts";
 import {
@@ -75,6 +76,9 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
   await t.step("an API-defaulted ordinary pod is admitted on both runtimes", () => {
     assertEquals(admit(apiDefaultedPod(), containerd), { admit: true });
     assertEquals(admit(apiDefaultedPod(), embedded), { admit: true });
+    // Zero values a manifest may spell out ask for nothing either.
+    const zeros = getTestPod({ hostname: "", volumes: [], hostPID: false }, { lifecycle: {} });
+    assertEquals(admit(zeros, containerd), { admit: true });
   });
 
   await t.step("volumes: the injected token volume and its mounts are refused", () => {
@@ -464,5 +468,40 @@ Deno.test("TestFixturePodsAreAdmitted", async () => {
     for (const pod of pods) {
       assertEquals(paths(pod, { ...facts, apiServer: false }), [], pod.metadata.name ?? "");
     }
+  }
+});
+
+Deno.test("TestManifestFieldsReachAdmission", async () => {
+  // Static pods take the file source's decoding, validation and defaults: none of it may drop a
+  // field admission has to see.
+  const dir = await Deno.makeTempDir({ prefix: "probelet-pod-features-" });
+  try {
+    await Deno.writeTextFile(
+      join(dir, "web.yaml"),
+      `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  futureField: 1
+  volumes:
+  - name: v
+    hostPath: {path: /}
+  containers:
+  - name: app
+    image: busybox:1
+    command: [sh]
+    volumeMounts: [{name: v, mountPath: /x}]
+`,
+    );
+    const { pods, errors } = await loadPodManifests(dir, { nodeName: "node" });
+    assertEquals(errors, []);
+    assertEquals(unsupportedPodFields(pods[0], { ...containerd, apiServer: false }), [
+      { path: "spec.futureField", known: false },
+      { path: "spec.volumes[0].hostPath", known: true },
+      { path: "spec.containers[0].volumeMounts", known: true },
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
