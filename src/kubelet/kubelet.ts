@@ -39,6 +39,7 @@ import {
 import { newSourceApiserver, type SourceApiserver } from "./config/apiserver.ts";
 import { PodConfig } from "./config/config.ts";
 import { type PodAdmitResult, PredicateAdmitHandler } from "./lifecycle/predicate.ts";
+import { PodFeaturesAdmitHandler } from "./lifecycle/pod_features.ts";
 import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
 import { getPodHash } from "./pod/pod_manager.ts";
 import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
@@ -274,11 +275,13 @@ export class Kubelet {
   #podUpdatesLoop?: Promise<void>;
   #podUpdatesHandled = 0;
   #podUpdateWaiters: { target: number; resolve: () => void }[] = [];
-  /** Admission (API-server mode only). */
+  /** Admission of the pod's fields (every pod, static ones too): set by start(). */
+  #featuresAdmitHandler?: PodFeaturesAdmitHandler;
+  /** Admission against the Node (API-server mode only). */
   #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
-  /** Pods refused by admission: never run. */
-  #rejected = new Set<string>();
+  /** Pods refused by admission, by UID: never run; listed by pods() with their Failed status. */
+  #rejected = new Map<string, Pod>();
   #mirrorClient?: MirrorClient;
   /** Full name → hash of mirror pods created and not yet seen through the watch. */
   #mirrorCreated = new Map<string, string>();
@@ -401,6 +404,16 @@ export class Kubelet {
     ];
     this.#podUpdatesLoop = this.#consumePodUpdates();
     const kubeClient = this.#options.kubeClient;
+    // No silent drops: a pod setting a field this runtime does not honour is refused, whatever
+    // its source.
+    this.#featuresAdmitHandler = new PodFeaturesAdmitHandler({
+      facts: {
+        runtime: runtimeName === "embedded" ? "embedded" : "containerd",
+        apiServer: kubeClient !== undefined,
+        uid: Deno.uid() ?? -1,
+        gid: Deno.gid() ?? -1,
+      },
+    });
     if (kubeClient) {
       this.#admitHandler = new PredicateAdmitHandler({
         getNode: () => this.#admitNode,
@@ -577,12 +590,10 @@ export class Kubelet {
         if (!this.#workers.has(uid)) void this.#terminatePod(this.#addPod(pod, { start: false }));
         continue;
       }
-      if (this.#admitHandler) {
-        const result = await this.#canAdmitPod(pod);
-        if (!result.admit) {
-          this.#rejectPod(pod, result.reason ?? "", result.message ?? "");
-          continue;
-        }
+      const admitted = await this.#canAdmitPod(pod);
+      if (!admitted.admit) {
+        this.#rejectPod(pod, admitted.reason ?? "", admitted.message ?? "");
+        continue;
       }
       this.#desired.set(uid, pod);
       // A pod still being torn down is started again once its teardown ends (#forgetPod).
@@ -678,23 +689,27 @@ export class Kubelet {
     }
   }
 
-  // kubelet's canAdmitPod with the predicate handler; a node-affinity refusal is retried with a
-  // freshly read Node, as generalFilter does.
+  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The predicate
+  // handler (API-server mode; a node-affinity refusal is retried with a freshly read Node, as
+  // generalFilter does), then the pod's fields (every pod, static ones too).
   async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
     const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
-    this.#admitNode = await this.#nodeForAdmission(false);
-    let result = this.#admitHandler!.admit({ pod, otherPods });
-    if (!result.admit && result.reason === "NodeAffinity") {
-      this.#admitNode = await this.#nodeForAdmission(true);
-      result = this.#admitHandler!.admit({ pod, otherPods });
+    if (this.#admitHandler) {
+      this.#admitNode = await this.#nodeForAdmission(false);
+      let result = this.#admitHandler.admit({ pod, otherPods });
+      if (!result.admit && result.reason === "NodeAffinity") {
+        this.#admitNode = await this.#nodeForAdmission(true);
+        result = this.#admitHandler.admit({ pod, otherPods });
+      }
+      if (!result.admit) return result;
     }
-    return result;
+    return this.#featuresAdmitHandler!.admit({ pod, otherPods });
   }
 
   // kubelet's rejectPod: a Warning event and a Failed status saying why; the pod never runs.
   #rejectPod(pod: Pod, reason: string, message: string): void {
     log.info("Pod was rejected", { pod: podKey(pod), reason, message });
-    this.#rejected.add(pod.metadata.uid ?? "");
+    this.#rejected.set(pod.metadata.uid ?? "", pod);
     this.events.event(getPodReference(pod), { type: "Warning", reason, message });
     this.statusManager.setPodStatus(pod, {
       phase: "Failed",
@@ -1377,7 +1392,10 @@ export class Kubelet {
     return this.#pleg?.healthy() ?? { ok: false, message: "pleg has yet to be successful" };
   }
 
-  /** Pods with their latest status, in the order they were added. */
+  /**
+   * Pods with their latest status, in the order they were added; then the pods admission refused
+   * (Failed, with the reason), as kubelet's pod manager lists them too.
+   */
   pods(): PodWithStatus[] {
     const out: PodWithStatus[] = [];
     for (const worker of this.#workers.values()) {
@@ -1385,6 +1403,11 @@ export class Kubelet {
       const status = this.statusManager.getPodStatus(uid) ??
         { phase: "Pending", startTime: worker.startTime };
       out.push({ ...structuredClone(worker.pod), status });
+    }
+    for (const [uid, pod] of this.#rejected) {
+      const status = this.statusManager.getPodStatus(uid);
+      if (this.#workers.has(uid) || !status) continue;
+      out.push({ ...structuredClone(pod), status });
     }
     return out;
   }
