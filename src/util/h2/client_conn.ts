@@ -12,6 +12,7 @@
  * (scripts/node_net_unix_double_close.ts). `Deno.connect` sockets have neither problem.
  * @module
  */
+import { setTimeout as delay } from "node:timers/promises";
 import {
   clientPreface,
   concat,
@@ -27,6 +28,7 @@ import {
   H2ProtocolError,
   HeaderDecoder,
   headerFrames,
+  type MetaHeaders,
   parseSettings,
   readUint32,
   Setting,
@@ -43,6 +45,8 @@ export interface H2Response {
   headers: Map<string, string>;
   /** Names that arrived in the trailers (or a trailers-only response). */
   trailerNames: Set<string>;
+  /** Every header block of the stream as it arrived: its fields and whether it ended the stream. */
+  blocks: { fields: [string, string][]; endStream: boolean }[];
   /** The DATA payloads, in order. */
   data: Uint8Array[];
   /** DATA bytes received; above the request's `maxData` the stream was cancelled there. */
@@ -58,6 +62,13 @@ export interface H2Response {
    * limit; the stream was reset (FRAME_SIZE_ERROR), as grpc-go does.
    */
   headerListTooLarge?: boolean;
+  /**
+   * Set when a header block held a field HTTP/2 forbids (Go's framer text, e.g. `invalid header
+   * field name "A"`); the stream was reset (PROTOCOL_ERROR), as grpc-go does.
+   */
+  invalidHeader?: string;
+  /** Set when `rejectHeaders` refused a header block; the stream was reset (PROTOCOL_ERROR). */
+  headersRejected?: boolean;
 }
 
 /** Per-request settings. */
@@ -66,6 +77,11 @@ export interface H2RequestOptions {
   maxData: number;
   /** Aborting it resets the stream (RST_STREAM CANCEL) and rejects with its reason. */
   signal?: AbortSignal;
+  /**
+   * Looks at the response after each header block; true ends the stream there with RST_STREAM
+   * PROTOCOL_ERROR (grpc-go closes a stream whose headers it refuses as they arrive).
+   */
+  rejectHeaders?: (response: H2Response) => boolean;
 }
 
 /**
@@ -100,11 +116,19 @@ const maxHeaderListSize = 16 * 1024 * 1024;
 const maxQueuedReplies = 64;
 /** The dynamic table size our SETTINGS allow the peer's encoder, and the one ours starts with. */
 const headerTableSize = 4096;
+/**
+ * Frames, or bytes, the reader handles before it lets timers and other I/O run: a socket that
+ * always has data makes every read complete at once, so a flood of small frames would otherwise
+ * hold the event loop for as long as it lasts.
+ */
+const maxFramesPerTurn = 256;
+const maxBytesPerTurn = 256 * 1024;
 
 interface Stream {
   id: number;
   response: H2Response;
   maxData: number;
+  rejectHeaders?: (response: H2Response) => boolean;
   /** Bytes we may still send on it (the peer's window for it). */
   sendWindow: number;
   /** Bytes received since our last WINDOW_UPDATE for it. */
@@ -256,10 +280,12 @@ export class H2ClientConn {
           httpStatus: 0,
           headers: new Map(),
           trailerNames: new Set(),
+          blocks: [],
           data: [],
           received: 0,
         },
         maxData: options.maxData,
+        rejectHeaders: options.rejectHeaders,
         sendWindow: this.#peerInitialWindow,
         unacked: 0,
         blocks: 0,
@@ -422,6 +448,8 @@ export class H2ClientConn {
       }
       this.#applySettings(first);
       this.#ready.resolve();
+      let frames = 0;
+      let bytes = 0;
       for (;;) {
         const f = await this.#reader.next();
         if (!f) break;
@@ -429,6 +457,11 @@ export class H2ClientConn {
         if (this.#closed) return;
         // Stop reading while our replies cannot be written (the peer is not reading).
         if (this.#queuedReplies >= maxQueuedReplies && this.#flushing) await this.#flushed;
+        if (++frames >= maxFramesPerTurn || (bytes += 9 + f.payload.length) >= maxBytesPerTurn) {
+          frames = bytes = 0;
+          await yieldToEventLoop();
+          if (this.#closed) return;
+        }
       }
       this.#fail();
     } catch (err) {
@@ -441,8 +474,7 @@ export class H2ClientConn {
     switch (f.type) {
       case FrameType.Headers:
         return this.#onHeaders(
-          f,
-          await this.#reader.headerBlock(f, { maxSize: maxHeaderListSize }),
+          await this.#reader.readMetaHeaders(f, this.#decoder, { maxHeaderListSize }),
         );
       case FrameType.Data:
         return this.#onData(f);
@@ -476,27 +508,34 @@ export class H2ClientConn {
     }
   }
 
-  #onHeaders(f: Frame, block: Uint8Array): void {
-    // Decode even for streams we dropped: the HPACK table must stay in step with the server's.
-    const { fields, truncated } = this.#decoder.decodeList(block, maxHeaderListSize);
+  /** A decoded header block (grpc-go's operateHeaders, the HTTP/2 part). */
+  #onHeaders(meta: MetaHeaders): void {
+    const f = meta.frame;
     const stream = this.#streams.get(f.streamId);
     if (!stream) return;
-    if (truncated) {
-      stream.response.headerListTooLarge = true;
+    const { response } = stream;
+    const endStream = (f.flags & Flag.EndStream) !== 0;
+    if (meta.invalid !== undefined) {
+      response.invalidHeader = meta.invalid;
+      return this.#resetStream(stream, ErrorCode.ProtocolError);
+    }
+    if (meta.truncated) {
+      response.headerListTooLarge = true;
       return this.#resetStream(stream, ErrorCode.FrameSizeError);
     }
-    const status = fields.find(([name]) => name === ":status");
-    // 1xx informational headers carry nothing for gRPC.
-    if (status && status[1].startsWith("1") && (f.flags & Flag.EndStream) === 0) return;
-    const isTrailers = stream.blocks > 0 || (f.flags & Flag.EndStream) !== 0;
+    const isTrailers = stream.blocks > 0 || endStream;
     stream.blocks++;
-    const { response } = stream;
-    for (const [name, value] of fields) {
+    response.blocks.push({ fields: meta.fields, endStream });
+    for (const [name, value] of meta.fields) {
       if (name === ":status") response.httpStatus = Number(value) || 0;
       else response.headers.set(name, value);
       if (isTrailers) response.trailerNames.add(name);
     }
-    if (f.flags & Flag.EndStream) this.#endStream(stream);
+    if (stream.rejectHeaders?.(response)) {
+      response.headersRejected = true;
+      return this.#resetStream(stream, ErrorCode.ProtocolError);
+    }
+    if (endStream) this.#endStream(stream);
   }
 
   #onData(f: Frame): void {
@@ -606,4 +645,12 @@ export class H2ClientConn {
     this.#reply([frame(FrameType.Settings, Flag.Ack, 0, new Uint8Array(0))]);
     this.#wakeAll();
   }
+}
+
+/**
+ * Resolves after timers and I/O callbacks that are due have run (a macrotask turn). From
+ * `node:timers/promises`, which fake timers leave alone, so a test's fake clock cannot stall it.
+ */
+function yieldToEventLoop(): Promise<void> {
+  return delay(0);
 }

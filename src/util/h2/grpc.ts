@@ -74,110 +74,235 @@ const httpStatusCodes: Record<number, number> = {
   504: GrpcStatus.Unavailable,
 };
 
-// RST_STREAM error code → gRPC code (grpc-go's http2ErrConvTab).
+// RST_STREAM error code → gRPC code (grpc-go's http2ErrConvTab); codes it does not list are Unknown.
 function rstStreamCode(http2Code: number): number {
   switch (http2Code) {
+    case 0x3: // FLOW_CONTROL_ERROR
+    case 0xb: // ENHANCE_YOUR_CALM
+      return GrpcStatus.ResourceExhausted;
     case 0x7: // REFUSED_STREAM
       return GrpcStatus.Unavailable;
     case 0x8: // CANCEL
       return GrpcStatus.Canceled;
-    case 0xb: // ENHANCE_YOUR_CALM
-      return GrpcStatus.ResourceExhausted;
     case 0xc: // INADEQUATE_SECURITY
       return GrpcStatus.PermissionDenied;
     default:
-      return GrpcStatus.Internal;
+      return http2Code <= 0xd ? GrpcStatus.Internal : GrpcStatus.Unknown;
   }
 }
 
+/** What the header blocks of a stream say: an error that closed it, or the trailers' status. */
+interface HeaderVerdict {
+  /** grpc-go refused a header block: the stream ended with this status there. */
+  error?: RpcStatus;
+  /** The status of the block that ended the stream (grpc-status and grpc-message). */
+  final?: RpcStatus;
+  /** grpc-encoding of the response headers. */
+  encoding: string;
+}
+
 /**
- * The response message of a finished unary stream, or the status grpc-go reports instead. A
- * message above `maxReceiveMessageLength` is ResourceExhausted, as in grpc-go.
+ * grpc-go's `http2Client.operateHeaders` over the header blocks in order: a later block must end
+ * the stream; the first (response headers, or a trailers-only response) needs `:status` 200 and a
+ * gRPC content-type, or the stream fails with the HTTP status mapped to a code; grpc-status must be
+ * a 32-bit number; a block ending the stream carries the final status (Unknown when it has no
+ * grpc-status).
+ */
+function headerVerdict(response: H2Response): HeaderVerdict {
+  const verdict: HeaderVerdict = { encoding: "" };
+  if (response.invalidHeader !== undefined) {
+    verdict.error = { code: GrpcStatus.Internal, details: response.invalidHeader };
+  }
+  response.blocks.forEach(({ fields, endStream }, i) => {
+    if (verdict.error || verdict.final) return;
+    const initial = i === 0;
+    if (!initial && !endStream) {
+      verdict.error = {
+        code: GrpcStatus.Internal,
+        details: "a HEADERS frame cannot appear in the middle of a stream",
+      };
+      return;
+    }
+    let isGrpc = !initial;
+    let contentTypeError = "malformed header: missing HTTP content-type";
+    let httpStatusError = initial ? "malformed header: missing HTTP status" : "";
+    let httpStatus: number | undefined;
+    let code: number = GrpcStatus.Unknown;
+    let message = "";
+    for (const [name, value] of fields) {
+      if (name === "content-type") {
+        if (/^application\/grpc([+;]|$)/.test(value)) {
+          contentTypeError = "";
+          isGrpc = true;
+        } else {
+          contentTypeError = `transport: received unexpected content-type ${goQuote(value)}`;
+        }
+      } else if (name === "grpc-encoding") {
+        if (initial && !endStream) verdict.encoding = value;
+      } else if (name === "grpc-status") {
+        const parsed = parseInt32(value);
+        if (typeof parsed === "string") {
+          verdict.error = {
+            code: GrpcStatus.Internal,
+            details: `transport: malformed grpc-status: ${parsed}`,
+          };
+          return;
+        }
+        code = parsed >>> 0;
+      } else if (name === "grpc-message") {
+        message = decodeGrpcMessage(value);
+      } else if (name === ":status") {
+        if (value === "200") {
+          httpStatusError = "";
+          httpStatus = 200;
+          continue;
+        }
+        const parsed = parseInt32(value);
+        if (typeof parsed === "string") {
+          verdict.error = {
+            code: GrpcStatus.Internal,
+            details: `transport: malformed http-status: ${parsed}`,
+          };
+          return;
+        }
+        httpStatus = parsed;
+        httpStatusError = `unexpected HTTP status code received from server: ${parsed} (${
+          STATUS_CODES[parsed] ?? ""
+        })`;
+      }
+    }
+    if (!isGrpc || httpStatusError !== "") {
+      verdict.error = {
+        code: httpStatus === undefined
+          ? GrpcStatus.Internal
+          : httpStatusCodes[httpStatus] ?? GrpcStatus.Unknown,
+        details: [httpStatusError, contentTypeError].filter((e) => e !== "").join("; "),
+      };
+      return;
+    }
+    if (endStream) verdict.final = { code, details: message };
+  });
+  return verdict;
+}
+
+/** Go's strconv.ParseInt(s, 10, 32): the number, or the error's text. */
+function parseInt32(s: string): number | string {
+  const quoted = goQuote(s);
+  if (!/^[+-]?[0-9]+$/.test(s)) return `strconv.ParseInt: parsing ${quoted}: invalid syntax`;
+  const n = Number(s);
+  if (n < -(2 ** 31) || n > 2 ** 31 - 1) {
+    return `strconv.ParseInt: parsing ${quoted}: value out of range`;
+  }
+  return n;
+}
+
+/**
+ * True when grpc-go would close the stream on the header blocks received so far; pass it as a
+ * request's `rejectHeaders` so such a stream ends at once, as in grpc-go, not at the deadline.
+ */
+export function grpcHeadersRejected(response: H2Response): boolean {
+  return headerVerdict(response).error !== undefined;
+}
+
+/**
+ * The response message of a finished unary stream, or the status grpc-go reports instead
+ * (its operateHeaders, then csAttempt.recvMsg reading exactly one message and then EOF): header
+ * errors first; then the first message (none: the final status, or Internal "cardinality
+ * violation" when that is OK); a length above `maxReceiveMessageLength` is ResourceExhausted, a
+ * compressed flag without grpc-encoding or an unknown flag Internal; a second message is
+ * Internal "cardinality violation"; a non-OK final status wins over a well-formed message.
  */
 export function unaryResult(
   response: H2Response,
   options: { maxReceiveMessageLength: number },
 ): Uint8Array | RpcStatus {
-  const { httpStatus, headers, rstCode } = response;
   const max = options.maxReceiveMessageLength;
-  // grpc-go checks the length in the message's prefix as soon as it arrives, whatever follows.
-  const declared = declaredLength(response.data);
-  if ((declared ?? 0) > max || response.received > max + 5) {
-    return {
-      code: GrpcStatus.ResourceExhausted,
-      details: `grpc: received message larger than max (${
-        declared ?? response.received - 5
-      } vs. ${max})`,
-    };
-  }
+  const verdict = headerVerdict(response);
+  if (verdict.error) return verdict.error;
   if (response.headerListTooLarge) {
     return { code: GrpcStatus.Internal, details: "peer header list size exceeded limit" };
   }
-  const headerStatus = headers.get("grpc-status");
-  if (headerStatus === undefined) {
-    if (response.refusedByGoAway) {
-      return {
-        code: GrpcStatus.Unavailable,
-        details: "the stream is rejected because server is draining the connection",
-      };
-    }
-    if (httpStatus !== 0 && httpStatus !== 200) {
-      return {
-        code: httpStatusCodes[httpStatus] ?? GrpcStatus.Unknown,
-        details: `unexpected HTTP status code received from server: ${httpStatus} (${
-          STATUS_CODES[httpStatus] ?? ""
-        })`,
-      };
-    }
-    const contentType = headers.get("content-type") ?? "";
-    if (httpStatus === 200 && !/^application\/grpc([+;]|$)/.test(contentType)) {
-      return {
-        code: GrpcStatus.Unknown,
-        details: `transport: received unexpected content-type ${goQuote(contentType)}`,
-      };
-    }
-    if (rstCode !== undefined && rstCode !== 0) {
-      return {
-        code: rstStreamCode(rstCode),
-        details: `stream terminated by RST_STREAM with error code: ${errorCodeName(rstCode)}`,
-      };
-    }
-    return { code: GrpcStatus.Unavailable, details: "error reading from server: EOF" };
-  }
-  const code = Number(headerStatus);
-  if (!Number.isInteger(code)) {
-    return {
-      code: GrpcStatus.Internal,
-      details: `transport: malformed grpc-status: ${goQuote(headerStatus)}`,
-    };
-  }
-  if (code !== GrpcStatus.OK) {
-    return { code, details: decodeGrpcMessage(headers.get("grpc-message") ?? "") };
-  }
+  const final = verdict.final ?? endedWithout(response);
   const data = concat(response.data);
-  if (data.length < 5) return { code: GrpcStatus.Internal, details: "unexpected EOF" };
-  if (data[0] !== 0) {
+  const first = readMessage(data, 0, { max, encoding: verdict.encoding });
+  if (first === "eof") {
+    if (final.code !== GrpcStatus.OK) return final;
     return {
       code: GrpcStatus.Internal,
-      details: "grpc: compressed flag set with identity or empty encoding",
+      details: "cardinality violation: received no response message from non-server-streaming RPC",
     };
   }
-  const length = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(1);
-  if (data.length < 5 + length) return { code: GrpcStatus.Internal, details: "unexpected EOF" };
-  return data.subarray(5, 5 + length);
+  if (!(first instanceof Uint8Array)) return first;
+  const second = readMessage(data, 5 + first.length, { max, encoding: verdict.encoding });
+  if (second === "eof") return final.code === GrpcStatus.OK ? first : final;
+  if (!(second instanceof Uint8Array)) return second;
+  return {
+    code: GrpcStatus.Internal,
+    details:
+      "cardinality violation: expected <EOF> for non server-streaming RPCs, but received another message",
+  };
 }
 
-/** The length in the first message's 5-byte prefix, once 5 bytes arrived. */
-function declaredLength(data: Uint8Array[]): number | undefined {
-  const head = new Uint8Array(5);
-  let have = 0;
-  for (const part of data) {
-    const take = part.subarray(0, 5 - have);
-    head.set(take, have);
-    have += take.length;
-    if (have === 5) return new DataView(head.buffer).getUint32(1);
+/** The status of a stream that ended without END_STREAM: GOAWAY, RST_STREAM, or EOF. */
+function endedWithout(response: H2Response): RpcStatus {
+  if (response.refusedByGoAway) {
+    return {
+      code: GrpcStatus.Unavailable,
+      details: "the stream is rejected because server is draining the connection",
+    };
   }
-  return undefined;
+  if (response.rstCode !== undefined) {
+    return {
+      code: rstStreamCode(response.rstCode),
+      details: `stream terminated by RST_STREAM with error code: ${
+        errorCodeName(response.rstCode)
+      }`,
+    };
+  }
+  return { code: GrpcStatus.Unavailable, details: "error reading from server: EOF" };
+}
+
+/**
+ * The message at `off` of the DATA bytes (grpc-go's parser.recvMsg and checkRecvPayload): "eof"
+ * when none starts there, its bytes, or the status for a message grpc-go refuses.
+ */
+function readMessage(
+  data: Uint8Array,
+  off: number,
+  options: { max: number; encoding: string },
+): Uint8Array | RpcStatus | "eof" {
+  if (off >= data.length) return "eof";
+  if (data.length - off < 5) return { code: GrpcStatus.Internal, details: "unexpected EOF" };
+  const flag = data[off];
+  const length = new DataView(data.buffer, data.byteOffset + off, 5).getUint32(1);
+  if (length > options.max) {
+    return {
+      code: GrpcStatus.ResourceExhausted,
+      details: `grpc: received message larger than max (${length} vs. ${options.max})`,
+    };
+  }
+  if (data.length - off - 5 < length) {
+    return { code: GrpcStatus.Internal, details: "unexpected EOF" };
+  }
+  if (flag === 1) {
+    if (options.encoding === "" || options.encoding === "identity") {
+      return {
+        code: GrpcStatus.Internal,
+        details: "grpc: compressed flag set with identity or empty encoding",
+      };
+    }
+    return {
+      code: GrpcStatus.Unimplemented,
+      details: `grpc: Decompressor is not installed for grpc-encoding ${goQuote(options.encoding)}`,
+    };
+  }
+  if (flag !== 0) {
+    return {
+      code: GrpcStatus.Internal,
+      details: `grpc: received unexpected payload format ${flag}`,
+    };
+  }
+  return data.subarray(off + 5, off + 5 + length);
 }
 
 /** grpc-message is percent-encoded by the server (gRPC's HTTP/2 protocol spec). */
