@@ -12,7 +12,6 @@
  * (scripts/node_net_unix_double_close.ts). `Deno.connect` sockets have neither problem.
  * @module
  */
-import { setTimeout as delay } from "node:timers/promises";
 import {
   clientPreface,
   concat,
@@ -47,7 +46,10 @@ export interface H2Response {
   trailerNames: Set<string>;
   /** Every header block of the stream as it arrived: its fields and whether it ended the stream. */
   blocks: { fields: [string, string][]; endStream: boolean }[];
-  /** The DATA payloads, in order. */
+  /**
+   * The DATA payloads' bytes, in order, gathered into as few arrays as possible (a flood of tiny
+   * or empty DATA frames must not cost an object per frame).
+   */
   data: Uint8Array[];
   /** DATA bytes received; above the request's `maxData` the stream was cancelled there. */
   received: number;
@@ -116,13 +118,6 @@ const maxHeaderListSize = 16 * 1024 * 1024;
 const maxQueuedReplies = 64;
 /** The dynamic table size our SETTINGS allow the peer's encoder, and the one ours starts with. */
 const headerTableSize = 4096;
-/**
- * Frames, or bytes, the reader handles before it lets timers and other I/O run: a socket that
- * always has data makes every read complete at once, so a flood of small frames would otherwise
- * hold the event loop for as long as it lasts.
- */
-const maxFramesPerTurn = 256;
-const maxBytesPerTurn = 256 * 1024;
 
 interface Stream {
   id: number;
@@ -448,20 +443,13 @@ export class H2ClientConn {
       }
       this.#applySettings(first);
       this.#ready.resolve();
-      let frames = 0;
-      let bytes = 0;
       for (;;) {
         const f = await this.#reader.next();
-        if (!f) break;
+        if (!f || this.#closed) break;
         await this.#onFrame(f);
         if (this.#closed) return;
         // Stop reading while our replies cannot be written (the peer is not reading).
         if (this.#queuedReplies >= maxQueuedReplies && this.#flushing) await this.#flushed;
-        if (++frames >= maxFramesPerTurn || (bytes += 9 + f.payload.length) >= maxBytesPerTurn) {
-          frames = bytes = 0;
-          await yieldToEventLoop();
-          if (this.#closed) return;
-        }
       }
       this.#fail();
     } catch (err) {
@@ -550,7 +538,7 @@ export class H2ClientConn {
     const stream = this.#streams.get(f.streamId);
     if (stream) {
       const payload = stripPadding(f);
-      stream.response.data.push(payload);
+      appendData(stream.response, payload);
       stream.response.received += payload.length;
       stream.unacked += f.payload.length;
       if (stream.response.received > stream.maxData) {
@@ -648,9 +636,21 @@ export class H2ClientConn {
 }
 
 /**
- * Resolves after timers and I/O callbacks that are due have run (a macrotask turn). From
- * `node:timers/promises`, which fake timers leave alone, so a test's fake clock cannot stall it.
+ * Appends `payload` to the response's DATA: into the last array's spare room (arrays grow by
+ * doubling, from 16 KiB), so the list holds O(log n) arrays however the bytes were framed.
  */
-function yieldToEventLoop(): Promise<void> {
-  return delay(0);
+function appendData(response: H2Response, payload: Uint8Array): void {
+  if (payload.length === 0) return;
+  const { data } = response;
+  const last = data.at(-1);
+  if (last && last.byteOffset === 0 && last.length + payload.length <= last.buffer.byteLength) {
+    const grown = new Uint8Array(last.buffer, 0, last.length + payload.length);
+    grown.set(payload, last.length);
+    data[data.length - 1] = grown;
+    return;
+  }
+  const capacity = Math.max(16_384, payload.length, (last?.length ?? 0) * 2);
+  const fresh = new Uint8Array(new ArrayBuffer(capacity), 0, payload.length);
+  fresh.set(payload);
+  data.push(fresh);
 }

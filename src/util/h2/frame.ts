@@ -8,8 +8,9 @@
  * and the tests' servers.
  * @module
  */
+import { setTimeout as delay } from "node:timers/promises";
 import { goQuote } from "../go_format.ts";
-import { headerFieldSize, HpackDecoder, HpackDecodingError } from "./hpack.ts";
+import { HpackDecoder, HpackDecodingError } from "./hpack.ts";
 
 /** Frame types (RFC 9113 §6). */
 export const FrameType = {
@@ -238,7 +239,10 @@ export class HeaderDecoder {
   /** The fields of one complete header block, in order, without limits (tests' servers). */
   decode(block: Uint8Array): [string, string][] {
     const fields: [string, string][] = [];
-    this.hpack.startBlock({ emit: (f) => fields.push([f.name, f.value]), maxStringLength: 0 });
+    this.hpack.startBlock({
+      emit: (name, value) => fields.push([name, value]),
+      maxStringLength: 0,
+    });
     try {
       this.hpack.write(block);
       this.hpack.endBlock();
@@ -250,12 +254,31 @@ export class HeaderDecoder {
   }
 }
 
-/** Reads whole frames from a connection. */
+/**
+ * Frames, or bytes, a reader hands out before it lets timers and other I/O run: a socket that
+ * always has data makes every read complete at once, so a flood of small frames (or of empty
+ * CONTINUATION frames inside one header block) would otherwise hold the event loop for as long as
+ * it lasts.
+ */
+const maxFramesPerTurn = 256;
+const maxBytesPerTurn = 64 * 1024;
+
+/**
+ * Reads whole frames from a connection, yielding to the event loop every 256 frames or 64 KiB.
+ *
+ * @example
+ * ```ts
+ * const reader = new FrameReader(conn);
+ * for (let f = await reader.next(); f; f = await reader.next()) console.log(f.type);
+ * ```
+ */
 export class FrameReader {
   #conn: Deno.Conn;
   #buf = new Uint8Array(0);
   #chunk = new Uint8Array(64 * 1024);
   #maxFrameSize: number;
+  #framesThisTurn = 0;
+  #bytesThisTurn = 0;
 
   constructor(conn: Deno.Conn, options: { maxFrameSize?: number } = {}) {
     this.#conn = conn;
@@ -274,6 +297,12 @@ export class FrameReader {
 
   /** The next frame, or null at a clean end of the connection between frames. */
   async next(): Promise<Frame | null> {
+    if (this.#framesThisTurn >= maxFramesPerTurn || this.#bytesThisTurn >= maxBytesPerTurn) {
+      this.#framesThisTurn = 0;
+      this.#bytesThisTurn = 0;
+      // node:timers/promises: fake timers in tests leave it alone.
+      await delay(0);
+    }
     for (;;) {
       if (this.#buf.length >= 9) {
         const length = (this.#buf[0] << 16) | (this.#buf[1] << 8) | this.#buf[2];
@@ -286,6 +315,8 @@ export class FrameReader {
             payload: this.#buf.slice(9, 9 + length),
           };
           this.#buf = this.#buf.subarray(9 + length);
+          this.#framesThisTurn++;
+          this.#bytesThisTurn += 9 + length;
           return f;
         }
       }
@@ -321,11 +352,11 @@ export class FrameReader {
     let sawRegular = false;
     hpack.startBlock({
       maxStringLength: options.maxHeaderListSize,
-      emit: ({ name, value }) => {
+      emit: (name, value) => {
         meta.invalid = fieldError(name, value, sawRegular);
         if (!name.startsWith(":")) sawRegular = true;
         if (meta.invalid !== undefined) return hpack.setEmitEnabled(false);
-        const size = headerFieldSize({ name, value });
+        const size = name.length + value.length + 32;
         if (size > remain) {
           hpack.setEmitEnabled(false);
           meta.truncated = true;
@@ -446,12 +477,19 @@ function fieldError(name: string, value: string, sawRegular: boolean): string | 
   return undefined;
 }
 
-const tokenChars = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz";
+/** The characters of an HTTP token without upper-case letters, by char code. */
+const lowerTokenChar: boolean[] = (() => {
+  const table = new Array<boolean>(128).fill(false);
+  for (const ch of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz") {
+    table[ch.charCodeAt(0)] = true;
+  }
+  return table;
+})();
 
 /** Go's validWireHeaderFieldName: a non-empty token without upper-case letters. */
 function validWireHeaderFieldName(name: string): boolean {
   if (name.length === 0) return false;
-  for (const ch of name) if (!tokenChars.includes(ch)) return false;
+  for (let i = 0; i < name.length; i++) if (!lowerTokenChar[name.charCodeAt(i)]) return false;
   return true;
 }
 

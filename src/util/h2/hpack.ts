@@ -29,6 +29,12 @@ export interface HeaderField {
   sensitive: boolean;
 }
 
+/**
+ * Receives each decoded field (Go's emit func); positional, so a block of many fields allocates
+ * nothing per field.
+ */
+export type EmitFunc = (name: string, value: string, sensitive: boolean) => void;
+
 /** The size a field counts for in tables and header lists: name + value + 32 (RFC 7541 §4.1). */
 export function headerFieldSize(field: { name: string; value: string }): number {
   return field.name.length + field.value.length + 32;
@@ -475,7 +481,7 @@ class NeedMore {
  * ```ts
  * const decoder = new HpackDecoder({ maxTableSize: 4096 });
  * const fields: HeaderField[] = [];
- * decoder.startBlock({ emit: (f) => fields.push(f), maxStringLength: 16 << 20 });
+ * decoder.startBlock({ emit: (name, value) => fields.push({ name, value, sensitive: false }), maxStringLength: 0 });
  * decoder.write(new Uint8Array([0x88])); // indexed field 8: ":status: 200"
  * decoder.endBlock();
  * ```
@@ -485,7 +491,7 @@ export class HpackDecoder {
   #dynamicSize = 0;
   #maxDynamicSize: number;
   #allowedMaxDynamicSize: number;
-  #emit: (field: HeaderField) => void = () => {};
+  #emit: EmitFunc = () => {};
   #emitEnabled = true;
   #maxStringLength = 0;
   #firstField = true;
@@ -514,7 +520,7 @@ export class HpackDecoder {
    * Starts a header block: decoded fields go to `emit` while emitting is enabled; a string literal
    * longer than `maxStringLength` (0: no limit) is an error.
    */
-  startBlock(options: { emit: (field: HeaderField) => void; maxStringLength: number }): void {
+  startBlock(options: { emit: EmitFunc; maxStringLength: number }): void {
     this.#emit = options.emit;
     this.#emitEnabled = true;
     this.#maxStringLength = options.maxStringLength;
@@ -575,7 +581,8 @@ export class HpackDecoder {
   }
 
   #indexed(p: Uint8Array, off: number): number {
-    const [index, next] = readInteger(p, off, 7);
+    // One byte for indexes below 127, the common case.
+    const [index, next] = p[off] !== 0xff ? [p[off] & 0x7f, off + 1] : readInteger(p, off, 7);
     const entry = this.#at(index);
     if (!entry) {
       throw new HpackDecodingError(`hpack: invalid indexed representation index ${index}`);
@@ -645,7 +652,7 @@ export class HpackDecoder {
   }
 
   #callEmit(name: string, value: string, sensitive: boolean): void {
-    if (this.#emitEnabled) this.#emit({ name, value, sensitive });
+    if (this.#emitEnabled) this.#emit(name, value, sensitive);
   }
 
   /** The static (1–61) or dynamic (62–) entry at `index`. */
