@@ -346,3 +346,36 @@ Deno.test("h2 client: a frame above our SETTINGS_MAX_FRAME_SIZE, or EOF inside a
     assert.equal(h2.activeStreams, 0);
   });
 });
+
+Deno.test("h2 client: a flood of empty and 1-byte DATA frames is gathered into a few arrays (issue 21 row 12)", async () => {
+  await using c = await connected();
+  const { h2, peer } = c;
+  const pending = h2.request(post, new Uint8Array(0), { maxData: 1 << 20 });
+  const headers = await peer.next(FrameType.Headers);
+  const id = headers.streamId;
+  // 200,000 empty DATA frames and 100,000 of one byte: before, one array per frame (300,000).
+  const empty = frame(FrameType.Data, 0, id, new Uint8Array(0));
+  const one = frame(FrameType.Data, 0, id, Uint8Array.of(7));
+  await peer.send(
+    ...headerFrames(id, peer.encode([[":status", "200"]]), {
+      maxFrameSize: 16_384,
+      endStream: false,
+    }),
+  );
+  for (let i = 0; i < 100; i++) {
+    await peer.send(
+      concat(new Array(2_000).fill(empty)),
+      concat(new Array(1_000).fill(one)),
+    );
+  }
+  await peer.send(
+    ...headerFrames(id, peer.encode([["grpc-status", "0"]]), {
+      maxFrameSize: 16_384,
+      endStream: true,
+    }),
+  );
+  const response = await pending;
+  assert.equal(response.received, 100_000);
+  assert.deepEqual(concat(response.data), new Uint8Array(100_000).fill(7));
+  assert.ok(response.data.length <= 8, `${response.data.length} arrays`);
+});
