@@ -105,6 +105,8 @@ const staticTable: [string, string][] = [
   ["www-authenticate", ""],
 ];
 
+const staticEntries = staticTable.map(([name, value]) => ({ name, value }));
+
 /**
  * The Huffman code's lengths in bits for symbols 0–255 and EOS (256), RFC 7541 Appendix B. The
  * code is canonical (codes of one length are consecutive, in symbol order, shorter codes first),
@@ -581,19 +583,20 @@ export class HpackDecoder {
   }
 
   #indexed(p: Uint8Array, off: number): number {
-    // One byte for indexes below 127, the common case.
-    const [index, next] = p[off] !== 0xff ? [p[off] & 0x7f, off + 1] : readInteger(p, off, 7);
+    const index = readInteger(p, off, 7);
+    const next = integerEnd;
     const entry = this.#at(index);
     if (!entry) {
       throw new HpackDecodingError(`hpack: invalid indexed representation index ${index}`);
     }
     this.#firstField = false;
-    this.#callEmit(entry[0], entry[1], false);
+    this.#callEmit(entry.name, entry.value, false);
     return next;
   }
 
   #literal(p: Uint8Array, off: number, prefix: number, indexing: string): number {
-    let [nameIndex, next] = readInteger(p, off, prefix);
+    const nameIndex = readInteger(p, off, prefix);
+    let next = integerEnd;
     const indexed = indexing === "incremental";
     // Strings are decoded only when someone looks at them: the table, or the emit callback.
     const wantStrings = this.#emitEnabled || indexed;
@@ -603,7 +606,7 @@ export class HpackDecoder {
       if (!entry) {
         throw new HpackDecodingError(`hpack: invalid indexed representation index ${nameIndex}`);
       }
-      name = entry[0];
+      name = entry.name;
     } else {
       [name, next] = this.#string(p, next, wantStrings);
     }
@@ -622,7 +625,8 @@ export class HpackDecoder {
         "hpack: dynamic table size update MUST occur at the beginning of a header block",
       );
     }
-    const [size, next] = readInteger(p, off, 5);
+    const size = readInteger(p, off, 5);
+    const next = integerEnd;
     if (size > this.#allowedMaxDynamicSize) {
       throw new HpackDecodingError("hpack: dynamic table size update too large");
     }
@@ -635,7 +639,8 @@ export class HpackDecoder {
   #string(p: Uint8Array, off: number, want: boolean): [string, number] {
     if (off >= p.length) throw new NeedMore(p.length - off + 1);
     const huffman = (p[off] & 0x80) !== 0;
-    const [length, start] = readInteger(p, off, 7);
+    const length = readInteger(p, off, 7);
+    const start = integerEnd;
     if (this.#maxStringLength !== 0 && length > this.#maxStringLength) {
       throw new HpackDecodingError("hpack: string too long");
     }
@@ -656,11 +661,10 @@ export class HpackDecoder {
   }
 
   /** The static (1–61) or dynamic (62–) entry at `index`. */
-  #at(index: number): [string, string] | undefined {
+  #at(index: number): { name: string; value: string } | undefined {
     if (index < 1) return undefined;
-    if (index <= staticTable.length) return staticTable[index - 1];
-    const entry = this.#dynamic[index - staticTable.length - 1];
-    return entry && [entry.name, entry.value];
+    if (index <= staticEntries.length) return staticEntries[index - 1];
+    return this.#dynamic[index - staticEntries.length - 1];
   }
 
   #add(name: string, value: string): void {
@@ -677,22 +681,30 @@ export class HpackDecoder {
   }
 }
 
+/** Where the integer `readInteger` read last ended (a second result, without an allocation). */
+let integerEnd = 0;
+
 /**
- * An HPACK integer with an N-bit prefix at `off` (§5.1): the value and the offset after it. Go
+ * An HPACK integer with an N-bit prefix at `off` (§5.1); the offset after it is left in
+ * `integerEnd`. Go
  * refuses integers above 2^63 as too long; we stop at 2^53, beyond any size a limit lets through.
  */
-function readInteger(p: Uint8Array, off: number, prefix: number): [number, number] {
+function readInteger(p: Uint8Array, off: number, prefix: number): number {
   const max = (1 << prefix) - 1;
   let value = p[off] & max;
   let i = off + 1;
-  if (value < max) return [value, i];
+  integerEnd = i;
+  if (value < max) return value;
   let m = 1;
   for (;;) {
     if (i >= p.length) throw new NeedMore(1);
     const b = p[i++];
     value += (b & 0x7f) * m;
     m *= 128;
-    if ((b & 0x80) === 0) return [value, i];
+    if ((b & 0x80) === 0) {
+      integerEnd = i;
+      return value;
+    }
     if (m > 2 ** 49) throw new HpackDecodingError("hpack: varint integer overflow");
   }
 }
