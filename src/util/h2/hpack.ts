@@ -35,11 +35,6 @@ export interface HeaderField {
  */
 export type EmitFunc = (name: string, value: string, sensitive: boolean) => void;
 
-/** The size a field counts for in tables and header lists: name + value + 32 (RFC 7541 §4.1). */
-export function headerFieldSize(field: { name: string; value: string }): number {
-  return field.name.length + field.value.length + 32;
-}
-
 // RFC 7541 Appendix A.
 const staticTable: [string, string][] = [
   [":authority", ""],
