@@ -107,7 +107,7 @@ const maxStreamId = 0x7fff_ffff;
 const maxWindow = 0x7fff_ffff;
 /**
  * The largest header list we take (grpc-go's client default MaxHeaderListSize, 16 MiB), decoded;
- * the raw header block is held to the same size.
+ * past it, header bytes end the connection (frame.ts, Go's CVE-2023-45288 rule).
  */
 const maxHeaderListSize = 16 * 1024 * 1024;
 /**
@@ -445,7 +445,7 @@ export class H2ClientConn {
       this.#ready.resolve();
       for (;;) {
         const f = await this.#reader.next();
-        if (!f || this.#closed) break;
+        if (!f) break;
         await this.#onFrame(f);
         if (this.#closed) return;
         // Stop reading while our replies cannot be written (the peer is not reading).
