@@ -5,6 +5,7 @@
  * be stuck in.
  */
 import assert from "node:assert/strict";
+import { setImmediate } from "node:timers/promises";
 import hpack from "hpack.js";
 import {
   clientPreface,
@@ -378,4 +379,26 @@ Deno.test("h2 client: a flood of empty and 1-byte DATA frames is gathered into a
   assert.equal(response.received, 100_000);
   assert.deepEqual(concat(response.data), new Uint8Array(100_000).fill(7));
   assert.ok(response.data.length <= 8, `${response.data.length} arrays`);
+});
+
+Deno.test("h2 client: a server that floods SETTINGS and reads nothing gets its ACKs queued only up to the throttle (issue 21 row 12)", async () => {
+  await using c = await connected();
+  const { h2, peer } = c;
+  // 300,000 empty SETTINGS (2.7 MB), each owed an ACK, written while the server reads nothing.
+  const count = 300_000;
+  const flood = concat(new Array(count).fill(settingsFrame([])));
+  let written = false;
+  const writing = peer.send(flood).then(() => written = true);
+  // Many turns of the event loop (no wall-clock wait): the client reads while it can.
+  for (let i = 0; i < 5_000 && !written; i++) await setImmediate();
+  assert.equal(written, false, "the client read the whole flood and queued its ACKs");
+  // What the writer holds plus the throttle's 64: a few KiB, not 2.7 MB of ACKs.
+  assert.ok(h2.queuedBytes <= 64 * 9 * 2, `queued ${h2.queuedBytes} bytes`);
+  let acks = 0;
+  while (acks < count) {
+    const f = await peer.next(FrameType.Settings);
+    if (f.flags & Flag.Ack) acks++;
+  }
+  await writing;
+  assert.equal(h2.usable, true);
 });
