@@ -305,14 +305,30 @@ function readMessage(
   return data.subarray(off + 5, off + 5 + length);
 }
 
-/** grpc-message is percent-encoded by the server (gRPC's HTTP/2 protocol spec). */
+/**
+ * The status message of a grpc-message header value (one character per byte, as HPACK decoded
+ * it), as grpc-go's decodeGrpcMessage: each `%` followed by two hex digits is that byte, any other
+ * `%` stays; the bytes are then read as UTF-8 (where Go prints the bytes as they are, invalid UTF-8
+ * shows U+FFFD here).
+ *
+ * @example
+ * ```ts
+ * decodeGrpcMessage("caf%C3%A9 100%"); // "café 100%"
+ * ```
+ */
 export function decodeGrpcMessage(message: string): string {
-  if (!message.includes("%")) return message;
-  try {
-    return decodeURIComponent(message);
-  } catch {
-    return message;
+  const bytes: number[] = [];
+  for (let i = 0; i < message.length; i++) {
+    const c = message.charCodeAt(i);
+    const hex = message.slice(i + 1, i + 3);
+    if (c === 0x25 && i + 2 < message.length && /^[0-9a-fA-F]{2}$/.test(hex)) {
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else {
+      bytes.push(c & 0xff);
+    }
   }
+  return new TextDecoder().decode(Uint8Array.from(bytes));
 }
 
 /** Percent-encodes a status message for the grpc-message header, as grpc-go's encodeGrpcMessage. */

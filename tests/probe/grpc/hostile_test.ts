@@ -238,6 +238,20 @@ Deno.test("issue 21 row 10: unary answers grpc-go refuses are failures with grpc
         "(Continue); malformed header: missing HTTP content-type",
     },
     {
+      // grpc-go decodes the %XX it can and keeps the rest; the bytes are UTF-8.
+      name: "grpc-message with valid and invalid percent escapes and raw UTF-8",
+      frames: (id) => [
+        frame(FrameType.Headers, Flag.EndHeaders, id, grpcHeaders),
+        frame(
+          FrameType.Headers,
+          Flag.EndHeaders | Flag.EndStream,
+          id,
+          encodeHeaderBlock([["grpc-status", "14"], ["grpc-message", "caf%C3%A9 100%zz é"]]),
+        ),
+      ],
+      output: `${failed}Unavailable desc = café 100%zz é`,
+    },
+    {
       name: "no :status",
       frames: (id) => [
         frame(
