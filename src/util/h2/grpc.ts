@@ -102,96 +102,201 @@ interface HeaderVerdict {
 }
 
 /**
- * grpc-go's `http2Client.operateHeaders` over the header blocks in order: a later block must end
- * the stream; the first (response headers, or a trailers-only response) needs `:status` 200 and a
- * gRPC content-type, or the stream fails with the HTTP status mapped to a code; grpc-status must be
- * a 32-bit number; a block ending the stream carries the final status (Unknown when it has no
- * grpc-status).
+ * grpc-go's `http2Client.operateHeaders` (v1.79) over the header blocks in order. A block after the
+ * response headers must end the stream. A block is gRPC when a response was already accepted or
+ * it has an `application/grpc` content-type; one that is not fails the stream with its `:status`
+ * (missing: Internal; 1xx: skipped, unless it ends the stream; others mapped through
+ * HTTPStatusConvTab) and the content-type error, and `:status` is not looked at otherwise. A
+ * grpc-status that is not a 32-bit number is Unknown, `-bin` metadata must be base64, and a block
+ * that ends the stream carries the final status (Unknown when it has no grpc-status).
  */
 function headerVerdict(response: H2Response): HeaderVerdict {
   const verdict: HeaderVerdict = { encoding: "" };
   if (response.invalidHeader !== undefined) {
     verdict.error = { code: GrpcStatus.Internal, details: response.invalidHeader };
   }
-  response.blocks.forEach(({ fields, endStream }, i) => {
-    if (verdict.error || verdict.final) return;
-    const initial = i === 0;
-    if (!initial && !endStream) {
-      verdict.error = {
-        code: GrpcStatus.Internal,
-        details: "a HEADERS frame cannot appear in the middle of a stream",
-      };
-      return;
-    }
-    let isGrpc = !initial;
-    let contentTypeError = "malformed header: missing HTTP content-type";
-    let httpStatusError = initial ? "malformed header: missing HTTP status" : "";
-    let httpStatus: number | undefined;
-    let code: number = GrpcStatus.Unknown;
-    let message = "";
-    for (const [name, value] of fields) {
-      if (name === "content-type") {
-        if (/^application\/grpc([+;]|$)/.test(value)) {
-          contentTypeError = "";
-          isGrpc = true;
-        } else {
-          contentTypeError = `transport: received unexpected content-type ${goQuote(value)}`;
-        }
-      } else if (name === "grpc-encoding") {
-        if (initial && !endStream) verdict.encoding = value;
-      } else if (name === "grpc-status") {
-        const parsed = parseInt32(value);
-        if (typeof parsed === "string") {
-          verdict.error = {
-            code: GrpcStatus.Internal,
-            details: `transport: malformed grpc-status: ${parsed}`,
-          };
-          return;
-        }
-        code = parsed >>> 0;
-      } else if (name === "grpc-message") {
-        message = decodeGrpcMessage(value);
-      } else if (name === ":status") {
-        if (value === "200") {
-          httpStatusError = "";
-          httpStatus = 200;
-          continue;
-        }
-        const parsed = parseInt32(value);
-        if (typeof parsed === "string") {
-          verdict.error = {
-            code: GrpcStatus.Internal,
-            details: `transport: malformed http-status: ${parsed}`,
-          };
-          return;
-        }
-        httpStatus = parsed;
-        httpStatusError = `unexpected HTTP status code received from server: ${parsed} (${
-          STATUS_CODES[parsed] ?? ""
-        })`;
-      }
-    }
-    if (!isGrpc || httpStatusError !== "") {
-      verdict.error = {
-        code: httpStatus === undefined
-          ? GrpcStatus.Internal
-          : httpStatusCodes[httpStatus] ?? GrpcStatus.Unknown,
-        details: [httpStatusError, contentTypeError].filter((e) => e !== "").join("; "),
-      };
-      return;
-    }
-    if (endStream) verdict.final = { code, details: message };
-  });
+  let initial = true;
+  for (const { fields, endStream } of response.blocks) {
+    if (verdict.error || verdict.final) break;
+    const block = blockVerdict(fields, { initial, endStream });
+    if (block === "informational") continue;
+    initial = false;
+    if ("error" in block) verdict.error = block.error;
+    else if (endStream) verdict.final = block.final;
+    else verdict.encoding = block.encoding;
+  }
   return verdict;
 }
 
-/** Go's strconv.ParseInt(s, 10, 32): the number, or the error's text. */
-function parseInt32(s: string): number | string {
+/** One header block as operateHeaders sees it. */
+function blockVerdict(
+  fields: [string, string][],
+  options: { initial: boolean; endStream: boolean },
+): "informational" | { error: RpcStatus } | { final: RpcStatus; encoding: string } {
+  const { initial, endStream } = options;
+  if (!initial && !endStream) {
+    return {
+      error: {
+        code: GrpcStatus.Internal,
+        details: "a HEADERS frame cannot appear in the middle of a stream",
+      },
+    };
+  }
+  let isGrpc = !initial;
+  let contentTypeError = "malformed header: missing HTTP content-type";
+  let encoding = "";
+  let code: number = GrpcStatus.Unknown;
+  let message = "";
+  let headerError = "";
+  let httpStatus: string | undefined;
+  for (const [name, value] of fields) {
+    if (name === "content-type") {
+      if (/^application\/grpc([+;]|$)/.test(value)) {
+        contentTypeError = "";
+        isGrpc = true;
+      } else {
+        contentTypeError = `transport: received unexpected content-type ${goQuote(value)}`;
+      }
+    } else if (name === "grpc-encoding") {
+      encoding = value;
+    } else if (name === "grpc-status") {
+      const parsed = parseGoInt(value, "ParseInt", 32);
+      if (typeof parsed === "string") {
+        return {
+          error: {
+            code: GrpcStatus.Unknown,
+            details: `transport: malformed grpc-status: ${parsed}`,
+          },
+        };
+      }
+      code = parsed >>> 0;
+    } else if (name === "grpc-message") {
+      message = decodeGrpcMessage(value);
+    } else if (name === ":status") {
+      httpStatus = value;
+    } else if (name.endsWith("-bin") && !reservedHeaders.has(name) && !name.startsWith(":")) {
+      // Binary metadata must be base64 (grpc-go's decodeMetadataHeader).
+      const bad = base64ErrorOffset(value);
+      if (bad !== undefined) {
+        headerError = `transport: malformed ${name}: illegal base64 data at input byte ${bad}`;
+      }
+    }
+  }
+  if (!isGrpc) {
+    let errorCode: number = GrpcStatus.Internal;
+    let httpStatusError = "";
+    if (httpStatus === undefined) {
+      httpStatusError = "malformed header: missing HTTP status";
+    } else {
+      const status = parseGoInt(httpStatus, "Atoi", 64);
+      if (typeof status === "string") {
+        return {
+          error: {
+            code: GrpcStatus.Internal,
+            details: `transport: malformed http-status: ${status}`,
+          },
+        };
+      }
+      if (status >= 100 && status < 200) {
+        if (!endStream) return "informational";
+        return {
+          error: {
+            code: GrpcStatus.Internal,
+            details:
+              `protocol error: informational header with status code ${status} must not have END_STREAM set`,
+          },
+        };
+      }
+      httpStatusError = `unexpected HTTP status code received from server: ${status} (${
+        goStatusText(status)
+      })`;
+      errorCode = httpStatusCodes[status] ?? GrpcStatus.Unknown;
+    }
+    return {
+      error: {
+        code: errorCode,
+        details: [httpStatusError, contentTypeError].filter((e) => e !== "").join("; "),
+      },
+    };
+  }
+  if (headerError !== "") return { error: { code: GrpcStatus.Internal, details: headerError } };
+  return { final: { code, details: message }, encoding };
+}
+
+/** Go's http.StatusText: Node's names, except where Go's differ. */
+function goStatusText(code: number): string {
+  const goNames: Record<number, string> = {
+    413: "Request Entity Too Large",
+    414: "Request URI Too Long",
+    416: "Requested Range Not Satisfiable",
+    418: "I'm a teapot",
+    509: "",
+  };
+  return goNames[code] ?? STATUS_CODES[code] ?? "";
+}
+
+/** Headers grpc-go does not treat as metadata (its isReservedHeader), besides pseudo-headers. */
+const reservedHeaders = new Set([
+  "content-type",
+  "user-agent",
+  "grpc-message-type",
+  "grpc-encoding",
+  "grpc-message",
+  "grpc-status",
+  "grpc-timeout",
+  "te",
+]);
+
+const base64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/**
+ * Where Go's base64 decoding of a `-bin` value fails (its CorruptInputError offset), or undefined:
+ * grpc-go's decodeBinHeader uses the padded standard encoding when the length is a multiple of 4,
+ * the unpadded one otherwise; CR and LF are skipped, trailing bits need not be zero.
+ */
+export function base64ErrorOffset(v: string): number | undefined {
+  const padded = v.length % 4 === 0;
+  let si = 0;
+  while (si < v.length) {
+    let j = 0;
+    for (; j < 4; j++) {
+      if (si === v.length) {
+        if (j === 0) return undefined;
+        if (j === 1 || padded) return si - j;
+        return undefined;
+      }
+      const c = v[si++];
+      if (base64Alphabet.includes(c)) continue;
+      if (c === "\n" || c === "\r") {
+        j--;
+        continue;
+      }
+      if (!padded || c !== "=") return si - 1;
+      // Padding: "=" may stand only in the last two places of a quantum, and ends the input.
+      if (j === 0 || j === 1) return si - 1;
+      if (j === 2) {
+        while (si < v.length && (v[si] === "\n" || v[si] === "\r")) si++;
+        if (si === v.length) return v.length;
+        if (v[si] !== "=") return si - 1;
+        si++;
+      }
+      while (si < v.length && (v[si] === "\n" || v[si] === "\r")) si++;
+      return si < v.length ? si : undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Go's strconv.ParseInt(s, 10, bits) (or Atoi, `fn`): the number, or the error's text. 64-bit
+ * values beyond 2^53 lose precision here, which no caller can see (they are out of any range used).
+ */
+function parseGoInt(s: string, fn: "ParseInt" | "Atoi", bits: 32 | 64): number | string {
   const quoted = goQuote(s);
-  if (!/^[+-]?[0-9]+$/.test(s)) return `strconv.ParseInt: parsing ${quoted}: invalid syntax`;
+  if (!/^[+-]?[0-9]+$/.test(s)) return `strconv.${fn}: parsing ${quoted}: invalid syntax`;
   const n = Number(s);
-  if (n < -(2 ** 31) || n > 2 ** 31 - 1) {
-    return `strconv.ParseInt: parsing ${quoted}: value out of range`;
+  if (n < -(2 ** (bits - 1)) || n > 2 ** (bits - 1) - 1) {
+    return `strconv.${fn}: parsing ${quoted}: value out of range`;
   }
   return n;
 }
@@ -271,8 +376,9 @@ function readMessage(
   off: number,
   options: { max: number; encoding: string },
 ): Uint8Array | RpcStatus | "eof" {
-  if (off >= data.length) return "eof";
-  if (data.length - off < 5) return { code: GrpcStatus.Internal, details: "unexpected EOF" };
+  // grpc-go reads a cut-off 5-byte prefix as a clean EOF (its transportReader drops the count
+  // of the bytes it did read); only a cut-off message body is "unexpected EOF".
+  if (data.length - off < 5) return "eof";
   const flag = data[off];
   const length = new DataView(data.buffer, data.byteOffset + off, 5).getUint32(1);
   if (length > options.max) {
@@ -291,8 +397,9 @@ function readMessage(
         details: "grpc: compressed flag set with identity or empty encoding",
       };
     }
+    // kubelet registers no decompressor; grpc-go's client says Internal (a server Unimplemented).
     return {
-      code: GrpcStatus.Unimplemented,
+      code: GrpcStatus.Internal,
       details: `grpc: Decompressor is not installed for grpc-encoding ${goQuote(options.encoding)}`,
     };
   }

@@ -177,7 +177,9 @@ Deno.test("issue 21 row 10: unary answers grpc-go refuses are failures with grpc
         frame(FrameType.Data, 0, id, serving),
         frame(FrameType.Headers, Flag.EndHeaders | Flag.EndStream, id, okTrailers),
       ],
-      output: `${failed}Unknown desc = transport: received unexpected content-type "text/html"`,
+      output:
+        `${failed}Unknown desc = unexpected HTTP status code received from server: 200 (OK); ` +
+        `transport: received unexpected content-type "text/html"`,
     },
     {
       name: "two messages on a unary call",
@@ -199,7 +201,21 @@ Deno.test("issue 21 row 10: unary answers grpc-go refuses are failures with grpc
         "from non-server-streaming RPC",
     },
     {
-      name: ":status 503 with grpc-status 0 (the HTTP status decides)",
+      name: ":status 503 with a text/plain content-type",
+      frames: (id) => [
+        frame(
+          FrameType.Headers,
+          Flag.EndHeaders | Flag.EndStream,
+          id,
+          encodeHeaderBlock([[":status", "503"], ["content-type", "text/plain"]]),
+        ),
+      ],
+      output: `${failed}Unavailable desc = unexpected HTTP status code received from server: 503 ` +
+        `(Service Unavailable); transport: received unexpected content-type "text/plain"`,
+    },
+    {
+      // With a gRPC content-type grpc-go does not look at :status at all.
+      name: ":status 503 with a gRPC content-type and grpc-status 0, no message",
       frames: (id) => [
         frame(
           FrameType.Headers,
@@ -212,8 +228,8 @@ Deno.test("issue 21 row 10: unary answers grpc-go refuses are failures with grpc
           ]),
         ),
       ],
-      output:
-        `${failed}Unavailable desc = unexpected HTTP status code received from server: 503 (Service Unavailable)`,
+      output: `${failed}Internal desc = cardinality violation: received no response message ` +
+        "from non-server-streaming RPC",
     },
     {
       name: "trailers-only without content-type",
@@ -225,17 +241,22 @@ Deno.test("issue 21 row 10: unary answers grpc-go refuses are failures with grpc
           encodeHeaderBlock([[":status", "200"], ["grpc-status", "0"]]),
         ),
       ],
-      output: `${failed}Unknown desc = malformed header: missing HTTP content-type`,
+      output: `${failed}Unknown desc = unexpected HTTP status code received from server: 200 ` +
+        "(OK); malformed header: missing HTTP content-type",
     },
     {
-      // grpc-go has no notion of 1xx: it is an unexpected HTTP status (we used to skip it).
-      name: "a 100 Continue header block first",
+      name: "a 100 Continue block that ends the stream",
       frames: (id) => [
-        frame(FrameType.Headers, Flag.EndHeaders, id, encodeHeaderBlock([[":status", "100"]])),
-        frame(FrameType.Headers, Flag.EndHeaders, id, grpcHeaders),
+        frame(
+          FrameType.Headers,
+          Flag.EndHeaders | Flag.EndStream,
+          id,
+          encodeHeaderBlock([[":status", "100"]]),
+        ),
       ],
-      output: `${failed}Unknown desc = unexpected HTTP status code received from server: 100 ` +
-        "(Continue); malformed header: missing HTTP content-type",
+      output:
+        `${failed}Internal desc = protocol error: informational header with status code 100 ` +
+        "must not have END_STREAM set",
     },
     {
       // grpc-go decodes the %XX it can and keeps the rest; the bytes are UTF-8.
@@ -252,16 +273,34 @@ Deno.test("issue 21 row 10: unary answers grpc-go refuses are failures with grpc
       output: `${failed}Unavailable desc = café 100%zz é`,
     },
     {
-      name: "no :status",
+      name: "binary metadata that is not base64",
+      frames: (id) => [
+        frame(
+          FrameType.Headers,
+          Flag.EndHeaders,
+          id,
+          encodeHeaderBlock([
+            [":status", "200"],
+            ["content-type", "application/grpc"],
+            ["x-trace-bin", "ab!d"],
+          ]),
+        ),
+      ],
+      output: `${failed}Internal desc = transport: malformed x-trace-bin: illegal base64 data ` +
+        "at input byte 2",
+    },
+    {
+      name: "neither :status nor content-type",
       frames: (id) => [
         frame(
           FrameType.Headers,
           Flag.EndHeaders | Flag.EndStream,
           id,
-          encodeHeaderBlock([["content-type", "application/grpc"], ["grpc-status", "0"]]),
+          encodeHeaderBlock([["grpc-status", "0"]]),
         ),
       ],
-      output: `${failed}Internal desc = malformed header: missing HTTP status`,
+      output: `${failed}Internal desc = malformed header: missing HTTP status; malformed header: ` +
+        "missing HTTP content-type",
     },
     {
       name: "trailers without grpc-status",
@@ -283,7 +322,7 @@ Deno.test("issue 21 row 10: unary answers grpc-go refuses are failures with grpc
           encodeHeaderBlock([["grpc-status", "OK"]]),
         ),
       ],
-      output: `${failed}Internal desc = transport: malformed grpc-status: strconv.ParseInt: ` +
+      output: `${failed}Unknown desc = transport: malformed grpc-status: strconv.ParseInt: ` +
         `parsing "OK": invalid syntax`,
     },
     {
@@ -327,7 +366,9 @@ Deno.test("issue 21 row 10: unary answers grpc-go refuses are failures with grpc
           encodeHeaderBlock([[":status", "200"], ["content-type", "text/html"]]),
         ),
       ],
-      output: `${failed}Unknown desc = transport: received unexpected content-type "text/html"`,
+      output:
+        `${failed}Unknown desc = unexpected HTTP status code received from server: 200 (OK); ` +
+        `transport: received unexpected content-type "text/html"`,
     },
   ];
   for (const c of cases) {
@@ -342,6 +383,19 @@ Deno.test("issue 21 row 10: unary answers grpc-go refuses are failures with grpc
       assert.deepEqual({ result, output }, { result: "failure", output: c.output });
     });
   }
+});
+
+Deno.test("issue 21 row 10: a 100 Continue block is skipped, as grpc-go does", async () => {
+  const { output, result } = await probeAgainst(async ({ send, streamId, reader }) => {
+    await send(
+      frame(FrameType.Headers, Flag.EndHeaders, streamId, encodeHeaderBlock([[":status", "100"]])),
+      frame(FrameType.Headers, Flag.EndHeaders, streamId, grpcHeaders),
+      frame(FrameType.Data, 0, streamId, serving),
+      frame(FrameType.Headers, Flag.EndHeaders | Flag.EndStream, streamId, okTrailers),
+    );
+    while (await reader.next().catch(() => null));
+  }, { timeoutMs: 10_000 });
+  assert.deepEqual({ result, output }, { result: "success", output: "service healthy" });
 });
 
 Deno.test("issue 21 row 12: a flood of small frames lets the event loop turn (the reader yields every 256 frames)", async () => {
