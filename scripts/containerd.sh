@@ -150,7 +150,7 @@ write_config() {
   if [ -d "$base" ] && [ -n "$(ls -A "$base" 2>/dev/null)" ] && ! owned; then
     die "$base exists, is not empty and has no $(basename "$marker"): not ours, refusing to use it"
   fi
-  mkdir -p "$base"/{root,state,tmp,opt,cni/net.d,cni/ipam,images}
+  mkdir -p "$base"/{root,state,tmp,opt,cni/net.d,cni/ipam,images,certs.d}
   echo "created by scripts/containerd.sh; \`down\` removes this folder" >"$marker"
   # A free loopback port for the metrics endpoint, below the ephemeral range.
   local metrics_addr
@@ -221,6 +221,10 @@ disabled_plugins = [
         [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
           SystemdCgroup = false
           Root = "$base/state/runc"
+
+    # Registry hosts (hosts.toml per registry, e.g. its CA): scripts/registry.sh writes here.
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = "$base/certs.d"
 
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "/usr/lib/cni"
