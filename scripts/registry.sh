@@ -139,8 +139,10 @@ write_containerd_hosts() {
   local dir=$containerd_dir/certs.d/$(addr)
   mkdir -p "$dir"
   cat >"$dir/hosts.toml" <<TOML
-# Written by scripts/registry.sh: the test registry's CA.
+# Written by scripts/registry.sh: the test registry's CA, for the host entry and for the server
+# entry containerd 1.6 also tries after a 404 (without it: x509 unknown authority).
 server = "https://$(addr)"
+ca = "$base/tls/ca.pem"
 
 [host."https://$(addr)"]
   capabilities = ["pull", "resolve", "push"]

@@ -47,14 +47,15 @@ export class ImagePullManager {
   /** The pull of `image` ended with `imageRef`, using `credentials`. */
   recordImagePulled(image: string, imageRef: string, credentials: ImagePullCredentials): void {
     this.#decrement(image);
-    const record = this.#pulled.get(imageRef);
+    const key = recordKey(image, imageRef);
+    const record = this.#pulled.get(key);
     if (!record) {
-      this.#pulled.set(imageRef, structuredClone(credentials));
+      this.#pulled.set(key, structuredClone(credentials));
       return;
     }
     if (record.nodePodsAccessible) return;
     if (credentials.nodePodsAccessible) {
-      this.#pulled.set(imageRef, { nodePodsAccessible: true });
+      this.#pulled.set(key, { nodePodsAccessible: true });
       return;
     }
     const secrets = record.kubernetesSecrets ??= [];
@@ -75,7 +76,7 @@ export class ImagePullManager {
    * `MustAttemptImagePull` under the default policy `NeverVerifyPreloadedImages`.
    */
   mustAttemptImagePull(image: string, imageRef: string, secrets: ImagePullSecret[]): boolean {
-    const record = this.#pulled.get(imageRef);
+    const record = this.#pulled.get(recordKey(image, imageRef));
     if (!record) {
       // A pull that started and never finished: the image may be a partial one; pull again.
       // Otherwise the image was there before kubelet pulled anything: preloaded.
@@ -103,6 +104,19 @@ export class ImagePullManager {
     if (n > 0) this.#intents.set(image, n);
     else this.#intents.delete(image);
   }
+}
+
+// Kubelet keeps one record per image ID with the credentials per repository (the image name
+// without tag or digest): the same image under another name counts as not pulled by kubelet.
+function recordKey(image: string, imageRef: string): string {
+  return `${imageRef} ${trimImageTagDigest(image)}`;
+}
+
+function trimImageTagDigest(image: string): string {
+  const at = image.indexOf("@");
+  const name = at < 0 ? image : image.slice(0, at);
+  const colon = name.lastIndexOf(":");
+  return colon > name.lastIndexOf("/") ? name.slice(0, colon) : name;
 }
 
 function sameSecret(a: ImagePullSecret, b: ImagePullSecret): boolean {
