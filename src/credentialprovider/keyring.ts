@@ -189,11 +189,20 @@ function decodeEntries(raw: Record<string, RawEntry>): Record<string, DockerConf
         );
       }
       username = decoded.slice(0, colon);
-      password = decoded.slice(colon + 1).replace(/\x00+$/, "");
+      password = trimNul(decoded.slice(colon + 1));
     }
     out[loc] = { username, password, email: entry?.email };
   }
   return out;
+}
+
+// Go's strings.Trim(s, "\x00"): some tools pad the decoded pair with NUL bytes.
+function trimNul(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && s.charCodeAt(start) === 0) start++;
+  while (end > start && s.charCodeAt(end - 1) === 0) end--;
+  return s.slice(start, end);
 }
 
 // A secret's value: `data` is base64 on the wire; `stringData` as a manifest may carry it.

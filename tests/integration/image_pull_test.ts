@@ -138,7 +138,10 @@ integrationTest("image pulls from a registry with TLS and auth", skipReason, asy
   const r = registryInfo!;
   const image = `${r.addr}/probelet/busybox:1`;
   const secrets = new Map([["regcred", pullSecret(r)]]);
-  await ctr("images", "rm", image).catch(() => {});
+  const stale = (await ctr("images", "ls", "-q")).split("\n").filter((n) =>
+    n.startsWith(`${r.addr}/`)
+  );
+  if (stale.length > 0) await ctr("images", "rm", ...stale);
   const s = await setUp(secrets);
   try {
     await t.step("with imagePullSecrets: pulled, and the container runs the image", async () => {
@@ -287,8 +290,11 @@ integrationTest("image pulls from a registry with TLS and auth", skipReason, asy
     });
   } finally {
     await s.cleanup();
-    for (const name of [image, `${r.addr}/probelet/changing:1`]) {
-      await ctr("images", "rm", name).catch(() => {});
-    }
+    // Every reference the pulls left (tags and repo digests): while one names the test image's
+    // ID, containerd reports that reference as the imageRef of every container of the image.
+    const left = (await ctr("images", "ls", "-q")).split("\n").filter((n) =>
+      n.startsWith(`${r.addr}/`)
+    );
+    if (left.length > 0) await ctr("images", "rm", ...left);
   }
 });
