@@ -8,7 +8,9 @@
 #
 # Everything lives under <repo>/.run/containerd (git-ignored): config, root, state, the gRPC socket
 # (.run/containerd/containerd.sock), CNI config and IPAM state. Pods get addresses on a private bridge
-# (probelet0, 10.88.77.0/24). Images are built locally from busybox-static, no registry involved:
+# (probelet0, 10.88.77.0/24). Registry hosts (a test registry's CA) are read from
+# .run/containerd/certs.d/<host:port>/hosts.toml (scripts/registry.sh writes them).
+# Images are built locally from busybox-static, no registry involved:
 #   probelet.local/pause:1    the sandbox ("pause") image: busybox sleep
 #   probelet.local/busybox:1  the test image: busybox with its applets (sh, httpd, nc, sleep, ...)
 # Processes are found by pid file or by their command line naming our socket, never by name alone.
