@@ -20,9 +20,13 @@ import { join } from "node:path";
 import type { Node, Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
 import { isNotFound } from "../client/errors.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
-import type { RuntimeService } from "../cri_client/runtime_service.ts";
+import type { ImageManagerService, RuntimeService } from "../cri_client/runtime_service.ts";
+import type { Secret } from "../credentialprovider/keyring.ts";
 import { type Clock, type ClockTimer, RealClock } from "../util/clock.ts";
 import { Backoff } from "../util/flowcontrol/backoff.ts";
+import { TokenBucketRateLimiter } from "../util/flowcontrol/throttle.ts";
+import { newImageManager } from "./images/image_manager.ts";
+import { newKubeImageService } from "./kuberuntime/kuberuntime_image.ts";
 import * as log from "../util/log.ts";
 import { StopSignal } from "../util/stop_signal.ts";
 import { getNodeHostIPs } from "../util/node/node.ts";
@@ -53,7 +57,12 @@ import {
   type PodUpdate,
 } from "./types/pod_update.ts";
 import { EventStore } from "./kubelet_events.ts";
-import { generateAPIPodStatus, rfc3339, type StartFailure } from "./kubelet_pods.ts";
+import {
+  generateAPIPodStatus,
+  getPullSecretsForPod,
+  rfc3339,
+  type StartFailure,
+} from "./kubelet_pods.ts";
 import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
 import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
@@ -155,6 +164,20 @@ export interface KubeletOptions {
   fileCheckFrequencyMs?: number;
   /** CrashLoopBackOff initial delay and cap (defaults 10 s and 5 min). */
   backOff?: { initialMs: number; maxMs: number };
+  /**
+   * The CRI image service: images are pulled by each container's `imagePullPolicy` before it is
+   * created (kubelet's image manager). Without one (the embedded runtime) nothing is pulled.
+   */
+  imageService?: ImageManagerService;
+  /** Image pulls one at a time (kubelet's `--serialize-image-pulls`, default true). */
+  serializeImagePulls?: boolean;
+  /** Image pull back-off initial delay and cap (kubelet's: 10 s and 5 min). */
+  imageBackOff?: { initialMs: number; maxMs: number };
+  /**
+   * Reads a secret named by a pod's `imagePullSecrets` (kubelet's secret manager; API-server mode
+   * reads it through the API, which the node authorizer allows for pods bound to the node).
+   */
+  getSecret?: (namespace: string, name: string) => Promise<Secret>;
   /** How many events `/events` keeps (default 1000). */
   maxEvents?: number;
   /** Recorders events are forwarded to besides the in-memory list (default: the structured log). */
@@ -374,6 +397,20 @@ export class Kubelet {
       runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
       nodeName: this.nodeName,
       logManager: this.#containerLogManager,
+      imageManager: this.#options.imageService && newImageManager({
+        recorder: this.events,
+        imageService: newKubeImageService(this.#options.imageService),
+        backOff: new Backoff(this.clock, {
+          initialMs: this.#options.imageBackOff?.initialMs ?? defaultBackOffInitialMs,
+          maxMs: this.#options.imageBackOff?.maxMs ?? defaultBackOffMaxMs,
+        }),
+        clock: this.clock,
+        serialized: this.#options.serializeImagePulls ?? true,
+        // kubelet's --registry-qps 5 and --registry-burst 10.
+        limiter: new TokenBucketRateLimiter(this.clock, { qps: 5, burst: 10 }),
+      }),
+      getPullSecrets: (pod) =>
+        getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,
@@ -909,6 +946,8 @@ export class Kubelet {
       }
       worker.syncs++;
       retryAt = result.retryAt;
+      // kubelet's SyncPod returns an image pull's error; the pod worker retries after its back-off.
+      if (result.syncFailed) failed = true;
       if (result.changed || result.startResults.size > 0) {
         // What PLEG would report right after the change: regenerate the status now.
         runtimeStatus = await runtimeManager.getPodStatus(pod);
