@@ -726,7 +726,10 @@ export class Kubelet {
     if (!fresh && this.#node && this.clock.since(this.#nodeFetchedAt) < 10_000) return this.#node;
     // Admission waits for this read: an API server that does not answer must not stall the pods.
     const abort = new AbortController();
-    const timer = this.clock.afterFunc(nodeGetTimeoutMs, () => abort.abort());
+    const timer = this.clock.afterFunc(
+      nodeGetTimeoutMs,
+      () => abort.abort(new DOMException("node get timed out", "TimeoutError")),
+    );
     try {
       this.#node = await client.coreV1.nodes().get(this.nodeName, { signal: abort.signal });
       this.#nodeFetchedAt = this.clock.now();
