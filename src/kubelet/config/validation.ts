@@ -501,7 +501,7 @@ function validateGrpc(v: Validator, field: string, action: unknown): void {
 }
 
 /**
- * An HTTP or TCP probe (or handler) port: a number in range, or a well-formed port name
+ * An HTTP or TCP probe port: a number in range, or a well-formed port name
  * (apimachinery's ValidatePortNumOrName). Whether the container declares that name is not checked
  * here: kubelet runs such a pod and the probe errors at run time (`port http not found`).
  */
