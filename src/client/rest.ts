@@ -669,8 +669,21 @@ export class StreamWatcher<T> implements Watch<T> {
       }
       const rest = this.#ending ? undefined : framer.rest();
       if (rest) {
-        const event = this.#decode(text.decode(rest).trim());
-        if (event) yield event;
+        // A last event without its newline still counts; a cut one is an unexpected EOF, which
+        // client-go logs at V(1) and treats as a close (no ERROR event).
+        const line = text.decode(rest).trim();
+        let event: WatchEvent<T> | undefined;
+        try {
+          event = JSON.parse(line);
+        } catch (err) {
+          V(1).info("Unexpected EOF during watch stream event decoding", {
+            err: (err as Error).message,
+          });
+        }
+        if (event !== undefined) {
+          const decoded = this.#decode(line);
+          if (decoded) yield decoded;
+        }
       }
     } finally {
       const ended = this.#ending ?? "server-closed";

@@ -267,3 +267,38 @@ Deno.test("TestWatchLineFramer", async (t) => {
     },
   );
 });
+
+Deno.test("TestWatchStreamEndingMidEvent", async () => {
+  // Go's JSON framer reports a value cut by the end of the stream as io.ErrUnexpectedEOF, which
+  // StreamWatcher logs at V(1) and treats as a normal close: no ERROR event, so no re-list.
+  const whole = JSON.stringify({ type: "ADDED", object: podJson("a", "2") });
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    (req) =>
+      new Response(
+        new URL(req.url).searchParams.get("labelSelector") === "cut"
+          ? `${whole}\n{"type":"ADDED","obj`
+          : `${whole}\n${whole}`,
+      ),
+  );
+  const rest = new RESTClient({
+    host: `http://127.0.0.1:${server.addr.port}`,
+    rateLimiter: new AlwaysAcceptRateLimiter(),
+  });
+  try {
+    for (const [selector, want] of [["cut", ["ADDED"]], ["whole", ["ADDED", "ADDED"]]] as const) {
+      const w = await rest.watch<Pod>({
+        method: "GET",
+        path: "/api/v1/pods",
+        query: { labelSelector: selector },
+      });
+      const types: string[] = [];
+      for await (const event of w) types.push(event.type);
+      assert.deepEqual(types, want, selector);
+      assert.equal((w as unknown as { endReason: string }).endReason, "server-closed");
+    }
+  } finally {
+    rest.close();
+    await server.shutdown();
+  }
+});
