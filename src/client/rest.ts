@@ -315,7 +315,7 @@ export class RESTClient {
             err: failure.message,
             attempt: attempt + 1,
           });
-          await this.#clock.sleep(1000, { signal: req.signal });
+          await this.#pause(1000, req, url);
           continue;
         }
         throw failure;
@@ -341,12 +341,22 @@ export class RESTClient {
           retryAfter,
           attempt: attempt + 1,
         });
-        await this.#clock.sleep(retryAfter * 1000, { signal: req.signal });
+        await this.#pause(retryAfter * 1000, req, url);
         continue;
       }
       const body = await res.text().catch(() => "");
       timer?.stop();
       throw statusErrorFromResponse(req, res, body, retryAfter);
+    }
+  }
+
+  // The wait before a retry; the caller cancelling it ends the request with a context error.
+  async #pause(ms: number, req: RestRequest, url: URL): Promise<void> {
+    try {
+      await this.#clock.sleep(ms, { signal: req.signal });
+    } catch (err) {
+      if (!req.signal?.aborted) throw err;
+      throw new RequestError(req.method, url, req.signal.reason, err);
     }
   }
 

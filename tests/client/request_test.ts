@@ -219,6 +219,28 @@ Deno.test("TestRequestTimeoutError", async (t) => {
       );
     });
   });
+  await t.step("cancelled while waiting out Retry-After: context canceled", async () => {
+    await withServer(
+      () => new Response("busy", { status: 503, headers: { "Retry-After": "5" } }),
+      async (url, seen) => {
+        const clock = new FakeClock(0);
+        const rest = new RESTClient({ host: url, ...unlimited }, { clock });
+        const abort = new AbortController();
+        const pending = rest.json({
+          method: "GET",
+          path: "/api/v1/nodes/n1",
+          signal: abort.signal,
+        }).catch((e) => e);
+        while (seen.length === 0) await clock.step(0);
+        await clock.step(1000);
+        abort.abort();
+        const err = await pending as Error;
+        rest.close();
+        assert.equal(err.message, `Get "${url}/api/v1/nodes/n1": context canceled`);
+        assert.equal(seen.length, 1);
+      },
+    );
+  });
 });
 
 Deno.test("TestRetryAfterBodyIsNotReadWithoutEnd", async () => {
