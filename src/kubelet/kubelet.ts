@@ -552,15 +552,15 @@ export class Kubelet {
     const pods = u.pods.map(podKey);
     switch (u.op) {
       case "ADD":
-        if (pods.length > 0) log.info("SyncLoop ADD", { source: u.source, pods });
+        if (pods.length > 0) log.V(2).info("SyncLoop ADD", { source: u.source, pods });
         await this.#handlePodAdditions(u.pods);
         break;
       case "UPDATE":
-        log.info("SyncLoop UPDATE", { source: u.source, pods });
+        log.V(2).info("SyncLoop UPDATE", { source: u.source, pods });
         this.#handlePodUpdates(u.pods);
         break;
       case "REMOVE":
-        log.info("SyncLoop REMOVE", { source: u.source, pods });
+        log.V(2).info("SyncLoop REMOVE", { source: u.source, pods });
         this.#handlePodRemoves(u.pods);
         break;
       case "RECONCILE":
@@ -575,7 +575,7 @@ export class Kubelet {
         break;
       case "DELETE":
         // A graceful deletion is an update carrying a deletion timestamp.
-        log.info("SyncLoop DELETE", { source: u.source, pods });
+        log.V(2).info("SyncLoop DELETE", { source: u.source, pods });
         this.#handlePodUpdates(u.pods);
         break;
       default:
@@ -604,7 +604,7 @@ export class Kubelet {
       const found = this.podManager.getPodAndMirrorPod(pod);
       if (found.wasMirror) {
         if (!found.pod) {
-          log.info("Unable to find pod for mirror pod, skipping", {
+          log.V(2).info("Unable to find pod for mirror pod, skipping", {
             mirrorPod: podKey(pod),
             mirrorPodUID: pod.metadata.uid,
           });
@@ -778,7 +778,10 @@ export class Kubelet {
     if (!fresh && this.#node && this.clock.since(this.#nodeFetchedAt) < 10_000) return this.#node;
     // Admission waits for this read: an API server that does not answer must not stall the pods.
     const abort = new AbortController();
-    const timer = this.clock.afterFunc(nodeGetTimeoutMs, () => abort.abort());
+    const timer = this.clock.afterFunc(
+      nodeGetTimeoutMs,
+      () => abort.abort(new DOMException("node get timed out", "TimeoutError")),
+    );
     try {
       this.#node = await client.coreV1.nodes().get(this.nodeName, { signal: abort.signal });
       this.#nodeFetchedAt = this.clock.now();
@@ -1415,10 +1418,10 @@ export class Kubelet {
     // Re-added (same UID) while it was going down: kubelet's HandlePodCleanups restarts it.
     const again = this.#desired.get(uid);
     if (again && !this.#stopped && !this.#workers.has(uid)) {
-      log.info("SyncLoop ADD: pod re-added during its teardown, starting it again", {
-        pod: podKey(again),
-        podUID: uid,
-      });
+      log.V(3).info(
+        "Pod will be restarted because it is in the desired set and not known to the pod workers (likely due to UID reuse)",
+        { podUID: uid },
+      );
       this.#addPod(again);
     }
   }
