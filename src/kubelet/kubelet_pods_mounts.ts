@@ -58,7 +58,7 @@ export function translateMountPropagation(
  * ```
  */
 export async function makeMounts(
-  pod: Pod,
+  _pod: Pod,
   container: Container,
   podVolumes: ReadonlyMap<string, MountedVolume>,
 ): Promise<Mount[]> {
