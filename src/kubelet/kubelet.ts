@@ -1043,6 +1043,10 @@ export class Kubelet {
     const pod = worker.pod;
     log.V(4).info("Pod is terminal, stopping it", { pod: podKey(pod), podUID: pod.metadata.uid });
     await this.#syncTerminatingPod(worker, runtimeStatus, { recordStatus: true });
+    // kubelet unmounts the volumes of a terminated pod (a finished Job's secrets leave the node's
+    // memory) while the pod object stays.
+    await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
+    this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
     worker.finished = true;
     log.V(2).info("Pod is terminal, its sandbox is stopped", {
       pod: podKey(pod),

@@ -311,6 +311,38 @@ Deno.test({
         },
       );
 
+      await t.step("a finished pod's volumes are unmounted while the pod stays", async () => {
+        const spec = podTemplate("done", [{ name: "sec", secret: { secretName: "app-secret" } }], [{
+          name: "sec",
+          mountPath: "/s",
+        }]).spec as Json;
+        spec.restartPolicy = "Never";
+        spec.containers[0].command = ["cat", "/s/password"];
+        await k(
+          ["apply", "-f", "-"],
+          JSON.stringify({
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: "done", namespace: ns },
+            spec,
+          }),
+        );
+        const done = await waitFor("the pod Succeeded", async () => {
+          const p = await kj(["-n", ns, "get", "pod", "done"]);
+          return p.status?.phase === "Succeeded" && p;
+        }, { timeoutMs: 30_000 });
+        assertEquals(done.status.containerStatuses[0].state.terminated.exitCode, 0);
+        await waitFor("its volumes unmounted and removed", async () => {
+          const mounts = await listMountPoints();
+          try {
+            await Deno.stat(join(podsDir, done.metadata.uid));
+            return false;
+          } catch {
+            return !mounts.some((m) => m.startsWith(join(podsDir, done.metadata.uid) + "/"));
+          }
+        }, { timeoutMs: 30_000 });
+      });
+
       await t.step(
         "an agent restart keeps running volumes and cleans a pod deleted meanwhile",
         async () => {
@@ -347,6 +379,15 @@ Deno.test({
       });
     } finally {
       await agent?.stop().catch(() => {});
+      // Pods keep running when the agent stops (kubelet's way); a failed run's are removed here.
+      for (
+        const sb of await runtime?.listPodSandbox({
+          labelSelector: { "io.kubernetes.pod.namespace": ns },
+        }) ?? []
+      ) {
+        await runtime!.stopPodSandbox(sb.id).catch(() => {});
+        await runtime!.removePodSandbox(sb.id).catch(() => {});
+      }
       await k(["delete", "namespace", ns, "--wait=false"]).catch(() => {});
       // Whatever is left (a failed run) goes with its pods: containers stopped by a fresh agent
       // that stops pods on exit would need the API; remove mounts and folders directly.

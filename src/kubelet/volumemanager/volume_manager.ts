@@ -123,8 +123,13 @@ export class VolumeManager {
           reason: FailedMountVolume,
           message,
         });
-        unmounted.push(volume.name);
-        firstError ??= e as Error;
+        // A volume already mounted stays usable: its remount failing is reported, but the pod's
+        // containers are not held back (kubelet's WaitForAttachAndMount only waits for volumes
+        // not yet in the actual state).
+        if (!mounted.has(volume.name)) {
+          unmounted.push(volume.name);
+          firstError ??= e as Error;
+        }
         continue;
       }
       if (!mounted.has(volume.name)) {

@@ -159,6 +159,15 @@ Deno.test({
       assertEquals(await read(join(cfgDir, "app.conf")), "a=2");
       ok((await Deno.readLink(join(cfgDir, "..data"))) !== before);
 
+      // A remount that fails (the config map deleted) is reported but does not hold the pod
+      // back: the volume keeps its last content.
+      configMaps.delete("ns/cfg");
+      await vm.waitForAttachAndMount(pod);
+      assertEquals(recorder.events, [
+        'Warning FailedMount MountVolume.SetUp failed for volume "cfg" : configmaps "cfg" not found',
+      ]);
+      assertEquals(await read(join(cfgDir, "app.conf")), "a=2");
+
       // Removal: tmpfs unmounted, the pod's folder gone.
       await vm.unmountPodVolumes("uid-1");
       assertEquals((await listMountPoints()).filter((m) => m.startsWith(dir + "/")), []);
