@@ -7,17 +7,33 @@
  * @module
  */
 import { join, normalize } from "node:path";
-import type { Container, Pod } from "../api/core/v1/mod.ts";
+import type { Container, EnvVar, Pod, VolumeMount } from "../api/core/v1/mod.ts";
 import type { Mount, MountPropagation } from "../cri_client/api.ts";
+import { expand } from "./container/expansion.ts";
 import type { MountedVolume } from "./volumemanager/volume_manager.ts";
 
-/** A container's volume mount as the API writes it. */
-interface VolumeMountSpec {
-  name?: string;
-  mountPath?: string;
-  readOnly?: boolean;
-  subPath?: string;
-  mountPropagation?: string;
+/**
+ * `subPathExpr` with `$(VAR)` expanded from the container's environment; throws kubelet's
+ * `missing value for A, B` when a variable is unset or empty (kubelet's
+ * `ExpandContainerVolumeMounts` in pkg/kubelet/container/helpers.go).
+ *
+ * @example
+ * ```ts
+ * expandContainerVolumeMounts({ name: "v", mountPath: "/x", subPathExpr: "logs/$(POD)" }, [{ name: "POD", value: "web" }]);
+ * // "logs/web"
+ * ```
+ */
+export function expandContainerVolumeMounts(mount: VolumeMount, envs: EnvVar[]): string {
+  const env = new Map<string, string>();
+  for (const e of envs) env.set(e.name, e.value ?? "");
+  const missing = new Set<string>();
+  const expanded = expand(mount.subPathExpr ?? "", (key) => {
+    const value = env.get(key);
+    if (!value) missing.add(key);
+    return value ?? "";
+  });
+  if (missing.size > 0) throw new Error(`missing value for ${[...missing].sort().join(", ")}`);
+  return expanded;
 }
 
 /**
@@ -63,8 +79,7 @@ export async function makeMounts(
   podVolumes: ReadonlyMap<string, MountedVolume>,
 ): Promise<Mount[]> {
   const mounts: Mount[] = [];
-  for (const raw of container.volumeMounts ?? []) {
-    const mount = raw as VolumeMountSpec;
+  for (const mount of container.volumeMounts ?? []) {
     const vol = podVolumes.get(mount.name ?? "");
     if (!vol) {
       throw new Error(
@@ -72,8 +87,13 @@ export async function makeMounts(
       );
     }
     let hostPath = vol.path;
-    if (mount.subPath) {
-      const sub = mount.subPath;
+    // The environment is the container's `env` values: `valueFrom` is refused at admission until
+    // the environment is built (issue 16 item 4).
+    const subPath = mount.subPathExpr
+      ? expandContainerVolumeMounts(mount, container.env ?? [])
+      : mount.subPath;
+    if (subPath) {
+      const sub = subPath;
       if (sub.startsWith("/")) {
         throw new Error(`error SubPath \`${sub}\` must not be an absolute path`);
       }

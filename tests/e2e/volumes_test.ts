@@ -130,6 +130,7 @@ Deno.test({
             image: testImage,
             imagePullPolicy: "Never",
             command: ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done"],
+            env: [{ name: "SUB_DIR", value: "web" }],
             volumeMounts: mounts,
           }],
           volumes,
@@ -168,6 +169,7 @@ Deno.test({
               { name: "sec", mountPath: "/etc/secret", readOnly: true },
               { name: "info", mountPath: "/etc/podinfo" },
               { name: "cache", mountPath: "/cache" },
+              { name: "cache", mountPath: "/sub", subPathExpr: "data/$(SUB_DIR)" },
             ]),
           },
         }),
@@ -210,6 +212,9 @@ Deno.test({
         assert(/ ro,.* - tmpfs /.test(line("/etc/secret")), line("/etc/secret"));
         assert(/ - tmpfs .*size=16384k/.test(line("/cache")), line("/cache"));
         assert(/ rw,/.test(line("/etc/config")), line("/etc/config"));
+        // subPathExpr: /sub is data/web inside the cache volume.
+        await exec(["sh", "-c", "echo here > /sub/f"]);
+        assertEquals(await exec(["cat", "/cache/data/web/f"]), "here\n");
       });
 
       await t.step(

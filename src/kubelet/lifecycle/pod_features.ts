@@ -333,7 +333,7 @@ const volumeMountFields: FieldTable<VolumeMount> = {
     embedded: refused(noMountsEmbedded),
   },
   subPathExpr: {
-    containerd: refused("`$(VAR)` in subPathExpr is not expanded"),
+    containerd: supported("`$(VAR)` from the container's `env` values, as kubelet expands it"),
     embedded: refused(noMountsEmbedded),
   },
   recursiveReadOnly: {

@@ -139,9 +139,9 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
           },
           { name: "d", csi: { driver: "x" } },
         ],
-      }, { volumeMounts: [{ name: "a", mountPath: "/a", subPathExpr: "$(POD)" }] });
+      }, { volumeMounts: [{ name: "a", mountPath: "/a", recursiveReadOnly: "Enabled" }] });
       assertEquals(paths(refusedHere, containerd), [
-        "spec.containers[0].volumeMounts[0].subPathExpr",
+        "spec.containers[0].volumeMounts[0].recursiveReadOnly",
         "spec.volumes[0].emptyDir.sizeLimit",
         "spec.volumes[2].projected.sources[0].clusterTrustBundle",
         "spec.volumes[3].csi",

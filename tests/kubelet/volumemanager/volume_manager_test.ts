@@ -264,6 +264,22 @@ Deno.test("TestMakeMounts", async (t) => {
       ]);
       ok((await Deno.stat(join(vol, "a/b"))).isDirectory, "the subPath was created");
     });
+    await t.step("subPathExpr expanded from the container's env", async () => {
+      const mounts = await makeMounts(pod, {
+        name: "app",
+        env: [{ name: "POD", value: "web-1" }],
+        volumeMounts: [{ name: "v", mountPath: "/logs", subPathExpr: "logs/$(POD)" }],
+      }, volumes);
+      assertEquals(mounts[0].hostPath, join(await Deno.realPath(vol), "logs/web-1"));
+      await rejects(
+        makeMounts(pod, {
+          name: "app",
+          env: [{ name: "EMPTY", value: "" }],
+          volumeMounts: [{ name: "v", mountPath: "/x", subPathExpr: "$(NOPE)/$(EMPTY)" }],
+        }, volumes),
+        { message: "missing value for EMPTY, NOPE" },
+      );
+    });
     const failing: [string, Record<string, unknown>, string][] = [
       [
         "a volume that is not set up",
