@@ -17,7 +17,7 @@
  */
 import type { ProbePool } from "../probe/pool/pool.ts";
 import { join, resolve } from "node:path";
-import type { Node, Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
+import type { Node, Pod, PodCondition, PodStatus, Service } from "../api/core/v1/mod.ts";
 import { isNotFound } from "../client/errors.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import type { ImageManagerService, RuntimeService } from "../cri_client/runtime_service.ts";
@@ -55,6 +55,16 @@ import { TokenManager, tokenRequester } from "./token/token_manager.ts";
 import { FailedMountVolume, VolumeManager } from "./volumemanager/volume_manager.ts";
 import { cleanupOrphanedPodDirs } from "./kubelet_volumes.ts";
 import { makeMounts } from "./kubelet_pods_mounts.ts";
+import {
+  type EnvironmentSources,
+  makeEnvironmentVariables,
+  type ServiceLister,
+} from "./kubelet_pods.ts";
+import type { ConfigMapManager } from "./configmap/configmap_manager.ts";
+import type { SecretManager } from "./secret/secret_manager.ts";
+import { MemoryStore } from "../client/cache/store.ts";
+import { Reflector } from "../client/cache/reflector.ts";
+import { newListWatchFromClient } from "../client/cache/listwatch.ts";
 import type { VolumeHost } from "../volume/volume.ts";
 import {
   ApiserverSource,
@@ -314,6 +324,13 @@ export class Kubelet {
   /** Sets up the pods' volumes under `<rootDir>/pods/<uid>/volumes`. */
   #volumeManager?: VolumeManager;
   #tokenManager?: TokenManager;
+  /** Config maps and secrets through the API server (volumes and env); none without one. */
+  #configMapManager?: ConfigMapManager;
+  #secretManager?: SecretManager;
+  /** The services for service links (API-server mode). */
+  #serviceLister?: ServiceLister;
+  #serviceReflectorStop = new AbortController();
+  #serviceReflectorRun?: Promise<void>;
   /** Pods refused by admission, by UID: never run; listed by pods() with their Failed status. */
   #rejected = new Map<string, Pod>();
   #mirrorClient?: MirrorClient;
@@ -425,13 +442,22 @@ export class Kubelet {
       getPullSecrets: (pod) =>
         getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
       runtimeHelper: {
-        generateRunContainerOptions: async (pod, container) => ({
-          mounts: await makeMounts(
+        // kubelet's GenerateRunContainerOptions: the environment, then the mounts (whose
+        // subPathExpr expands against that environment).
+        generateRunContainerOptions: async (pod, container, ips) => {
+          const envs = await makeEnvironmentVariables(
             pod,
             container,
+            ips ?? { podIP: "", podIPs: [] },
+            this.#environmentSources(),
+          );
+          const mounts = await makeMounts(
+            pod,
+            { ...container, env: envs },
             volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
-          ),
-        }),
+          );
+          return { envs, mounts };
+        },
       },
     });
     log.info("Starting probelet node agent", {
@@ -501,6 +527,18 @@ export class Kubelet {
       await this.#watcher.start();
     }
     if (kubeClient) {
+      // kubelet's service informer: every service of every namespace, for service links.
+      const store = new MemoryStore<Service>();
+      const reflector = new Reflector(
+        newListWatchFromClient(kubeClient.coreV1.services("")),
+        store,
+        {
+          name: "services",
+          clock: this.clock,
+        },
+      );
+      this.#serviceLister = { list: () => store.list(), hasSynced: () => reflector.hasSynced() };
+      this.#serviceReflectorRun = reflector.run(this.#serviceReflectorStop.signal);
       this.#apiSource = newSourceApiserver(kubeClient, {
         nodeName: this.nodeName,
         clock: this.clock,
@@ -523,6 +561,8 @@ export class Kubelet {
     }
     const configMaps = rest ? newSimpleConfigMapManager(rest) : undefined;
     const secrets = rest ? newSimpleSecretManager(rest) : undefined;
+    this.#configMapManager = configMaps;
+    this.#secretManager = secrets;
     const tokens = this.#tokenManager;
     const host: VolumeHost = {
       podsDir: resolve(this.#options.rootDir, "pods"),
@@ -843,6 +883,18 @@ export class Kubelet {
     return this.#node ?? known;
   }
 
+  // What a container's environment reads: kubelet's managers, service lister and node.
+  #environmentSources(): EnvironmentSources {
+    return {
+      configMapManager: this.#configMapManager,
+      secretManager: this.#secretManager,
+      serviceLister: this.#serviceLister,
+      getHostIPs: () => this.#hostIPs(),
+      getNodeAllocatable: async () =>
+        (await this.#nodeForAdmission(false)).status?.allocatable ?? {},
+    };
+  }
+
   // kubelet's getHostIPsAnyWay: in API mode the IPs the Node reports (as registered, else as
   // admission last saw it), so pods and `kubectl get node` agree; --node-ip (or 127.0.0.1) when
   // there is no API server or the Node has no address yet.
@@ -1000,6 +1052,10 @@ export class Kubelet {
           message: `Unable to attach or mount volumes: ${(e as Error).message}`,
         });
         throw e;
+      }
+      // kubelet's SyncPod: a host-network pod's IPs are the node's (#24576), for its env.
+      if (pod.spec.hostNetwork && runtimeStatus.ips.length === 0) {
+        runtimeStatus = { ...runtimeStatus, ips: this.#hostIPs() };
       }
       const result = await runtimeManager.syncPod(pod, runtimeStatus, {
         podStartTime: worker.startTime,
@@ -1581,6 +1637,8 @@ export class Kubelet {
     // Nothing reaches the API server from here on: pods stopped with the agent are not deleted
     // or failed there.
     await this.#apiSource?.stop();
+    this.#serviceReflectorStop.abort();
+    await this.#serviceReflectorRun;
     await this.statusManager.stop();
     await this.#watcher?.stop();
     this.#syncTimer?.stop();

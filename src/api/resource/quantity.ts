@@ -40,3 +40,45 @@ export function parseQuantity(q: string): number {
   if (!m) return NaN;
   return Number(m[1]) * quantitySuffixes[m[2] ?? ""];
 }
+
+const decimalExponents: Record<string, number> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  "": 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
+const binaryExponents: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+
+/**
+ * The quantity in units of 10^`scale` (0: base units, -3: milli-units), rounded up as Go's
+ * `Quantity.ScaledValue` does; undefined when `q` is not a quantity. Exact (no float rounding).
+ *
+ * @example
+ * ```ts
+ * scaledQuantityValue("250m", -3); // 250n
+ * scaledQuantityValue("1.5", 0); // 2n
+ * scaledQuantityValue("64Mi", 0); // 67108864n
+ * ```
+ */
+export function scaledQuantityValue(q: string, scale: number): bigint | undefined {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?(n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/
+    .exec(q.trim());
+  if (!m || (m[2] === "" && (m[3] ?? "") === "")) return undefined;
+  const [, sign, whole, fraction = "", exponent = "0", suffix = ""] = m;
+  let numerator = BigInt(whole + fraction || "0");
+  let exp10 = Number(exponent) - fraction.length - scale;
+  if (suffix in binaryExponents) numerator *= 2n ** BigInt(binaryExponents[suffix]);
+  else exp10 += decimalExponents[suffix];
+  if (sign === "-") numerator = -numerator;
+  if (exp10 >= 0) return numerator * 10n ** BigInt(exp10);
+  const denominator = 10n ** BigInt(-exp10);
+  const quotient = numerator / denominator;
+  // Round towards +infinity, as Go's ScaledValue.
+  return numerator % denominator > 0n ? quotient + 1n : quotient;
+}

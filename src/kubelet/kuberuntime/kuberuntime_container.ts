@@ -7,7 +7,7 @@
  * @module
  */
 import { buildContainerLogsDirectory } from "./helpers.ts";
-import type { Container, Pod } from "../../api/core/v1/mod.ts";
+import type { Container, EnvVar, Pod } from "../../api/core/v1/mod.ts";
 import type {
   ContainerConfig,
   ContainerStatus as CriContainerStatus,
@@ -18,7 +18,7 @@ import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import * as log from "../../util/log.ts";
 import type { CommandRunner } from "../container/command_runner.ts";
 import { type ContainerID, containerIDString } from "../container/container_id.ts";
-import { expandContainerCommandOnlyStatic } from "../container/expansion.ts";
+import { expandContainerCommandAndArgs } from "../container/expansion.ts";
 import { generateContainerRef, getPodReference } from "../container/ref.ts";
 import type { EventRecorder, EventType } from "../events/mod.ts";
 import type { ImageManager } from "../images/types.ts";
@@ -56,10 +56,22 @@ export const ErrCreateContainerConfig = "CreateContainerConfigError";
 export function generateContainerConfig(
   pod: Pod,
   container: Container,
-  options: { restartCount: number; nodeName: string; mounts?: Mount[] },
+  options: {
+    restartCount: number;
+    nodeName: string;
+    mounts?: Mount[];
+    /**
+     * The container's environment as `makeEnvironmentVariables` built it; without it, the
+     * literal `env` values (a caller with no kubelet behind it).
+     */
+    envs?: EnvVar[];
+  },
 ): ContainerConfig {
   const { restartCount } = options;
-  const envs = (container.env ?? []).map((e) => ({ key: e.name, value: e.value ?? "" }));
+  const optsEnvs = options.envs ??
+    (container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? "" }));
+  const envs = optsEnvs.map((e) => ({ key: e.name, value: e.value ?? "" }));
+  const { command, args } = expandContainerCommandAndArgs(container, optsEnvs);
   const config: ContainerConfig = {
     metadata: { name: container.name, attempt: restartCount },
     image: { image: container.image ?? "" },
@@ -80,12 +92,8 @@ export function generateContainerConfig(
       },
     },
   };
-  if (container.command) {
-    config.command = expandContainerCommandOnlyStatic(container.command, container.env);
-  }
-  if (container.args) {
-    config.args = expandContainerCommandOnlyStatic(container.args, container.env);
-  }
+  if (command) config.command = command;
+  if (args) config.args = args;
   if (container.workingDir) config.workingDir = container.workingDir;
   if (options.mounts && options.mounts.length > 0) config.mounts = options.mounts;
   return config;
@@ -108,8 +116,16 @@ export interface ContainerManagerContext {
 
 /** The kubelet's part of a container's config (kubelet's `RuntimeHelper`, reduced). */
 export interface RuntimeHelper {
-  /** The container's CRI mounts (kubelet's `GenerateRunContainerOptions` → `makeMounts`). */
-  generateRunContainerOptions(pod: Pod, container: Container): Promise<{ mounts: Mount[] }>;
+  /**
+   * The container's environment and CRI mounts (kubelet's `GenerateRunContainerOptions`:
+   * `makeEnvironmentVariables`, then `makeMounts`); throws what makes the container's config
+   * fail (`CreateContainerConfigError`).
+   */
+  generateRunContainerOptions(
+    pod: Pod,
+    container: Container,
+    ips?: { podIP: string; podIPs: string[] },
+  ): Promise<{ mounts: Mount[]; envs?: EnvVar[] }>;
 }
 
 /** Arguments of {@linkcode startContainer}. */
@@ -121,6 +137,8 @@ export interface StartContainerOptions {
   /** The runtime's view of the pod; its newest instance of the container gives the restart count. */
   podStatus: RuntimePodStatus;
   podIP: string;
+  /** All the pod's IPs (default: `podIP` alone). */
+  podIPs?: string[];
   /** The pod's image pull secrets, as read for this sync (kubelet's `getPullSecretsForPod`). */
   pullSecrets?: Secret[];
 }
@@ -168,8 +186,15 @@ export async function startContainer(
     return { reason, message };
   };
   let mounts: Mount[] | undefined;
+  let envs: EnvVar[] | undefined;
   try {
-    mounts = (await m.runtimeHelper?.generateRunContainerOptions(pod, container))?.mounts;
+    const podIP = options.podIP;
+    const opts = await m.runtimeHelper?.generateRunContainerOptions(pod, container, {
+      podIP,
+      podIPs: options.podIPs ?? (podIP ? [podIP] : []),
+    });
+    mounts = opts?.mounts;
+    envs = opts?.envs;
   } catch (e) {
     return failed(ErrCreateContainerConfig, e);
   }
@@ -178,6 +203,7 @@ export async function startContainer(
     restartCount,
     nodeName: m.nodeName,
     mounts,
+    envs,
   });
   if (image) config.image = image;
   let containerID: string;

@@ -22,7 +22,7 @@ import {
 } from "../images/types.ts";
 import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
-import type { PodSandboxStatus } from "../../cri_client/api.ts";
+import type { PodSandboxNetworkStatus, PodSandboxStatus } from "../../cri_client/api.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import type { Clock } from "../../util/clock.ts";
 import type { Backoff } from "../../util/flowcontrol/backoff.ts";
@@ -658,6 +658,14 @@ export interface SyncResult {
   syncFailed?: boolean;
 }
 
+/**
+ * The sandbox's IPs, primary first (kubelet's `determinePodSandboxIPs`); none without a network.
+ */
+export function determinePodSandboxIPs(network: PodSandboxNetworkStatus | undefined): string[] {
+  if (!network?.ip) return [];
+  return [network.ip, ...(network.additionalIps ?? []).map((a) => a.ip)];
+}
+
 /** What the runtime manager needs. */
 export interface RuntimeManagerOptions {
   runtime: RuntimeService;
@@ -779,9 +787,7 @@ export class KubeGenericRuntimeManager {
       }
       sandboxStatuses.push(status);
       // Only the newest sandbox's IPs count, and only while it is ready.
-      if (i === 0 && status.state === "SANDBOX_READY" && status.network?.ip) {
-        ips = [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)];
-      }
+      if (i === 0 && status.state === "SANDBOX_READY") ips = determinePodSandboxIPs(status.network);
     }
     const containers = await this.runtime.listContainers(selector);
     const statuses: RuntimeContainerStatus[] = [];
@@ -887,7 +893,7 @@ export class KubeGenericRuntimeManager {
     }
 
     let sandboxID = changes.sandboxID;
-    let podIP = podStatus.ips[0] ?? "";
+    let podIPs = podStatus.ips;
     const sandboxConfig = generatePodSandboxConfig(pod, {
       attempt: changes.attempt,
       podLogsRootDir: this.#logsRoot,
@@ -900,8 +906,11 @@ export class KubeGenericRuntimeManager {
         sandboxID = await this.runtime.runPodSandbox(sandboxConfig);
         result.changed = true;
         log.V(4).info("Created PodSandbox for pod", { podSandboxID: sandboxID, pod: podKey(pod) });
-        const { status } = await this.runtime.podSandboxStatus(sandboxID);
-        podIP = status.network?.ip ?? "";
+        // A host-network pod keeps the node's IPs the kubelet put in its status (#24576).
+        if (!pod.spec.hostNetwork) {
+          const { status } = await this.runtime.podSandboxStatus(sandboxID);
+          podIPs = determinePodSandboxIPs(status.network);
+        }
       } catch (e) {
         log.error(e, "CreatePodSandbox for pod failed", { pod: podKey(pod) });
         this.#event(
@@ -938,7 +947,8 @@ export class KubeGenericRuntimeManager {
         container,
         pod,
         podStatus,
-        podIP,
+        podIP: podIPs[0] ?? "",
+        podIPs,
         pullSecrets,
       });
       if (failure && imageErrors.has(failure.reason)) result.syncFailed = true;
