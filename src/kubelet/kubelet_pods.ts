@@ -471,10 +471,10 @@ export async function makeEnvironmentVariables(
 ): Promise<EnvVar[]> {
   // The API server and kubelet's file source both default it to true (SetDefaults_PodSpec);
   // probelet's static pods are not defaulted, so an absent field reads as that default here.
-  const enableServiceLinks = pod.spec.enableServiceLinks ?? true;
-  if (enableServiceLinks === null) {
+  if (pod.spec.enableServiceLinks === null) {
     throw new Error("nil pod.spec.enableServiceLinks encountered, cannot construct envvars");
   }
+  const enableServiceLinks = pod.spec.enableServiceLinks ?? true;
   // A restarted kubelet may read pods before services: wait for one LIST, so that
   // KUBERNETES_SERVICE_HOST (read by in-cluster clients) is not missed. Static pods do not wait.
   if (!isStaticPod(pod) && sources.serviceLister && !sources.serviceLister.hasSynced()) {
