@@ -281,6 +281,8 @@ Deno.test({
     } finally {
       await agent?.stop();
       await k(["delete", "namespace", ns, "--wait=false"]).catch(() => {});
+      // The Node this run registered (untainted): later tests register it their own way.
+      await k(["delete", "node", real.nodeName, "--wait=false"]).catch(() => {});
       runtime?.close();
       if (quiet) log.setLogSink(quiet);
       await Deno.remove(dir, { recursive: true }).catch(() => {});
