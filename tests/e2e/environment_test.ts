@@ -145,16 +145,6 @@ Deno.test({
         { name: "ESCAPED", value: "$$(GREETING)" },
         { name: "DB_URL", value: "postgres://$(DB_SERVICE_HOST):$(DB_SERVICE_PORT)" },
       ];
-      await k(
-        ["apply", "-f", "-"],
-        JSON.stringify(pod("envpod", envs, {
-          envFrom: [
-            { prefix: "CFG_", configMapRef: { name: "app-config" } },
-            { secretRef: { name: "app-secret" } },
-            { configMapRef: { name: "missing", optional: true } },
-          ],
-        })),
-      );
       agent = await runKubelet({
         kubeconfig: real.nodeKubeconfig,
         nodeName: real.nodeName,
@@ -165,6 +155,21 @@ Deno.test({
         stopPodsOnExit: true,
         syncFrequencyMs: 2_000,
       });
+      // The pods are bound to the Node: it must exist first, or the pod GC deletes them.
+      await waitFor("the Node registered", async () => {
+        const nodes = await kj(["get", "nodes"]);
+        return nodes.items.some((n: Json) => n.metadata.name === real.nodeName);
+      }, { timeoutMs: 30_000 });
+      await k(
+        ["apply", "-f", "-"],
+        JSON.stringify(pod("envpod", envs, {
+          envFrom: [
+            { prefix: "CFG_", configMapRef: { name: "app-config" } },
+            { secretRef: { name: "app-secret" } },
+            { configMapRef: { name: "missing", optional: true } },
+          ],
+        })),
+      );
 
       const running: Json = await waitFor("envpod Running", async () => {
         const p = await kj(["-n", ns, "get", "pod", "envpod"]);
