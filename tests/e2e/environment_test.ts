@@ -98,7 +98,7 @@ Deno.test({
       const dbIP = (await kj(["-n", ns, "get", "service", "db"])).spec.clusterIP as string;
       const kubernetesIP = (await kj(["-n", "default", "get", "service", "kubernetes"])).spec
         .clusterIP as string;
-      const pod = (name: string, env: Json[], extra: Json = {}) => ({
+      const pod = (name: string, env: Json[], extra: Json = {}, podExtra: Json = {}) => ({
         apiVersion: "v1",
         kind: "Pod",
         metadata: { name, namespace: ns, labels: { app: name }, annotations: { note: "hi" } },
@@ -106,6 +106,7 @@ Deno.test({
           nodeName: real.nodeName,
           automountServiceAccountToken: false,
           terminationGracePeriodSeconds: 2,
+          ...podExtra,
           containers: [{
             name: "app",
             image: testImage,
@@ -235,6 +236,34 @@ Deno.test({
         assertEquals(vars.get("DB_SERVICE_PORT"), "5432");
         assertEquals(vars.get("DB_PORT_5432_TCP_ADDR"), dbIP);
         assertEquals(vars.get("DB_URL"), `postgres://${dbIP}:5432`);
+      });
+
+      await t.step("a host-network pod's status.podIP is the node's IP", async () => {
+        await k(
+          ["apply", "-f", "-"],
+          JSON.stringify(pod(
+            "hostnet",
+            [
+              { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+              { name: "HOST_IP", valueFrom: { fieldRef: { fieldPath: "status.hostIP" } } },
+            ],
+            { command: ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done"] },
+            {
+              hostNetwork: true,
+            },
+          )),
+        );
+        const p: Json = await waitFor("hostnet Running", async () => {
+          const p = await kj(["-n", ns, "get", "pod", "hostnet"]);
+          return p.status?.phase === "Running" && p;
+        }, { timeoutMs: 60_000 });
+        const hid = await containerID(p.metadata.uid);
+        const env = new TextDecoder().decode(
+          (await runtime!.execSync(hid, ["cat", "/proc/1/environ"], { timeoutMs: 10_000 })).stdout,
+        ).split("\0");
+        assert(p.spec.hostNetwork === true, "a host-network pod");
+        assertEquals(env.find((e) => e.startsWith("POD_IP=")), `POD_IP=${p.status.hostIP}`);
+        assertEquals(env.find((e) => e.startsWith("HOST_IP=")), `HOST_IP=${p.status.hostIP}`);
       });
 
       await t.step(
