@@ -1,0 +1,46 @@
+/**
+ * `deno task fuzz:kubelet`: a longer differential run of probelet's HTTP and gRPC handlers against
+ * kubelet v1.36.3's own (tests/testing/differential/).
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { findKubeletHandlers, KubeletHandlers } from "../tests/testing/differential/kubelet_handlers.ts";
+import { classify, formatReport, runDifferential } from "../tests/testing/differential/run.ts";
+import { allowed, knownBeingFixed } from "../tests/probe/differential_allow_list.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    seed: { type: "string", default: "1" },
+    count: { type: "string", default: "500" },
+    kinds: { type: "string", default: "http,grpc" },
+    "timeout-ms": { type: "string", default: "500" },
+    concurrency: { type: "string", default: "8" },
+    "every-variant": { type: "boolean", default: false },
+  },
+});
+const found = await findKubeletHandlers();
+if ("missing" in found) {
+  console.error(`fuzz:kubelet: ${found.missing}`);
+  Deno.exit(2);
+}
+const handlers = KubeletHandlers.start(found.path);
+const start = performance.now();
+let outcomes;
+try {
+  outcomes = await runDifferential(handlers, {
+    seed: Number(values.seed),
+    count: Number(values.count),
+    kinds: values.kinds.split(",") as ("http" | "grpc")[],
+    everyVariant: values["every-variant"],
+    timeoutMs: Number(values["timeout-ms"]),
+    concurrency: Number(values.concurrency),
+  });
+} finally {
+  await handlers.close();
+}
+const seconds = (performance.now() - start) / 1000;
+const classified = classify(outcomes, { allowed, known: knownBeingFixed });
+console.log(formatReport(outcomes, classified));
+console.log(`seconds=${seconds.toFixed(1)} cases_per_second=${(outcomes.length / seconds).toFixed(1)}`);
+Deno.exit(classified.unexplained.length > 0 ? 1 : 0);
