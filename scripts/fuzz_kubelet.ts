@@ -4,9 +4,12 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { findKubeletHandlers, KubeletHandlers } from "../tests/testing/differential/kubelet_handlers.ts";
+import {
+  findKubeletHandlers,
+  KubeletHandlers,
+} from "../tests/testing/differential/kubelet_handlers.ts";
 import { classify, formatReport, runDifferential } from "../tests/testing/differential/run.ts";
-import { allowed, knownBeingFixed } from "../tests/probe/differential_allow_list.ts";
+import * as allowLists from "../tests/probe/differential_allow_list.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -40,7 +43,9 @@ try {
   await handlers.close();
 }
 const seconds = (performance.now() - start) / 1000;
-const classified = classify(outcomes, { allowed, known: knownBeingFixed });
+const classified = classify(outcomes, allowLists);
 console.log(formatReport(outcomes, classified));
-console.log(`seconds=${seconds.toFixed(1)} cases_per_second=${(outcomes.length / seconds).toFixed(1)}`);
+console.log(
+  `seconds=${seconds.toFixed(1)} cases_per_second=${(outcomes.length / seconds).toFixed(1)}`,
+);
 Deno.exit(classified.unexplained.length > 0 ? 1 : 0);

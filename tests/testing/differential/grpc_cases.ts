@@ -61,7 +61,10 @@ function u32(n: number): number[] {
 }
 
 /** A gRPC length-prefixed message. */
-function grpcMessage(payload: Uint8Array, options: { flag?: number; length?: number } = {}): Uint8Array {
+function grpcMessage(
+  payload: Uint8Array,
+  options: { flag?: number; length?: number } = {},
+): Uint8Array {
   return new Uint8Array([options.flag ?? 0, ...u32(options.length ?? payload.length), ...payload]);
 }
 
@@ -79,15 +82,24 @@ function healthResponse(status: number): Uint8Array {
 }
 
 const settings = (pairs: [number, number][] = []) =>
-  frame(SETTINGS, 0, 0, new Uint8Array(pairs.flatMap(([id, v]) => [(id >> 8) & 0xff, id & 0xff, ...u32(v)])));
-const headers = (fields: [string, string][], flags = END_HEADERS) => frame(HEADERS, flags, 1, headerBlock(fields));
+  frame(
+    SETTINGS,
+    0,
+    0,
+    new Uint8Array(pairs.flatMap(([id, v]) => [(id >> 8) & 0xff, id & 0xff, ...u32(v)])),
+  );
+const headers = (fields: [string, string][], flags = END_HEADERS) =>
+  frame(HEADERS, flags, 1, headerBlock(fields));
 const data = (payload: Uint8Array, flags = 0) => frame(DATA, flags, 1, payload);
 const trailers = (fields: [string, string][]) => headers(fields, END_HEADERS | END_STREAM);
 const rst = (code: number, stream = 1) => frame(RST_STREAM, 0, stream, new Uint8Array(u32(code)));
 const goaway = (lastStream: number, code: number, debug = "") =>
   frame(GOAWAY, 0, 0, new Uint8Array([...u32(lastStream), ...u32(code), ...enc.encode(debug)]));
 
-const responseHeaders: [string, string][] = [[":status", "200"], ["content-type", "application/grpc"]];
+const responseHeaders: [string, string][] = [[":status", "200"], [
+  "content-type",
+  "application/grpc",
+]];
 const okTrailers: [string, string][] = [["grpc-status", "0"]];
 
 interface Base {
@@ -112,7 +124,10 @@ function answer(b: Base, parts: {
   ];
 }
 
-function script(onRequest: Step[], options: { onConnect?: Step[]; ackSettings?: boolean } = {}): H2Script {
+function script(
+  onRequest: Step[],
+  options: { onConnect?: Step[]; ackSettings?: boolean } = {},
+): H2Script {
   return {
     onConnect: options.onConnect ?? [settings()],
     onRequest,
@@ -123,7 +138,11 @@ function script(onRequest: Step[], options: { onConnect?: Step[]; ackSettings?: 
 type Variant = (rng: Rng, b: Base) => H2Script;
 
 const withContentType = (ct: string | undefined) => (_r: Rng, b: Base) =>
-  script(answer(b, { head: ct === undefined ? [[":status", "200"]] : [[":status", "200"], ["content-type", ct]] }));
+  script(
+    answer(b, {
+      head: ct === undefined ? [[":status", "200"]] : [[":status", "200"], ["content-type", ct]],
+    }),
+  );
 
 // Content types: grpc-go accepts application/grpc and application/grpc+<subtype> / ;params.
 const contentTypeVariants: Record<string, Variant> = {
@@ -137,19 +156,31 @@ const contentTypeVariants: Record<string, Variant> = {
   "json": withContentType("application/json"),
   "empty": withContentType(""),
   "text-html-trailers-only": () =>
-    script([headers([[":status", "200"], ["content-type", "text/html"], ["grpc-status", "0"]], END_HEADERS | END_STREAM)]),
+    script([
+      headers(
+        [[":status", "200"], ["content-type", "text/html"], ["grpc-status", "0"]],
+        END_HEADERS | END_STREAM,
+      ),
+    ]),
 };
 
 // HTTP status codes: grpc-go maps a non-200 :status to a code unless grpc-status is present.
 const httpStatusVariants: Record<string, Variant> = {
-  "404-no-grpc-status": () => script([headers([[":status", "404"], ["content-type", "text/plain"]], END_HEADERS | END_STREAM)]),
+  "404-no-grpc-status": () =>
+    script([
+      headers([[":status", "404"], ["content-type", "text/plain"]], END_HEADERS | END_STREAM),
+    ]),
   "503-no-grpc-status": () => script([headers([[":status", "503"]], END_HEADERS | END_STREAM)]),
-  "500-with-grpc-status-0": (_r, b) => script(answer(b, { head: [[":status", "500"], ["content-type", "application/grpc"]] })),
-  "302": () => script([headers([[":status", "302"], ["location", "/x"]], END_HEADERS | END_STREAM)]),
+  "500-with-grpc-status-0": (_r, b) =>
+    script(answer(b, { head: [[":status", "500"], ["content-type", "application/grpc"]] })),
+  "302": () =>
+    script([headers([[":status", "302"], ["location", "/x"]], END_HEADERS | END_STREAM)]),
   "missing-status": (_r, b) => script(answer(b, { head: [["content-type", "application/grpc"]] })),
-  "non-numeric": (_r, b) => script(answer(b, { head: [[":status", "abc"], ["content-type", "application/grpc"]] })),
+  "non-numeric": (_r, b) =>
+    script(answer(b, { head: [[":status", "abc"], ["content-type", "application/grpc"]] })),
   "1xx-first": (_r, b) => script([headers([[":status", "100"]]), ...answer(b)]),
-  "204": (_r, b) => script(answer(b, { head: [[":status", "204"], ["content-type", "application/grpc"]] })),
+  "204": (_r, b) =>
+    script(answer(b, { head: [[":status", "204"], ["content-type", "application/grpc"]] })),
 };
 
 // grpc-status and grpc-message in trailers.
@@ -160,67 +191,142 @@ const grpcStatusVariants: Record<string, Variant> = {
   },
   "trailers-only": (r) => {
     const code = r.pick([0, 5, 12, 14]);
-    return script([headers([...responseHeaders, ["grpc-status", String(code)], ["grpc-message", "trailers only"]], END_HEADERS | END_STREAM)]);
+    return script([
+      headers([...responseHeaders, ["grpc-status", String(code)], [
+        "grpc-message",
+        "trailers only",
+      ]], END_HEADERS | END_STREAM),
+    ]);
   },
   "non-numeric": (_r, b) => script(answer(b, { tail: [["grpc-status", "abc"]] })),
   "out-of-range": (_r, b) => script(answer(b, { tail: [["grpc-status", "99"]] })),
   "negative": (_r, b) => script(answer(b, { tail: [["grpc-status", "-1"]] })),
   "missing": (_r, b) => script(answer(b, { tail: [["x-other", "1"]] })),
-  "duplicate": (_r, b) => script(answer(b, { tail: [["grpc-status", "0"], ["grpc-status", "13"]] })),
+  "duplicate": (_r, b) =>
+    script(answer(b, { tail: [["grpc-status", "0"], ["grpc-status", "13"]] })),
   "percent-message": (_r, b) =>
     script(answer(b, { tail: [["grpc-status", "13"], ["grpc-message", "a%20b%zz%E2%9C%93"]] })),
-  "in-headers": (_r, b) => script([headers([...responseHeaders, ["grpc-status", "0"]]), data(grpcMessage(healthResponse(b.status)), END_STREAM)]),
-  "no-trailers-end-on-data": (_r, b) => script([headers(responseHeaders), data(grpcMessage(healthResponse(b.status)), END_STREAM)]),
+  "in-headers": (_r, b) =>
+    script([
+      headers([...responseHeaders, ["grpc-status", "0"]]),
+      data(grpcMessage(healthResponse(b.status)), END_STREAM),
+    ]),
+  "no-trailers-end-on-data": (_r, b) =>
+    script([headers(responseHeaders), data(grpcMessage(healthResponse(b.status)), END_STREAM)]),
   "status-details-bin": (_r, b) =>
-    script(answer(b, { tail: [["grpc-status", "13"], ["grpc-message", "x"], ["grpc-status-details-bin", "!!notbase64"]] })),
+    script(
+      answer(b, {
+        tail: [["grpc-status", "13"], ["grpc-message", "x"], [
+          "grpc-status-details-bin",
+          "!!notbase64",
+        ]],
+      }),
+    ),
 };
 
 // Message framing: the 5-byte prefix, counts, compression flag, split and padded DATA.
 const framingVariants: Record<string, Variant> = {
-  "length-longer": (_r, b) => script(answer(b, { message: grpcMessage(healthResponse(1), { length: 9 }) })),
-  "length-shorter": (_r, b) => script(answer(b, { message: concat(grpcMessage(healthResponse(1), { length: 1 }), new Uint8Array([1])) })),
+  "length-longer": (_r, b) =>
+    script(answer(b, { message: grpcMessage(healthResponse(1), { length: 9 }) })),
+  "length-shorter": (_r, b) =>
+    script(
+      answer(b, {
+        message: concat(grpcMessage(healthResponse(1), { length: 1 }), new Uint8Array([1])),
+      }),
+    ),
   "two-messages": (_r, b) =>
-    script(answer(b, { message: concat(grpcMessage(healthResponse(b.status)), grpcMessage(healthResponse(2))) })),
+    script(
+      answer(b, {
+        message: concat(grpcMessage(healthResponse(b.status)), grpcMessage(healthResponse(2))),
+      }),
+    ),
   "no-message": () => script([headers(responseHeaders), trailers(okTrailers)]),
-  "compressed-flag": (_r, b) => script(answer(b, { message: grpcMessage(healthResponse(b.status), { flag: 1 }) })),
+  "compressed-flag": (_r, b) =>
+    script(answer(b, { message: grpcMessage(healthResponse(b.status), { flag: 1 }) })),
   "compressed-flag-gzip-header": (_r, b) =>
-    script(answer(b, { head: [...responseHeaders, ["grpc-encoding", "gzip"]], message: grpcMessage(healthResponse(b.status), { flag: 1 }) })),
-  "flag-2": (_r, b) => script(answer(b, { message: grpcMessage(healthResponse(b.status), { flag: 2 }) })),
-  "over-4mib": (_r, b) => script(answer(b, { message: grpcMessage(new Uint8Array(0), { length: 4 * 1024 * 1024 + 1 }) })),
+    script(
+      answer(b, {
+        head: [...responseHeaders, ["grpc-encoding", "gzip"]],
+        message: grpcMessage(healthResponse(b.status), { flag: 1 }),
+      }),
+    ),
+  "flag-2": (_r, b) =>
+    script(answer(b, { message: grpcMessage(healthResponse(b.status), { flag: 2 }) })),
+  "over-4mib": (_r, b) =>
+    script(answer(b, { message: grpcMessage(new Uint8Array(0), { length: 4 * 1024 * 1024 + 1 }) })),
   "split-prefix": (_r, b) => {
     const m = grpcMessage(healthResponse(b.status));
-    return script([headers(responseHeaders), data(m.subarray(0, 2)), data(m.subarray(2)), trailers(okTrailers)]);
+    return script([
+      headers(responseHeaders),
+      data(m.subarray(0, 2)),
+      data(m.subarray(2)),
+      trailers(okTrailers),
+    ]);
   },
   "empty-data-frames": (r, b) =>
-    script([headers(responseHeaders), ...Array.from({ length: r.int(1, 20) }, () => data(new Uint8Array(0))), data(grpcMessage(healthResponse(b.status))), trailers(okTrailers)]),
+    script([
+      headers(responseHeaders),
+      ...Array.from({ length: r.int(1, 20) }, () => data(new Uint8Array(0))),
+      data(grpcMessage(healthResponse(b.status))),
+      trailers(okTrailers),
+    ]),
   "padded": (_r, b) => {
     const m = grpcMessage(healthResponse(b.status));
-    return script([headers(responseHeaders), frame(DATA, PADDED, 1, concat(new Uint8Array([4]), m, new Uint8Array(4))), trailers(okTrailers)]);
+    return script([
+      headers(responseHeaders),
+      frame(DATA, PADDED, 1, concat(new Uint8Array([4]), m, new Uint8Array(4))),
+      trailers(okTrailers),
+    ]);
   },
   "bad-padding": (_r, b) => {
     const m = grpcMessage(healthResponse(b.status));
-    return script([headers(responseHeaders), frame(DATA, PADDED, 1, concat(new Uint8Array([200]), m)), trailers(okTrailers)]);
+    return script([
+      headers(responseHeaders),
+      frame(DATA, PADDED, 1, concat(new Uint8Array([200]), m)),
+      trailers(okTrailers),
+    ]);
   },
   "partial-message-then-trailers": (_r, b) => {
     const m = grpcMessage(healthResponse(b.status));
     return script([headers(responseHeaders), data(m.subarray(0, 3)), trailers(okTrailers)]);
   },
-  "data-before-headers": (_r, b) => script([data(grpcMessage(healthResponse(b.status))), headers(responseHeaders), trailers(okTrailers)]),
+  "data-before-headers": (_r, b) =>
+    script([
+      data(grpcMessage(healthResponse(b.status))),
+      headers(responseHeaders),
+      trailers(okTrailers),
+    ]),
 };
 
 // Protobuf bytes of HealthCheckResponse.
 const protobufVariants: Record<string, Variant> = {
-  "truncated-varint": (_r, b) => script(answer(b, { message: grpcMessage(new Uint8Array([0x08, 0x81])) })),
-  "wire-type-7": (_r, b) => script(answer(b, { message: grpcMessage(new Uint8Array([0x0f, 0x01])) })),
+  "truncated-varint": (_r, b) =>
+    script(answer(b, { message: grpcMessage(new Uint8Array([0x08, 0x81])) })),
+  "wire-type-7": (_r, b) =>
+    script(answer(b, { message: grpcMessage(new Uint8Array([0x0f, 0x01])) })),
   "field-0": (_r, b) => script(answer(b, { message: grpcMessage(new Uint8Array([0x00, 0x01])) })),
-  "status-as-bytes": (_r, b) => script(answer(b, { message: grpcMessage(new Uint8Array([0x0a, 0x01, 0x01])) })),
-  "unknown-field": (_r, b) => script(answer(b, { message: grpcMessage(new Uint8Array([0x10, 0x05, 0x08, 0x01])) })),
-  "repeated-status": (_r, b) => script(answer(b, { message: grpcMessage(new Uint8Array([0x08, 0x02, 0x08, 0x01])) })),
+  "status-as-bytes": (_r, b) =>
+    script(answer(b, { message: grpcMessage(new Uint8Array([0x0a, 0x01, 0x01])) })),
+  "unknown-field": (_r, b) =>
+    script(answer(b, { message: grpcMessage(new Uint8Array([0x10, 0x05, 0x08, 0x01])) })),
+  "repeated-status": (_r, b) =>
+    script(answer(b, { message: grpcMessage(new Uint8Array([0x08, 0x02, 0x08, 0x01])) })),
   "negative-enum": (_r, b) =>
-    script(answer(b, { message: grpcMessage(new Uint8Array([0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01])) })),
-  "big-enum": (_r, b) => script(answer(b, { message: grpcMessage(new Uint8Array([0x08, 0x80, 0x80, 0x80, 0x80, 0x10])) })),
-  "length-past-end": (_r, b) => script(answer(b, { message: grpcMessage(new Uint8Array([0x12, 0x09, 0x01])) })),
-  "group-wire-type": (_r, b) => script(answer(b, { message: grpcMessage(new Uint8Array([0x13, 0x14])) })),
+    script(
+      answer(b, {
+        message: grpcMessage(
+          new Uint8Array([0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]),
+        ),
+      }),
+    ),
+  "big-enum": (_r, b) =>
+    script(
+      answer(b, { message: grpcMessage(new Uint8Array([0x08, 0x80, 0x80, 0x80, 0x80, 0x10])) }),
+    ),
+  "length-past-end": (_r, b) =>
+    script(answer(b, { message: grpcMessage(new Uint8Array([0x12, 0x09, 0x01])) })),
+  "group-wire-type": (_r, b) =>
+    script(answer(b, { message: grpcMessage(new Uint8Array([0x13, 0x14])) })),
   "group-then-serving": (_r, b) =>
     script(answer(b, { message: grpcMessage(new Uint8Array([0x13, 0x14, 0x08, 0x01])) })),
   "status-as-bytes-then-serving": (_r, b) =>
@@ -231,17 +337,24 @@ const protobufVariants: Record<string, Variant> = {
 const rstVariants: Record<string, Variant> = {
   "before-headers": (r) => script([rst(r.pick([0, 1, 2, 7, 8, 11]))]),
   "after-headers": (r) => script([headers(responseHeaders), rst(r.pick([0, 1, 2, 7, 8, 11]))]),
-  "after-data": (r, b) => script([headers(responseHeaders), data(grpcMessage(healthResponse(b.status))), rst(r.pick([0, 2, 8]))]),
+  "after-data": (r, b) =>
+    script([
+      headers(responseHeaders),
+      data(grpcMessage(healthResponse(b.status))),
+      rst(r.pick([0, 2, 8])),
+    ]),
   "after-trailers": (_r, b) => script([...answer(b), rst(8)]),
   "stream-0": (_r, b) => script([rst(8, 0), ...answer(b)]),
 };
 
 // GOAWAY at different points.
 const goawayVariants: Record<string, Variant> = {
-  "on-connect": (r) => script([], { onConnect: [settings(), goaway(0, r.pick([0, 1, 2, 11]), "bye")] }),
+  "on-connect": (r) =>
+    script([], { onConnect: [settings(), goaway(0, r.pick([0, 1, 2, 11]), "bye")] }),
   "before-response-last-0": (r) => script([goaway(0, r.pick([0, 2]))]),
   "before-response-last-1": (_r, b) => script([goaway(1, 0), ...answer(b)]),
-  "after-headers-then-close": (r) => script([headers(responseHeaders), goaway(1, r.pick([0, 2])), "close"]),
+  "after-headers-then-close": (r) =>
+    script([headers(responseHeaders), goaway(1, r.pick([0, 2])), "close"]),
   "after-response": (_r, b) => script([...answer(b), goaway(1, 0), "close"]),
   "close-after-headers": () => script([headers(responseHeaders), "close"]),
 };
@@ -249,20 +362,36 @@ const goawayVariants: Record<string, Variant> = {
 // Frames a client must ignore, or must treat as connection errors.
 const frameVariants: Record<string, Variant> = {
   "unknown-type": (_r, b) => script([frame(0xfa, 0, 1, new Uint8Array([1, 2, 3])), ...answer(b)]),
-  "window-update-zero-stream": (_r, b) => script([frame(WINDOW_UPDATE, 0, 1, new Uint8Array(u32(0))), ...answer(b)]),
-  "window-update-zero-conn": (_r, b) => script([frame(WINDOW_UPDATE, 0, 0, new Uint8Array(u32(0))), ...answer(b)]),
-  "ping-burst": (r, b) => script([...Array.from({ length: r.int(1, 50) }, () => frame(PING, 0, 0, new Uint8Array(8))), ...answer(b)]),
+  "window-update-zero-stream": (_r, b) =>
+    script([frame(WINDOW_UPDATE, 0, 1, new Uint8Array(u32(0))), ...answer(b)]),
+  "window-update-zero-conn": (_r, b) =>
+    script([frame(WINDOW_UPDATE, 0, 0, new Uint8Array(u32(0))), ...answer(b)]),
+  "ping-burst": (r, b) =>
+    script([
+      ...Array.from({ length: r.int(1, 50) }, () => frame(PING, 0, 0, new Uint8Array(8))),
+      ...answer(b),
+    ]),
   "settings-enable-push-2": (_r, b) => script(answer(b), { onConnect: [settings([[2, 2]])] }),
-  "settings-window-too-big": (_r, b) => script(answer(b), { onConnect: [settings([[4, 0x80000000]])] }),
+  "settings-window-too-big": (_r, b) =>
+    script(answer(b), { onConnect: [settings([[4, 0x80000000]])] }),
   "settings-frame-size-small": (_r, b) => script(answer(b), { onConnect: [settings([[5, 100]])] }),
   "settings-unknown-id": (_r, b) => script(answer(b), { onConnect: [settings([[0x99, 1]])] }),
   "no-settings-ack": (_r, b) => script(answer(b), { ackSettings: false }),
   "no-server-settings": (_r, b) => script(answer(b), { onConnect: [] }),
   "priority": (_r, b) => script([frame(2, 0, 1, new Uint8Array([0, 0, 0, 0, 16])), ...answer(b)]),
   "push-promise": (_r, b) =>
-    script([frame(PUSH_PROMISE, END_HEADERS, 1, concat(new Uint8Array(u32(2)), headerBlock([[":method", "GET"]]))), ...answer(b)]),
+    script([
+      frame(
+        PUSH_PROMISE,
+        END_HEADERS,
+        1,
+        concat(new Uint8Array(u32(2)), headerBlock([[":method", "GET"]])),
+      ),
+      ...answer(b),
+    ]),
   "data-on-stream-0": (_r, b) => script([frame(DATA, 0, 0, new Uint8Array([1])), ...answer(b)]),
-  "headers-on-stream-3": (_r, b) => script([headers(responseHeaders).map((x, i) => (i === 8 ? 3 : x)), ...answer(b)]),
+  "headers-on-stream-3": (_r, b) =>
+    script([headers(responseHeaders).map((x, i) => (i === 8 ? 3 : x)), ...answer(b)]),
   "continuation-split": (_r, b) => {
     const block = headerBlock(responseHeaders);
     const half = Math.floor(block.length / 2);
@@ -283,29 +412,73 @@ const frameVariants: Record<string, Variant> = {
       trailers(okTrailers),
     ]);
   },
-  "continuation-without-headers": (_r, b) => script([frame(CONTINUATION, END_HEADERS, 1, new Uint8Array(0)), ...answer(b)]),
+  "continuation-without-headers": (_r, b) =>
+    script([frame(CONTINUATION, END_HEADERS, 1, new Uint8Array(0)), ...answer(b)]),
   "headers-then-data-mid-block": (_r, b) =>
-    script([frame(HEADERS, 0, 1, headerBlock(responseHeaders)), data(grpcMessage(healthResponse(b.status)))]),
+    script([
+      frame(HEADERS, 0, 1, headerBlock(responseHeaders)),
+      data(grpcMessage(healthResponse(b.status))),
+    ]),
   "oversized-frame": (_r, b) => script([data(new Uint8Array(20000)), ...answer(b)]),
 };
 
 // Header-block contents.
 const hpackVariants: Record<string, Variant> = {
   "uppercase-name": (_r, b) => script(answer(b, { head: [...responseHeaders, ["X-Upper", "1"]] })),
-  "pseudo-after-regular": (_r, b) => script(answer(b, { head: [["content-type", "application/grpc"], [":status", "200"]] })),
+  "pseudo-after-regular": (_r, b) =>
+    script(answer(b, { head: [["content-type", "application/grpc"], [":status", "200"]] })),
   "unknown-pseudo": (_r, b) => script(answer(b, { head: [...responseHeaders, [":weird", "1"]] })),
   "request-pseudo": (_r, b) => script(answer(b, { head: [...responseHeaders, [":path", "/"]] })),
-  "connection-header": (_r, b) => script(answer(b, { head: [...responseHeaders, ["connection", "close"]] })),
-  "bad-value-bytes": (_r, b) => script(answer(b, { head: [...responseHeaders, ["x-bad", "a\nb"]] })),
-  "index-out-of-range": (_r, b) => script([frame(HEADERS, END_HEADERS, 1, new Uint8Array([0x88, 0xff, 0x7f])), ...answer(b).slice(1)]),
+  "connection-header": (_r, b) =>
+    script(answer(b, { head: [...responseHeaders, ["connection", "close"]] })),
+  "bad-value-bytes": (_r, b) =>
+    script(answer(b, { head: [...responseHeaders, ["x-bad", "a\nb"]] })),
+  "index-out-of-range": (_r, b) =>
+    script([
+      frame(HEADERS, END_HEADERS, 1, new Uint8Array([0x88, 0xff, 0x7f])),
+      ...answer(b).slice(1),
+    ]),
   "static-index": (_r, b) =>
-    script([frame(HEADERS, END_HEADERS, 1, concat(new Uint8Array([0x88]), headerBlock([["content-type", "application/grpc"]]))), ...answer(b).slice(1)]),
+    script([
+      frame(
+        HEADERS,
+        END_HEADERS,
+        1,
+        concat(new Uint8Array([0x88]), headerBlock([["content-type", "application/grpc"]])),
+      ),
+      ...answer(b).slice(1),
+    ]),
   "table-size-too-big": (_r, b) =>
-    script([frame(HEADERS, END_HEADERS, 1, concat(new Uint8Array(hpackInt(100000, 5, 0x20)), headerBlock(responseHeaders))), ...answer(b).slice(1)]),
-  "truncated-block": (_r, b) => script([frame(HEADERS, END_HEADERS, 1, headerBlock(responseHeaders).subarray(0, 5)), ...answer(b).slice(1)]),
-  "big-header": (r, b) => script(answer(b, { head: [...responseHeaders, ["x-big", "v".repeat(r.int(8 * 1024, 15 * 1024))]] })),
+    script([
+      frame(
+        HEADERS,
+        END_HEADERS,
+        1,
+        concat(new Uint8Array(hpackInt(100000, 5, 0x20)), headerBlock(responseHeaders)),
+      ),
+      ...answer(b).slice(1),
+    ]),
+  "truncated-block": (_r, b) =>
+    script([
+      frame(HEADERS, END_HEADERS, 1, headerBlock(responseHeaders).subarray(0, 5)),
+      ...answer(b).slice(1),
+    ]),
+  "big-header": (r, b) =>
+    script(
+      answer(b, { head: [...responseHeaders, ["x-big", "v".repeat(r.int(8 * 1024, 15 * 1024))]] }),
+    ),
   "many-headers": (r, b) =>
-    script(answer(b, { head: [...responseHeaders, ...Array.from({ length: r.int(100, 1000) }, (_, i) => [`x-${i}`, "1"] as [string, string])] })),
+    script(
+      answer(b, {
+        head: [
+          ...responseHeaders,
+          ...Array.from(
+            { length: r.int(100, 1000) },
+            (_, i) => [`x-${i}`, "1"] as [string, string],
+          ),
+        ],
+      }),
+    ),
 };
 
 // Connection ends early; stalls end at the deadline.
@@ -318,8 +491,10 @@ const truncationVariants: Record<string, Variant> = {
   "close-on-connect": () => script([], { onConnect: ["close"] }),
   "stall-before-settings": () => script([], { onConnect: ["stall"] }),
   "stall-after-headers": () => script([headers(responseHeaders), "stall"]),
-  "stall-after-data": (_r, b) => script([headers(responseHeaders), data(grpcMessage(healthResponse(b.status))), "stall"]),
-  "http1-answer": () => script([], { onConnect: [enc.encode("HTTP/1.1 400 Bad Request\r\n\r\n"), "close"] }),
+  "stall-after-data": (_r, b) =>
+    script([headers(responseHeaders), data(grpcMessage(healthResponse(b.status))), "stall"]),
+  "http1-answer": () =>
+    script([], { onConnect: [enc.encode("HTTP/1.1 400 Bad Request\r\n\r\n"), "close"] }),
 };
 
 /** The mutation classes and their variants, by name. */

@@ -45,7 +45,11 @@ export async function findKubeletHandlers(): Promise<Located> {
     }
   }
   const script = new URL("scripts/kubelet-handlers.sh", repo).pathname;
-  const out = await new Deno.Command("bash", { args: [script, "path"], stdout: "piped", stderr: "piped" })
+  const out = await new Deno.Command("bash", {
+    args: [script, "path"],
+    stdout: "piped",
+    stderr: "piped",
+  })
     .output();
   if (out.success) return { path: new TextDecoder().decode(out.stdout).trim() };
   const goMissing = !(await hasGo());
@@ -58,7 +62,8 @@ export async function findKubeletHandlers(): Promise<Located> {
 
 async function hasGo(): Promise<boolean> {
   try {
-    return (await new Deno.Command("go", { args: ["version"], stdout: "null", stderr: "null" }).output())
+    return (await new Deno.Command("go", { args: ["version"], stdout: "null", stderr: "null" })
+      .output())
       .success;
   } catch {
     return false;

@@ -109,7 +109,12 @@ export function startH2Server(script: H2Script): RawServer {
 }
 
 /** An HTTP/2 frame: 9-byte header (length, type, flags, stream) and the payload. */
-export function frame(type: number, flags: number, stream: number, payload: Uint8Array): Uint8Array {
+export function frame(
+  type: number,
+  flags: number,
+  stream: number,
+  payload: Uint8Array,
+): Uint8Array {
   const out = new Uint8Array(9 + payload.length);
   out[0] = (payload.length >>> 16) & 0xff;
   out[1] = (payload.length >>> 8) & 0xff;

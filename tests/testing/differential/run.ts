@@ -93,7 +93,11 @@ export async function runDifferential(
           async (kubeletServer, probeletServer) => {
             const url = (port: number) => `http://127.0.0.1:${port}${c.path}`;
             return await Promise.all([
-              handlers.probe({ kind: "http", url: url(kubeletServer.port), timeoutMs: options.timeoutMs }),
+              handlers.probe({
+                kind: "http",
+                url: url(kubeletServer.port),
+                timeoutMs: options.timeoutMs,
+              }),
               probeletHttp(url(probeletServer.port), options.timeoutMs),
             ]);
           },
@@ -137,7 +141,10 @@ export async function runDifferential(
 
 async function compareOn(
   start: () => RawServer,
-  probe: (kubelet: RawServer, probelet: RawServer) => Promise<[KubeletVerdict, ProbeOutcome | "hang"]>,
+  probe: (
+    kubelet: RawServer,
+    probelet: RawServer,
+  ) => Promise<[KubeletVerdict, ProbeOutcome | "hang"]>,
   label: Pick<CaseOutcome, "kind" | "index" | "cls" | "variant">,
 ): Promise<CaseOutcome> {
   const kubeletServer = start();
@@ -171,7 +178,10 @@ function differenceOf(kubelet: Verdict, probelet: Verdict): Difference | undefin
 }
 
 // A handler that outlives its timeout by the slack is reported as "hang" rather than waited for.
-function withWatchdog(run: Promise<ProbeOutcome>, timeoutMs: number): Promise<ProbeOutcome | "hang"> {
+function withWatchdog(
+  run: Promise<ProbeOutcome>,
+  timeoutMs: number,
+): Promise<ProbeOutcome | "hang"> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const watchdog = new Promise<"hang">((resolve) => {
     timer = setTimeout(() => resolve("hang"), timeoutMs + watchdogSlackMs);
@@ -200,25 +210,44 @@ export function allows(entry: AllowEntry, outcome: CaseOutcome): boolean {
     outcome.difference !== undefined && entry.differences.includes(outcome.difference);
 }
 
-/** A run's differences sorted into the allow-list's two sections and the unexplained rest. */
-export interface Classified {
-  allowed: CaseOutcome[];
-  known: CaseOutcome[];
-  unexplained: CaseOutcome[];
+/** The allow-list's sections (tests/probe/differential_allow_list.ts). */
+export interface AllowLists {
+  allowed: AllowEntry[];
+  knownBeingFixed: AllowEntry[];
+  notInIssue: AllowEntry[];
 }
 
-/** Sorts each difference into allowed (by `allowed`), known (by `known`) or unexplained. */
-export function classify(
-  outcomes: CaseOutcome[],
-  lists: { allowed: AllowEntry[]; known: AllowEntry[] },
-): Classified {
-  const out: Classified = { allowed: [], known: [], unexplained: [] };
+/** A run's differences sorted into the allow-list's sections and the unexplained rest. */
+export interface Classified {
+  allowed: CaseOutcome[];
+  knownBeingFixed: CaseOutcome[];
+  notInIssue: CaseOutcome[];
+  unexplained: CaseOutcome[];
+  /** Entries of `knownBeingFixed` that matched no difference (fixed: remove them). */
+  staleKnown: AllowEntry[];
+}
+
+/** Sorts each difference into the first section with an entry for it, else unexplained. */
+export function classify(outcomes: CaseOutcome[], lists: AllowLists): Classified {
+  const out: Classified = {
+    allowed: [],
+    knownBeingFixed: [],
+    notInIssue: [],
+    unexplained: [],
+    staleKnown: [],
+  };
+  const used = new Set<AllowEntry>();
+  const sections = ["allowed", "knownBeingFixed", "notInIssue"] as const;
   for (const o of outcomes) {
     if (!o.difference) continue;
-    if (lists.allowed.some((e) => allows(e, o))) out.allowed.push(o);
-    else if (lists.known.some((e) => allows(e, o))) out.known.push(o);
-    else out.unexplained.push(o);
+    const section = sections.find((name) => {
+      const entry = lists[name].find((e) => allows(e, o));
+      if (entry) used.add(entry);
+      return entry !== undefined;
+    });
+    out[section ?? "unexplained"].push(o);
   }
+  out.staleKnown = lists.knownBeingFixed.filter((e) => !used.has(e));
   return out;
 }
 
@@ -229,7 +258,8 @@ export function classify(
 export function formatReport(outcomes: CaseOutcome[], classified: Classified): string {
   const tag = new Map<CaseOutcome, string>();
   for (const o of classified.allowed) tag.set(o, "allowed");
-  for (const o of classified.known) tag.set(o, "known");
+  for (const o of classified.knownBeingFixed) tag.set(o, "known");
+  for (const o of classified.notInIssue) tag.set(o, "not-in-issue");
   for (const o of classified.unexplained) tag.set(o, "UNEXPLAINED");
   const groups = new Map<string, CaseOutcome[]>();
   for (const o of outcomes) {
@@ -242,8 +272,8 @@ export function formatReport(outcomes: CaseOutcome[], classified: Classified): s
     `cases=${outcomes.length} same=${outcomes.length - diffs.length} ` +
       `verdict_differences=${diffs.filter((o) => o.difference === "verdict").length} ` +
       `text_differences=${diffs.filter((o) => o.difference === "text").length} ` +
-      `allowed=${classified.allowed.length} known=${classified.known.length} ` +
-      `unexplained=${classified.unexplained.length}`,
+      `allowed=${classified.allowed.length} known_being_fixed=${classified.knownBeingFixed.length} ` +
+      `not_in_issue=${classified.notInIssue.length} unexplained=${classified.unexplained.length}`,
   );
   const byClass = new Map<string, { cases: number; diffs: number }>();
   for (const o of outcomes) {
@@ -266,10 +296,18 @@ export function formatReport(outcomes: CaseOutcome[], classified: Classified): s
         `    kubelet:  ${show(example.kubelet)}\n    probelet: ${show(example.probelet)}`,
     );
   }
+  if (classified.staleKnown.length > 0) {
+    lines.push("knownBeingFixed entries that matched nothing (fixed? remove them):");
+    for (const e of classified.staleKnown) {
+      lines.push(`  ${e.kind} ${e.cls}/${e.variants?.join(",") ?? "*"} (row ${e.row})`);
+    }
+  }
   return lines.join("\n");
 }
 
 function show(v: Verdict): string {
   const cut = (s: string) => (s.length > 160 ? `${s.slice(0, 160)}…` : s);
-  return `${v.result} ${JSON.stringify(cut(v.output))}${v.error ? ` error=${JSON.stringify(cut(v.error))}` : ""}`;
+  return `${v.result} ${JSON.stringify(cut(v.output))}${
+    v.error ? ` error=${JSON.stringify(cut(v.error))}` : ""
+  }`;
 }
