@@ -20,6 +20,8 @@ const { values } = parseArgs({
     "timeout-ms": { type: "string", default: "500" },
     concurrency: { type: "string", default: "8" },
     "every-variant": { type: "boolean", default: false },
+    havoc: { type: "boolean", default: false },
+    show: { type: "string", default: "0" },
   },
 });
 const found = await findKubeletHandlers();
@@ -38,6 +40,7 @@ try {
     everyVariant: values["every-variant"],
     timeoutMs: Number(values["timeout-ms"]),
     concurrency: Number(values.concurrency),
+    havoc: values.havoc,
   });
 } finally {
   await handlers.close();
@@ -45,6 +48,15 @@ try {
 const seconds = (performance.now() - start) / 1000;
 const classified = classify(outcomes, allowLists);
 console.log(formatReport(outcomes, classified));
+// The first unexplained differences in full, verdict differences first, for triage.
+const shown = [...classified.unexplained].sort((a, b) =>
+  (a.difference === "verdict" ? 0 : 1) - (b.difference === "verdict" ? 0 : 1)
+).slice(0, Number(values.show));
+for (const o of shown) {
+  console.log(`unexplained ${o.kind} #${o.index} ${o.cls}/${o.variant} ${o.difference}`);
+  console.log(`  kubelet:  ${JSON.stringify(o.kubelet)}`);
+  console.log(`  probelet: ${JSON.stringify(o.probelet)}`);
+}
 console.log(
   `seconds=${seconds.toFixed(1)} cases_per_second=${(outcomes.length / seconds).toFixed(1)}`,
 );

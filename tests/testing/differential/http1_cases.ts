@@ -525,9 +525,32 @@ export const http1Classes: Record<string, Record<string, Variant>> = {
   "size": sizeVariants,
 };
 
+const havocBytes = [13, 10, 0, 32, 58, 9, 0x7f, 0xff, 0x2c, 0x30, 0x66];
+
+/**
+ * Byte-level havoc on a valid response: 1–4 random flips, inserts of framing-relevant bytes (CR,
+ * LF, NUL, space, colon, tab, DEL, 0xff, comma, digits), deletions and duplicated spans. Not part
+ * of the CI set: its differences have no class to reason about, so they are for triage.
+ */
+const havocClass: Record<string, Variant> = {
+  "bytes": (r, b) => {
+    let out = [...bytes(serialize(b))];
+    for (let n = r.int(1, 4); n > 0; n--) {
+      const at = r.int(0, Math.max(0, out.length - 1));
+      const op = r.int(0, 3);
+      if (op === 0) out[at] = r.pick(havocBytes);
+      else if (op === 1) out.splice(at, 0, r.pick(havocBytes));
+      else if (op === 2) out.splice(at, 1);
+      else out = [...out.slice(0, at), ...out.slice(at, at + r.int(1, 16)), ...out.slice(at)];
+    }
+    return once(new Uint8Array(out));
+  },
+};
+
 /**
  * Generates `count` cases from `seed`. With `everyVariant`, the first cases walk every variant of
- * every class once (so a small fixed set still covers each), then random picks follow.
+ * every class once (so a small fixed set still covers each), then random picks follow; `havoc`
+ * makes half the random picks byte-level `havoc/bytes` cases.
  *
  * @example
  * ```ts
@@ -538,15 +561,20 @@ export const http1Classes: Record<string, Record<string, Variant>> = {
 export function generateHttp1Cases(
   seed: number,
   count: number,
-  options: { everyVariant?: boolean } = {},
+  options: { everyVariant?: boolean; havoc?: boolean } = {},
 ): Http1Case[] {
   const rng = new Rng(seed);
   const all = Object.entries(http1Classes).flatMap(([cls, variants]) =>
     Object.entries(variants).map(([variant, make]) => ({ cls, variant, make }))
   );
+  const havoc = { cls: "havoc", variant: "bytes", make: havocClass.bytes };
   const cases: Http1Case[] = [];
   for (let i = 0; i < count; i++) {
-    const pick = options.everyVariant && i < all.length ? all[i] : rng.pick(all);
+    const pick = options.everyVariant && i < all.length
+      ? all[i]
+      : options.havoc && rng.chance(0.5)
+      ? havoc
+      : rng.pick(all);
     const base = randomBase(rng);
     cases.push({
       cls: pick.cls,

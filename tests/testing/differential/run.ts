@@ -67,6 +67,8 @@ export interface RunOptions {
   timeoutMs: number;
   /** Cases in flight at once. */
   concurrency: number;
+  /** Add HTTP byte-level havoc cases (unclassifiable: for triage, not for CI). */
+  havoc?: boolean;
 }
 
 const watchdogSlackMs = 5000;
