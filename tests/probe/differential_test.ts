@@ -57,7 +57,7 @@ Deno.test({
             count,
             kinds: [kind],
             everyVariant: true,
-            timeoutMs: 500,
+            timeoutMs: 1000,
             concurrency: 8,
           });
           for (const o of run) {
