@@ -30,6 +30,10 @@ const DATA = 0, HEADERS = 1, RST_STREAM = 3, SETTINGS = 4, PUSH_PROMISE = 5, PIN
 const GOAWAY = 7, WINDOW_UPDATE = 8, CONTINUATION = 9;
 const END_STREAM = 1, END_HEADERS = 4, PADDED = 8;
 
+// Frames as the generators write them: type, flags, stream, payload.
+const f = (type: number, flags: number, stream: number, payload: Uint8Array) =>
+  frame({ type, flags, stream }, payload);
+
 /** HPACK integer with an `n`-bit prefix whose high bits are `first`. */
 function hpackInt(value: number, n: number, first: number): number[] {
   const max = (1 << n) - 1;
@@ -49,7 +53,14 @@ function hpackString(s: string): number[] {
   return [...hpackInt(b.length, 7, 0), ...b];
 }
 
-/** A header block of literal fields without indexing, new names. */
+/**
+ * A header block of literal fields without indexing, new names (no Huffman).
+ *
+ * @example
+ * ```ts
+ * headerBlock([[":status", "200"]]); // 00 07 ":status" 03 "200"
+ * ```
+ */
 export function headerBlock(fields: [string, string][]): Uint8Array {
   const out: number[] = [];
   for (const [name, value] of fields) out.push(0x00, ...hpackString(name), ...hpackString(value));
@@ -82,19 +93,19 @@ function healthResponse(status: number): Uint8Array {
 }
 
 const settings = (pairs: [number, number][] = []) =>
-  frame(
+  f(
     SETTINGS,
     0,
     0,
     new Uint8Array(pairs.flatMap(([id, v]) => [(id >> 8) & 0xff, id & 0xff, ...u32(v)])),
   );
 const headers = (fields: [string, string][], flags = END_HEADERS) =>
-  frame(HEADERS, flags, 1, headerBlock(fields));
-const data = (payload: Uint8Array, flags = 0) => frame(DATA, flags, 1, payload);
+  f(HEADERS, flags, 1, headerBlock(fields));
+const data = (payload: Uint8Array, flags = 0) => f(DATA, flags, 1, payload);
 const trailers = (fields: [string, string][]) => headers(fields, END_HEADERS | END_STREAM);
-const rst = (code: number, stream = 1) => frame(RST_STREAM, 0, stream, new Uint8Array(u32(code)));
+const rst = (code: number, stream = 1) => f(RST_STREAM, 0, stream, new Uint8Array(u32(code)));
 const goaway = (lastStream: number, code: number, debug = "") =>
-  frame(GOAWAY, 0, 0, new Uint8Array([...u32(lastStream), ...u32(code), ...enc.encode(debug)]));
+  f(GOAWAY, 0, 0, new Uint8Array([...u32(lastStream), ...u32(code), ...enc.encode(debug)]));
 
 const responseHeaders: [string, string][] = [[":status", "200"], [
   "content-type",
@@ -274,7 +285,7 @@ const framingVariants: Record<string, Variant> = {
     const m = grpcMessage(healthResponse(b.status));
     return script([
       headers(responseHeaders),
-      frame(DATA, PADDED, 1, concat(new Uint8Array([4]), m, new Uint8Array(4))),
+      f(DATA, PADDED, 1, concat(new Uint8Array([4]), m, new Uint8Array(4))),
       trailers(okTrailers),
     ]);
   },
@@ -282,7 +293,7 @@ const framingVariants: Record<string, Variant> = {
     const m = grpcMessage(healthResponse(b.status));
     return script([
       headers(responseHeaders),
-      frame(DATA, PADDED, 1, concat(new Uint8Array([200]), m)),
+      f(DATA, PADDED, 1, concat(new Uint8Array([200]), m)),
       trailers(okTrailers),
     ]);
   },
@@ -361,14 +372,14 @@ const goawayVariants: Record<string, Variant> = {
 
 // Frames a client must ignore, or must treat as connection errors.
 const frameVariants: Record<string, Variant> = {
-  "unknown-type": (_r, b) => script([frame(0xfa, 0, 1, new Uint8Array([1, 2, 3])), ...answer(b)]),
+  "unknown-type": (_r, b) => script([f(0xfa, 0, 1, new Uint8Array([1, 2, 3])), ...answer(b)]),
   "window-update-zero-stream": (_r, b) =>
-    script([frame(WINDOW_UPDATE, 0, 1, new Uint8Array(u32(0))), ...answer(b)]),
+    script([f(WINDOW_UPDATE, 0, 1, new Uint8Array(u32(0))), ...answer(b)]),
   "window-update-zero-conn": (_r, b) =>
-    script([frame(WINDOW_UPDATE, 0, 0, new Uint8Array(u32(0))), ...answer(b)]),
+    script([f(WINDOW_UPDATE, 0, 0, new Uint8Array(u32(0))), ...answer(b)]),
   "ping-burst": (r, b) =>
     script([
-      ...Array.from({ length: r.int(1, 50) }, () => frame(PING, 0, 0, new Uint8Array(8))),
+      ...Array.from({ length: r.int(1, 50) }, () => f(PING, 0, 0, new Uint8Array(8))),
       ...answer(b),
     ]),
   "settings-enable-push-2": (_r, b) => script(answer(b), { onConnect: [settings([[2, 2]])] }),
@@ -378,10 +389,10 @@ const frameVariants: Record<string, Variant> = {
   "settings-unknown-id": (_r, b) => script(answer(b), { onConnect: [settings([[0x99, 1]])] }),
   "no-settings-ack": (_r, b) => script(answer(b), { ackSettings: false }),
   "no-server-settings": (_r, b) => script(answer(b), { onConnect: [] }),
-  "priority": (_r, b) => script([frame(2, 0, 1, new Uint8Array([0, 0, 0, 0, 16])), ...answer(b)]),
+  "priority": (_r, b) => script([f(2, 0, 1, new Uint8Array([0, 0, 0, 0, 16])), ...answer(b)]),
   "push-promise": (_r, b) =>
     script([
-      frame(
+      f(
         PUSH_PROMISE,
         END_HEADERS,
         1,
@@ -389,15 +400,15 @@ const frameVariants: Record<string, Variant> = {
       ),
       ...answer(b),
     ]),
-  "data-on-stream-0": (_r, b) => script([frame(DATA, 0, 0, new Uint8Array([1])), ...answer(b)]),
+  "data-on-stream-0": (_r, b) => script([f(DATA, 0, 0, new Uint8Array([1])), ...answer(b)]),
   "headers-on-stream-3": (_r, b) =>
     script([headers(responseHeaders).map((x, i) => (i === 8 ? 3 : x)), ...answer(b)]),
   "continuation-split": (_r, b) => {
     const block = headerBlock(responseHeaders);
     const half = Math.floor(block.length / 2);
     return script([
-      frame(HEADERS, 0, 1, block.subarray(0, half)),
-      frame(CONTINUATION, END_HEADERS, 1, block.subarray(half)),
+      f(HEADERS, 0, 1, block.subarray(0, half)),
+      f(CONTINUATION, END_HEADERS, 1, block.subarray(half)),
       data(grpcMessage(healthResponse(b.status))),
       trailers(okTrailers),
     ]);
@@ -405,18 +416,18 @@ const frameVariants: Record<string, Variant> = {
   "empty-continuations": (r, b) => {
     const block = headerBlock(responseHeaders);
     return script([
-      frame(HEADERS, 0, 1, block),
-      ...Array.from({ length: r.int(1, 100) }, () => frame(CONTINUATION, 0, 1, new Uint8Array(0))),
-      frame(CONTINUATION, END_HEADERS, 1, new Uint8Array(0)),
+      f(HEADERS, 0, 1, block),
+      ...Array.from({ length: r.int(1, 100) }, () => f(CONTINUATION, 0, 1, new Uint8Array(0))),
+      f(CONTINUATION, END_HEADERS, 1, new Uint8Array(0)),
       data(grpcMessage(healthResponse(b.status))),
       trailers(okTrailers),
     ]);
   },
   "continuation-without-headers": (_r, b) =>
-    script([frame(CONTINUATION, END_HEADERS, 1, new Uint8Array(0)), ...answer(b)]),
+    script([f(CONTINUATION, END_HEADERS, 1, new Uint8Array(0)), ...answer(b)]),
   "headers-then-data-mid-block": (_r, b) =>
     script([
-      frame(HEADERS, 0, 1, headerBlock(responseHeaders)),
+      f(HEADERS, 0, 1, headerBlock(responseHeaders)),
       data(grpcMessage(healthResponse(b.status))),
     ]),
   "oversized-frame": (_r, b) => script([data(new Uint8Array(20000)), ...answer(b)]),
@@ -435,12 +446,12 @@ const hpackVariants: Record<string, Variant> = {
     script(answer(b, { head: [...responseHeaders, ["x-bad", "a\nb"]] })),
   "index-out-of-range": (_r, b) =>
     script([
-      frame(HEADERS, END_HEADERS, 1, new Uint8Array([0x88, 0xff, 0x7f])),
+      f(HEADERS, END_HEADERS, 1, new Uint8Array([0x88, 0xff, 0x7f])),
       ...answer(b).slice(1),
     ]),
   "static-index": (_r, b) =>
     script([
-      frame(
+      f(
         HEADERS,
         END_HEADERS,
         1,
@@ -450,7 +461,7 @@ const hpackVariants: Record<string, Variant> = {
     ]),
   "table-size-too-big": (_r, b) =>
     script([
-      frame(
+      f(
         HEADERS,
         END_HEADERS,
         1,
@@ -460,7 +471,7 @@ const hpackVariants: Record<string, Variant> = {
     ]),
   "truncated-block": (_r, b) =>
     script([
-      frame(HEADERS, END_HEADERS, 1, headerBlock(responseHeaders).subarray(0, 5)),
+      f(HEADERS, END_HEADERS, 1, headerBlock(responseHeaders).subarray(0, 5)),
       ...answer(b).slice(1),
     ]),
   "big-header": (r, b) =>

@@ -95,9 +95,9 @@ export function startH2Server(script: H2Script): RawServer {
         const payload = buffered.slice(9, 9 + length);
         buffered = buffered.subarray(9 + length);
         if (type === 4 && (flags & 1) === 0 && script.ackSettings) {
-          await writer(frame(4, 1, 0, new Uint8Array(0)));
+          await writer(frame({ type: 4, flags: 1, stream: 0 }, new Uint8Array(0)));
         } else if (type === 6 && (flags & 1) === 0) {
-          await writer(frame(6, 1, 0, payload));
+          await writer(frame({ type: 6, flags: 1, stream: 0 }, payload));
         } else if ((type === 0 || type === 1) && stream === 1 && (flags & 1) === 1) {
           await connect;
           await runSteps(conn, script.onRequest, alive, writer);
@@ -108,13 +108,23 @@ export function startH2Server(script: H2Script): RawServer {
   });
 }
 
-/** An HTTP/2 frame: 9-byte header (length, type, flags, stream) and the payload. */
-export function frame(
-  type: number,
-  flags: number,
-  stream: number,
-  payload: Uint8Array,
-): Uint8Array {
+/** An HTTP/2 frame header's fields. */
+export interface FrameHead {
+  type: number;
+  flags: number;
+  stream: number;
+}
+
+/**
+ * An HTTP/2 frame: the 9-byte header (length, type, flags, stream) and the payload.
+ *
+ * @example
+ * ```ts
+ * const settingsAck = frame({ type: 4, flags: 1, stream: 0 }, new Uint8Array(0));
+ * ```
+ */
+export function frame(head: FrameHead, payload: Uint8Array): Uint8Array {
+  const { type, flags, stream } = head;
   const out = new Uint8Array(9 + payload.length);
   out[0] = (payload.length >>> 16) & 0xff;
   out[1] = (payload.length >>> 8) & 0xff;
@@ -129,7 +139,14 @@ export function frame(
   return out;
 }
 
-/** Concatenates byte arrays. */
+/**
+ * Concatenates byte arrays.
+ *
+ * @example
+ * ```ts
+ * concat(new Uint8Array([1]), new Uint8Array([2, 3])); // Uint8Array [1, 2, 3]
+ * ```
+ */
 export function concat(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let off = 0;

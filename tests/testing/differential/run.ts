@@ -234,7 +234,15 @@ function probeletGrpc(
   return withWatchdog(newGrpcProber().probe("127.0.0.1", { service, port, timeoutMs }), timeoutMs);
 }
 
-/** Whether `entry` explains `outcome`'s difference. */
+/**
+ * Whether `entry` explains `outcome`'s difference: same kind and class, a listed variant (or any),
+ * and a kind of difference the entry names.
+ *
+ * @example
+ * ```ts
+ * allows(knownBeingFixed[0], outcome); // true for an http content-length/hex verdict difference
+ * ```
+ */
 export function allows(entry: AllowEntry, outcome: CaseOutcome): boolean {
   return entry.kind === outcome.kind && entry.cls === outcome.cls &&
     (entry.variants === undefined || entry.variants.includes(outcome.variant)) &&
@@ -258,7 +266,14 @@ export interface Classified {
   staleKnown: AllowEntry[];
 }
 
-/** Sorts each difference into the first section with an entry for it, else unexplained. */
+/**
+ * Sorts each difference into the first section with an entry for it, else unexplained.
+ *
+ * @example
+ * ```ts
+ * const { unexplained } = classify(outcomes, { allowed, knownBeingFixed, notInIssue });
+ * ```
+ */
 export function classify(outcomes: CaseOutcome[], lists: AllowLists): Classified {
   const out: Classified = {
     allowed: [],
@@ -284,7 +299,12 @@ export function classify(outcomes: CaseOutcome[], lists: AllowLists): Classified
 
 /**
  * The report: totals, then per `kind class/variant` the cases and differences, each difference
- * tagged allowed / known / UNEXPLAINED, with one example pair of verdicts.
+ * tagged allowed / known / not-in-issue / UNEXPLAINED, with one example pair of verdicts.
+ *
+ * @example
+ * ```ts
+ * console.log(formatReport(outcomes, classify(outcomes, lists)));
+ * ```
  */
 export function formatReport(outcomes: CaseOutcome[], classified: Classified): string {
   const tag = new Map<CaseOutcome, string>();
