@@ -298,9 +298,11 @@ export const notInIssue: AllowEntry[] = [
       "status-as-bytes",
     ],
     differences: both,
-    why:
-      "Go's protobuf skips a group and a known field with the wrong wire type as unknown fields; " +
-      "probelet's hand decoder fails the message, so a SERVING answer carrying them is a Failure",
+    why: "Go's protobuf skips groups and a field with an unexpected wire type as unknown fields; " +
+      "probelet's hand decoder (src/probe/grpc/grpc.ts decodeHealthCheckResponse) refuses groups, " +
+      "and mis-skips every length-delimited field: in `off += varint()` the left `off` is read " +
+      "before varint() advances it, so the next key is read from inside the field. A SERVING " +
+      "answer with any bytes field before the status is a Failure",
     right: "kubelet",
     row: "",
   },
