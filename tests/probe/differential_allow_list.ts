@@ -293,6 +293,7 @@ export const notInIssue: AllowEntry[] = [
     cls: "protobuf",
     variants: [
       "group-then-serving",
+      "unknown-bytes-field-then-serving",
       "status-as-bytes-then-serving",
       "group-wire-type",
       "status-as-bytes",

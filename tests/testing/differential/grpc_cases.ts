@@ -340,6 +340,10 @@ const protobufVariants: Record<string, Variant> = {
     script(answer(b, { message: grpcMessage(new Uint8Array([0x13, 0x14])) })),
   "group-then-serving": (_r, b) =>
     script(answer(b, { message: grpcMessage(new Uint8Array([0x13, 0x14, 0x08, 0x01])) })),
+  "unknown-bytes-field-then-serving": (_r, b) =>
+    script(
+      answer(b, { message: grpcMessage(new Uint8Array([0x12, 0x02, 0x68, 0x69, 0x08, 0x01])) }),
+    ),
   "status-as-bytes-then-serving": (_r, b) =>
     script(answer(b, { message: grpcMessage(new Uint8Array([0x0a, 0x01, 0x01, 0x08, 0x01])) })),
 };
