@@ -8,7 +8,12 @@ import {
   findKubeletHandlers,
   KubeletHandlers,
 } from "../tests/testing/differential/kubelet_handlers.ts";
-import { classify, formatReport, runDifferential } from "../tests/testing/differential/run.ts";
+import {
+  classify,
+  formatReport,
+  type Kind,
+  runDifferential,
+} from "../tests/testing/differential/run.ts";
 import * as allowLists from "../tests/probe/differential_allow_list.ts";
 
 const { values } = parseArgs({
@@ -36,7 +41,7 @@ try {
   outcomes = await runDifferential(handlers, {
     seed: Number(values.seed),
     count: Number(values.count),
-    kinds: values.kinds.split(",") as ("http" | "grpc")[],
+    kinds: values.kinds.split(",") as Kind[],
     everyVariant: values["every-variant"],
     timeoutMs: Number(values["timeout-ms"]),
     concurrency: Number(values.concurrency),

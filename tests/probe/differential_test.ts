@@ -1,5 +1,5 @@
 /**
- * The differential test of issue 21: probelet's HTTP and gRPC probe handlers against kubelet
+ * The differential test of issue 21: probelet's HTTP(S) and gRPC probe handlers against kubelet
  * v1.36.3's own (`pkg/probe/http`, `pkg/probe/grpc`, built by scripts/kubelet-handlers.sh) on a
  * fixed seed set of hostile responses served by raw servers on 127.0.0.1. Every variant of every
  * mutation class runs at least once; any difference not in tests/probe/differential_allow_list.ts
@@ -28,6 +28,8 @@ const variantCount = (classes: Record<string, Record<string, unknown>>) =>
   Object.values(classes).reduce((n, variants) => n + Object.keys(variants).length, 0);
 const httpCount = variantCount(http1Classes) + 40;
 const grpcCount = variantCount(grpcClasses) + 40;
+// The HTTP/1.1 cases again over TLS: every variant once.
+const httpsCount = variantCount(http1Classes);
 
 const strict = Deno.env.get("PROBELET_DIFF_STRICT") === "1";
 const lists: AllowLists = strict
@@ -50,7 +52,8 @@ Deno.test({
     const handlers = KubeletHandlers.start((found as { path: string }).path);
     const outcomes: CaseOutcome[] = [];
     try {
-      for (const [kind, count] of [["http", httpCount], ["grpc", grpcCount]] as const) {
+      const steps = [["http", httpCount], ["https", httpsCount], ["grpc", grpcCount]] as const;
+      for (const [kind, count] of steps) {
         await t.step(`${kind}: seed ${ciSeed}, ${count} cases, every variant`, async () => {
           const run = await runDifferential(handlers, {
             seed: ciSeed,

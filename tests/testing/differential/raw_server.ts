@@ -40,6 +40,7 @@ const headEnd = new Uint8Array([13, 10, 13, 10]);
 
 /**
  * Starts a raw HTTP/1.1 server: reads each request head (up to CRLFCRLF), then runs the script.
+ * With `tls`, the same over TLS (no ALPN, so both clients speak HTTP/1.1).
  *
  * @example
  * ```ts
@@ -47,8 +48,11 @@ const headEnd = new Uint8Array([13, 10, 13, 10]);
  * try { /* probe http://127.0.0.1:${server.port}/ *\/ } finally { server.close(); }
  * ```
  */
-export function startHttp1Server(script: Http1Script): RawServer {
-  return serve(async (conn, index, alive) => {
+export function startHttp1Server(
+  script: Http1Script,
+  options: { tls?: { cert: string; key: string } } = {},
+): RawServer {
+  return serve(options.tls, async (conn, index, alive) => {
     const received = await readUntil(conn, (bytes) => indexOf(bytes, headEnd) >= 0, alive);
     if (!received) return;
     const steps = script.responses[Math.min(index, script.responses.length - 1)];
@@ -65,7 +69,7 @@ export function startHttp1Server(script: Http1Script): RawServer {
  * ```
  */
 export function startH2Server(script: H2Script): RawServer {
-  return serve(async (conn, _index, alive) => {
+  return serve(undefined, async (conn, _index, alive) => {
     const writer = serialWriter(conn);
     const connect = runSteps(conn, script.onConnect, alive, writer);
     let buffered: Uint8Array = new Uint8Array(0);
@@ -159,8 +163,10 @@ export function concat(...parts: Uint8Array[]): Uint8Array {
 
 type ConnHandler = (conn: Deno.Conn, index: number, alive: () => boolean) => Promise<void>;
 
-function serve(handle: ConnHandler): RawServer {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+function serve(tls: { cert: string; key: string } | undefined, handle: ConnHandler): RawServer {
+  const listener = tls
+    ? Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert: tls.cert, key: tls.key })
+    : Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const open = new Set<Deno.Conn>();
   let accepted = 0;
   let closed = false;

@@ -14,6 +14,9 @@ import { generateGrpcCases } from "./grpc_cases.ts";
 import { type RawServer, startH2Server, startHttp1Server } from "./raw_server.ts";
 import type { KubeletHandlers, KubeletVerdict } from "./kubelet_handlers.ts";
 
+/** The handler and transport of a case: HTTP/1.1 cases also run over TLS as "https". */
+export type Kind = "http" | "https" | "grpc";
+
 /** A handler's verdict, normalized for comparison. */
 export interface Verdict {
   /** kubelet's probe.Result, or "hang" when probelet's handler outlived the watchdog. */
@@ -29,7 +32,7 @@ export type Difference = "verdict" | "text";
 
 /** One case's outcome. */
 export interface CaseOutcome {
-  kind: "http" | "grpc";
+  kind: Kind;
   /** The case's position in its generated stream (replay: same seed, same count). */
   index: number;
   cls: string;
@@ -43,7 +46,7 @@ export interface CaseOutcome {
 
 /** An allow-list entry: one class of difference, with the reasoning behind it. */
 export interface AllowEntry {
-  kind: "http" | "grpc";
+  kind: Kind;
   cls: string;
   /** Variants covered; all of the class when absent. */
   variants?: string[];
@@ -62,7 +65,7 @@ export interface RunOptions {
   seed: number;
   /** Cases per kind. */
   count: number;
-  kinds: ("http" | "grpc")[];
+  kinds: Kind[];
   /** Walk every variant once before random picks. */
   everyVariant: boolean;
   /** Each probe's timeout. */
@@ -89,13 +92,14 @@ export async function runDifferential(
 ): Promise<CaseOutcome[]> {
   type Job = () => Promise<CaseOutcome>;
   const jobs: Job[] = [];
-  if (options.kinds.includes("http")) {
+  for (const kind of (["http", "https"] as const).filter((k) => options.kinds.includes(k))) {
+    const tls = kind === "https" ? testCertificate() : undefined;
     generateHttp1Cases(options.seed, options.count, options).forEach((c, index) => {
       jobs.push(() =>
         compareOn(
-          () => startHttp1Server({ responses: c.responses }),
+          () => startHttp1Server({ responses: c.responses }, { tls }),
           async (kubeletServer, probeletServer) => {
-            const url = (port: number) => `http://127.0.0.1:${port}${c.path}`;
+            const url = (port: number) => `${kind}://127.0.0.1:${port}${c.path}`;
             return await Promise.all([
               handlers.probe({
                 kind: "http",
@@ -105,7 +109,7 @@ export async function runDifferential(
               probeletHttp(url(probeletServer.port), options.timeoutMs),
             ]);
           },
-          { kind: "http", index, cls: c.cls, variant: c.variant },
+          { kind, index, cls: c.cls, variant: c.variant },
         )
       );
     });
@@ -151,6 +155,15 @@ export async function runDifferential(
 
 const rerunConcurrency = 2;
 
+// The HTTP probe tests' throwaway self-signed certificate (both handlers skip verification).
+function testCertificate(): { cert: string; key: string } {
+  const testdata = new URL("../../probe/http/testdata/", import.meta.url);
+  return {
+    cert: Deno.readTextFileSync(new URL("cert.pem", testdata)),
+    key: Deno.readTextFileSync(new URL("key.pem", testdata)),
+  };
+}
+
 async function runAll(tasks: (() => Promise<void>)[], concurrency: number): Promise<void> {
   let next = 0;
   const worker = async () => {
@@ -194,10 +207,17 @@ async function compareOn(
 }
 
 // The server's port differs between the two sides; Go's protobuf errors put a random U+00A0 in
-// place of a space (detrand) so that nobody matches on them.
+// place of a space (detrand) so that nobody matches on them; and a client timeout gets one of two
+// texts ("net/http: request canceled" or "context deadline exceeded") depending on which of Go's
+// transport cancellation paths reports first (both seen for the same HTTPS stall), so both read
+// as the latter.
 function normalize(result: string, output: string, error: string, port: number): Verdict {
   const ports = new RegExp(`127\\.0\\.0\\.1:${port}\\b`, "g");
-  const clean = (s: string) => s.replace(ports, "127.0.0.1:PORT").replaceAll("\u00a0", " ");
+  const clean = (s: string) =>
+    s.replace(ports, "127.0.0.1:PORT").replaceAll("\u00a0", " ").replaceAll(
+      "net/http: request canceled (Client.Timeout",
+      "context deadline exceeded (Client.Timeout",
+    );
   return { result, output: clean(output), error: clean(error) };
 }
 
@@ -244,7 +264,10 @@ function probeletGrpc(
  * ```
  */
 export function allows(entry: AllowEntry, outcome: CaseOutcome): boolean {
-  return entry.kind === outcome.kind && entry.cls === outcome.cls &&
+  // The same HTTP/1.1 reader runs over TLS: an "http" entry covers "https" cases too.
+  const kindMatches = entry.kind === outcome.kind ||
+    (entry.kind === "http" && outcome.kind === "https");
+  return kindMatches && entry.cls === outcome.cls &&
     (entry.variants === undefined || entry.variants.includes(outcome.variant)) &&
     outcome.difference !== undefined && entry.differences.includes(outcome.difference);
 }
