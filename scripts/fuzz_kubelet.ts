@@ -14,6 +14,8 @@ import {
   type Kind,
   runDifferential,
 } from "../tests/testing/differential/run.ts";
+import { generateHttp1Cases } from "../tests/testing/differential/http1_cases.ts";
+import { generateGrpcCases } from "../tests/testing/differential/grpc_cases.ts";
 import * as allowLists from "../tests/probe/differential_allow_list.ts";
 
 const { values } = parseArgs({
@@ -27,6 +29,7 @@ const { values } = parseArgs({
     "every-variant": { type: "boolean", default: false },
     havoc: { type: "boolean", default: false },
     show: { type: "string", default: "0" },
+    case: { type: "string" },
   },
 });
 const found = await findKubeletHandlers();
@@ -46,12 +49,16 @@ try {
     timeoutMs: Number(values["timeout-ms"]),
     concurrency: Number(values.concurrency),
     havoc: values.havoc,
+    only: values.case === undefined ? undefined : Number(values.case),
   });
 } finally {
   await handlers.close();
 }
 const seconds = (performance.now() - start) / 1000;
+if (values.case !== undefined) printCase(Number(values.case));
 const classified = classify(outcomes, allowLists);
+// One replayed case cannot tell which known entries are stale.
+if (values.case !== undefined) classified.staleKnown = [];
 console.log(formatReport(outcomes, classified));
 // The first unexplained differences in full, verdict differences first, for triage.
 const shown = [...classified.unexplained].sort((a, b) =>
@@ -66,3 +73,25 @@ console.log(
   `seconds=${seconds.toFixed(1)} cases_per_second=${(outcomes.length / seconds).toFixed(1)}`,
 );
 Deno.exit(classified.unexplained.length > 0 ? 1 : 0);
+
+// --case N: the bytes the servers wrote for case N of each kind (same seed, count and flags).
+function printCase(index: number): void {
+  const latin1 = (b: Uint8Array | string) =>
+    typeof b === "string" ? `<${b}>` : JSON.stringify(String.fromCharCode(...b));
+  const seed = Number(values.seed);
+  const count = Number(values.count);
+  const options = { everyVariant: values["every-variant"], havoc: values.havoc };
+  if (values.kinds.includes("http")) {
+    const c = generateHttp1Cases(seed, count, options)[index];
+    console.log(`http(s) case ${index}: ${c.cls}/${c.variant} GET ${c.path}`);
+    c.responses.forEach((steps, i) =>
+      console.log(`  connection ${i}: ${steps.map(latin1).join(" ")}`)
+    );
+  }
+  if (values.kinds.includes("grpc")) {
+    const c = generateGrpcCases(seed, count, options)[index];
+    console.log(`grpc case ${index}: ${c.cls}/${c.variant} service=${JSON.stringify(c.service)}`);
+    console.log(`  on connect: ${c.script.onConnect.map(latin1).join(" ")}`);
+    console.log(`  on request: ${c.script.onRequest.map(latin1).join(" ")}`);
+  }
+}

@@ -33,12 +33,17 @@ export type Difference = "verdict" | "text";
 /** One case's outcome. */
 export interface CaseOutcome {
   kind: Kind;
-  /** The case's position in its generated stream (replay: same seed, same count). */
+  /** The case's position in its generated stream (replay: same seed and count, `--case`). */
   index: number;
+  /** The mutation class. */
   cls: string;
+  /** The variant within the class. */
   variant: string;
+  /** kubelet's handler's verdict. */
   kubelet: Verdict;
+  /** probelet's handler's verdict. */
   probelet: Verdict;
+  /** How they differ; absent when they agree. */
   difference?: Difference;
   /** Run a second time (two cases at a time) because only one side had hit its deadline. */
   rerun?: boolean;
@@ -72,8 +77,10 @@ export interface RunOptions {
   timeoutMs: number;
   /** Cases in flight at once. */
   concurrency: number;
-  /** Add HTTP byte-level havoc cases (unclassifiable: for triage, not for CI). */
+  /** Make half the random HTTP picks byte-level havoc (unclassifiable: for triage, not CI). */
   havoc?: boolean;
+  /** Run only the case at this index of each kind's stream (replay). */
+  only?: number;
 }
 
 const watchdogSlackMs = 5000;
@@ -95,6 +102,7 @@ export async function runDifferential(
   for (const kind of (["http", "https"] as const).filter((k) => options.kinds.includes(k))) {
     const tls = kind === "https" ? testCertificate() : undefined;
     generateHttp1Cases(options.seed, options.count, options).forEach((c, index) => {
+      if (options.only !== undefined && index !== options.only) return;
       jobs.push(() =>
         compareOn(
           () => startHttp1Server({ responses: c.responses }, { tls }),
@@ -116,6 +124,7 @@ export async function runDifferential(
   }
   if (options.kinds.includes("grpc")) {
     generateGrpcCases(options.seed, options.count, options).forEach((c, index) => {
+      if (options.only !== undefined && index !== options.only) return;
       jobs.push(() =>
         compareOn(
           () => startH2Server(c.script),
