@@ -279,11 +279,27 @@ export const notInIssue: AllowEntry[] = [
   {
     kind: "https",
     cls: "stall",
-    variants: ["before-head", "mid-head"],
+    variants: ["before-head", "mid-head", "mid-body", "after-full-body-keepalive"],
+    differences: both,
+    why: "over TLS probelet sees the deadline's close of the connection as a clean EOF: a stall " +
+      "before or inside the head reads 'EOF' / 'unexpected EOF' instead of Go's 'context deadline " +
+      "exceeded (Client.Timeout exceeded while awaiting headers)', and a close-delimited body " +
+      "that never ends is taken as complete at the deadline: Success (or the status) where Go " +
+      "fails the body read with 'Client.Timeout or context cancellation while reading body'. " +
+      "Row 7's symptom (Success at the deadline) by another path; plain HTTP is right",
+    right: "kubelet",
+    row: "",
+  },
+  {
+    kind: "grpc",
+    cls: "truncation",
+    variants: ["stall-before-settings"],
     differences: ["text"],
-    why: "texts only (both Failure at the deadline): over TLS probelet reports the deadline's " +
-      "close as 'EOF' or 'unexpected EOF' instead of Go's 'context deadline exceeded " +
-      "(Client.Timeout exceeded while awaiting headers)'; plain HTTP gets the right text",
+    why: "texts only (both Failure at the deadline): a port that accepts TCP and never sends an " +
+      "HTTP/2 frame. grpc-go's blocking dial returns before any server frame arrives, so kubelet " +
+      "says 'timeout: health rpc did not complete within 1s'; probelet waits for the server's " +
+      "SETTINGS and says 'timeout: failed to connect service ... within 1s' (the same leniency " +
+      "makes frames/no-server-settings healthy in kubelet)",
     right: "kubelet",
     row: "",
   },

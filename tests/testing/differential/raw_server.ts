@@ -52,11 +52,11 @@ export function startHttp1Server(
   script: Http1Script,
   options: { tls?: { cert: string; key: string } } = {},
 ): RawServer {
-  return serve(options.tls, async (conn, index, alive) => {
-    const received = await readUntil(conn, (bytes) => indexOf(bytes, headEnd) >= 0, alive);
+  return serve(options.tls, async (conn, index, life) => {
+    const received = await readUntil(conn, (bytes) => indexOf(bytes, headEnd) >= 0, life.alive);
     if (!received) return;
     const steps = script.responses[Math.min(index, script.responses.length - 1)];
-    await runSteps(conn, steps, alive);
+    await runSteps(conn, steps, life);
   });
 }
 
@@ -69,9 +69,9 @@ export function startHttp1Server(
  * ```
  */
 export function startH2Server(script: H2Script): RawServer {
-  return serve(undefined, async (conn, _index, alive) => {
+  return serve(undefined, async (conn, _index, life) => {
     const writer = serialWriter(conn);
-    const connect = runSteps(conn, script.onConnect, alive, writer);
+    const connect = runSteps(conn, script.onConnect, life, writer);
     let buffered: Uint8Array = new Uint8Array(0);
     let prefaceSeen = false;
     const buf = new Uint8Array(16 * 1024);
@@ -82,7 +82,7 @@ export function startH2Server(script: H2Script): RawServer {
       } catch {
         return;
       }
-      if (n === null || !alive()) return;
+      if (n === null || !life.alive()) return;
       buffered = concat(buffered, buf.subarray(0, n));
       if (!prefaceSeen) {
         if (buffered.length < 24) continue;
@@ -104,8 +104,8 @@ export function startH2Server(script: H2Script): RawServer {
           await writer(frame({ type: 6, flags: 1, stream: 0 }, payload));
         } else if ((type === 0 || type === 1) && stream === 1 && (flags & 1) === 1) {
           await connect;
-          await runSteps(conn, script.onRequest, alive, writer);
-          if (!alive()) return;
+          await runSteps(conn, script.onRequest, life, writer);
+          if (!life.alive()) return;
         }
       }
     }
@@ -161,7 +161,13 @@ export function concat(...parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-type ConnHandler = (conn: Deno.Conn, index: number, alive: () => boolean) => Promise<void>;
+/** Whether the server still runs, and a promise that settles when it is closed. */
+interface Life {
+  alive(): boolean;
+  closed: Promise<void>;
+}
+
+type ConnHandler = (conn: Deno.Conn, index: number, life: Life) => Promise<void>;
 
 function serve(tls: { cert: string; key: string } | undefined, handle: ConnHandler): RawServer {
   const listener = tls
@@ -170,7 +176,8 @@ function serve(tls: { cert: string; key: string } | undefined, handle: ConnHandl
   const open = new Set<Deno.Conn>();
   let accepted = 0;
   let closed = false;
-  const alive = () => !closed;
+  const { promise: closedPromise, resolve: resolveClosed } = Promise.withResolvers<void>();
+  const life: Life = { alive: () => !closed, closed: closedPromise };
   (async () => {
     for (;;) {
       let conn: Deno.Conn;
@@ -185,7 +192,7 @@ function serve(tls: { cert: string; key: string } | undefined, handle: ConnHandl
       }
       const index = accepted++;
       open.add(conn);
-      handle(conn, index, alive).catch(() => {}).finally(() => {
+      handle(conn, index, life).catch(() => {}).finally(() => {
         if (!open.delete(conn)) return;
         try {
           conn.close();
@@ -199,6 +206,7 @@ function serve(tls: { cert: string; key: string } | undefined, handle: ConnHandl
     close() {
       if (closed) return;
       closed = true;
+      resolveClosed();
       listener.close();
       for (const conn of open) {
         try {
@@ -247,14 +255,14 @@ function serialWriter(conn: Deno.Conn): Writer {
 async function runSteps(
   conn: Deno.Conn,
   steps: Step[],
-  alive: () => boolean,
+  life: Life,
   writer: Writer = serialWriter(conn),
 ): Promise<void> {
   for (const step of steps) {
-    if (!alive()) return;
+    if (!life.alive()) return;
     if (step === "stall") {
-      // Held until the client closes or the server is closed: read and discard.
-      await readUntil(conn, () => false, alive);
+      // Held, unread beyond what the handler reads itself, until the case's servers close.
+      await life.closed;
       return;
     }
     if (step === "close") {
