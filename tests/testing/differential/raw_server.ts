@@ -71,7 +71,8 @@ export function startHttp1Server(
 export function startH2Server(script: H2Script): RawServer {
   return serve(undefined, async (conn, _index, life) => {
     const writer = serialWriter(conn);
-    const connect = runSteps(conn, script.onConnect, life, writer);
+    // Runs beside the read loop below; a failure here must not become an unhandled rejection.
+    const connect = runSteps(conn, script.onConnect, life, writer).catch(() => {});
     let buffered: Uint8Array = new Uint8Array(0);
     let prefaceSeen = false;
     const buf = new Uint8Array(16 * 1024);
@@ -184,7 +185,9 @@ function serve(tls: { cert: string; key: string } | undefined, handle: ConnHandl
       try {
         conn = await listener.accept();
       } catch {
-        return;
+        // Closed by close(); otherwise one failed accept must not stop the next connection.
+        if (closed) return;
+        continue;
       }
       if (closed) {
         conn.close();
@@ -267,7 +270,9 @@ async function runSteps(
     }
     if (step === "close") {
       await writer(new Uint8Array(0));
-      conn.close();
+      try {
+        conn.close();
+      } catch { /* the client left first and the handler closed it */ }
       return;
     }
     await writer(step);
