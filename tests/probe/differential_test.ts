@@ -94,6 +94,25 @@ Deno.test({
   },
 });
 
+Deno.test("TestDifferentialAllowList", () => {
+  // A typo in a class or variant would make an entry match nothing, silently.
+  const classesOf = (kind: string) => (kind === "grpc" ? grpcClasses : http1Classes);
+  const unknown: string[] = [];
+  for (const [section, entries] of Object.entries(allowList)) {
+    for (const e of entries) {
+      const variants = classesOf(e.kind)[e.cls];
+      if (!variants) unknown.push(`${section}: ${e.kind} ${e.cls}`);
+      for (const v of e.variants ?? []) {
+        if (!variants?.[v]) unknown.push(`${section}: ${e.kind} ${e.cls}/${v}`);
+      }
+      if (e.why.trim() === "" || e.differences.length === 0) {
+        unknown.push(`${section}: ${e.kind} ${e.cls}: no reason or no kind of difference`);
+      }
+    }
+  }
+  assert.deepEqual(unknown, []);
+});
+
 Deno.test("TestDifferentialClassify", async (t) => {
   const outcome = (difference?: "verdict" | "text"): CaseOutcome => ({
     kind: "http",
