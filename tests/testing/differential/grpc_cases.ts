@@ -48,8 +48,9 @@ function hpackInt(value: number, n: number, first: number): number[] {
   return out;
 }
 
+// Latin-1: one byte per character, so havoc can put any byte into a name or value.
 function hpackString(s: string): number[] {
-  const b = enc.encode(s);
+  const b = Array.from(s, (c) => c.charCodeAt(0) & 0xff);
   return [...hpackInt(b.length, 7, 0), ...b];
 }
 
@@ -527,8 +528,46 @@ export const grpcClasses: Record<string, Record<string, Variant>> = {
   "truncation": truncationVariants,
 };
 
+const havocBytes = [0, 9, 10, 13, 32, 0x25, 0x3a, 0x41, 0x7f, 0xff, 0x30, 0x39];
+
 /**
- * Generates `count` cases from `seed`; with `everyVariant` the first cases walk every variant once.
+ * Structured havoc on a valid answer: 1–4 byte edits inside header names and values, the message
+ * and the trailers, with the frames rebuilt around them (lengths stay right). Not part of the CI
+ * set: its differences have no class to reason about, so they are for triage.
+ */
+function havocAnswer(r: Rng, b: Base): H2Script {
+  const fields = [responseHeaders, okTrailers].map((list) =>
+    list.map(([n, v]) => [[...enc.encode(n)], [...enc.encode(v)]])
+  );
+  // The generated message is short; keep an edit from growing it past what a DATA frame holds.
+  let message = [...grpcMessage(healthResponse(b.status))];
+  for (let n = r.int(1, 4); n > 0; n--) {
+    const edit = (arr: number[]) => {
+      const at = r.int(0, Math.max(0, arr.length - 1));
+      const op = r.int(0, 2);
+      if (op === 0 && arr.length > 0) arr[at] = r.pick(havocBytes);
+      else if (op === 1) arr.splice(at, 0, r.pick(havocBytes));
+      else arr.splice(at, 1);
+    };
+    const target = r.int(0, 2);
+    if (target === 2) {
+      edit(message);
+    } else {
+      const field = r.pick(fields[target]);
+      edit(r.chance(0.3) ? field[0] : field[1]);
+    }
+  }
+  const dec = (a: number[]) => String.fromCharCode(...a);
+  const [head, tail] = fields.map((list) =>
+    list.map(([n, v]) => [dec(n), dec(v)] as [string, string])
+  );
+  message = message.slice(0, 64);
+  return script([headers(head), data(new Uint8Array(message)), trailers(tail)]);
+}
+
+/**
+ * Generates `count` cases from `seed`; with `everyVariant` the first cases walk every variant once,
+ * and `havoc` makes half the random picks `havoc/fields` cases.
  *
  * @example
  * ```ts
@@ -538,15 +577,20 @@ export const grpcClasses: Record<string, Record<string, Variant>> = {
 export function generateGrpcCases(
   seed: number,
   count: number,
-  options: { everyVariant?: boolean } = {},
+  options: { everyVariant?: boolean; havoc?: boolean } = {},
 ): GrpcCase[] {
   const rng = new Rng(seed);
   const all = Object.entries(grpcClasses).flatMap(([cls, variants]) =>
     Object.entries(variants).map(([variant, make]) => ({ cls, variant, make }))
   );
+  const havoc = { cls: "havoc", variant: "fields", make: havocAnswer };
   const cases: GrpcCase[] = [];
   for (let i = 0; i < count; i++) {
-    const pick = options.everyVariant && i < all.length ? all[i] : rng.pick(all);
+    const pick = options.everyVariant && i < all.length
+      ? all[i]
+      : options.havoc && rng.chance(0.5)
+      ? havoc
+      : rng.pick(all);
     cases.push({
       cls: pick.cls,
       variant: pick.variant,
