@@ -264,6 +264,17 @@ export const knownBeingFixed: AllowEntry[] = [
   },
   {
     kind: "grpc",
+    cls: "grpc-status",
+    variants: ["padded-zero", "empty"],
+    differences: both,
+    why: "grpc-go parses grpc-status with strconv.ParseInt, so ' 0', '0 ', '\\t0' and '' are " +
+      "'malformed grpc-status' (Unknown); probelet reads them as 0 (JavaScript's Number() trims " +
+      "and takes '' as 0) and reports the SERVING message as healthy",
+    right: "kubelet",
+    row: "10",
+  },
+  {
+    kind: "grpc",
     cls: "rst-stream",
     variants: ["stream-0"],
     differences: both,

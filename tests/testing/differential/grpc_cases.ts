@@ -212,6 +212,10 @@ const grpcStatusVariants: Record<string, Variant> = {
   },
   "non-numeric": (_r, b) => script(answer(b, { tail: [["grpc-status", "abc"]] })),
   "out-of-range": (_r, b) => script(answer(b, { tail: [["grpc-status", "99"]] })),
+  // A SERVING message, so that taking the value as 0 shows as a healthy verdict.
+  "padded-zero": (r) =>
+    script(answer({ status: 1 }, { tail: [["grpc-status", r.pick([" 0", "0 ", "\t0"])]] })),
+  "empty": () => script(answer({ status: 1 }, { tail: [["grpc-status", ""]] })),
   "negative": (_r, b) => script(answer(b, { tail: [["grpc-status", "-1"]] })),
   "missing": (_r, b) => script(answer(b, { tail: [["x-other", "1"]] })),
   "duplicate": (_r, b) =>
