@@ -20,9 +20,13 @@ import { join } from "node:path";
 import type { Node, Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
 import { isNotFound } from "../client/errors.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
-import type { RuntimeService } from "../cri_client/runtime_service.ts";
+import type { ImageManagerService, RuntimeService } from "../cri_client/runtime_service.ts";
+import type { Secret } from "../credentialprovider/keyring.ts";
 import { type Clock, type ClockTimer, RealClock } from "../util/clock.ts";
 import { Backoff } from "../util/flowcontrol/backoff.ts";
+import { TokenBucketRateLimiter } from "../util/flowcontrol/throttle.ts";
+import { newImageManager } from "./images/image_manager.ts";
+import { newKubeImageService } from "./kuberuntime/kuberuntime_image.ts";
 import * as log from "../util/log.ts";
 import { StopSignal } from "../util/stop_signal.ts";
 import { getNodeHostIPs } from "../util/node/node.ts";
@@ -39,6 +43,7 @@ import {
 import { newSourceApiserver, type SourceApiserver } from "./config/apiserver.ts";
 import { PodConfig } from "./config/config.ts";
 import { type PodAdmitResult, PredicateAdmitHandler } from "./lifecycle/predicate.ts";
+import { PodFeaturesAdmitHandler } from "./lifecycle/pod_features.ts";
 import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
 import { getPodHash } from "./pod/pod_manager.ts";
 import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
@@ -52,7 +57,12 @@ import {
   type PodUpdate,
 } from "./types/pod_update.ts";
 import { EventStore } from "./kubelet_events.ts";
-import { generateAPIPodStatus, rfc3339, type StartFailure } from "./kubelet_pods.ts";
+import {
+  generateAPIPodStatus,
+  getPullSecretsForPod,
+  rfc3339,
+  type StartFailure,
+} from "./kubelet_pods.ts";
 import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
 import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
@@ -154,6 +164,20 @@ export interface KubeletOptions {
   fileCheckFrequencyMs?: number;
   /** CrashLoopBackOff initial delay and cap (defaults 10 s and 5 min). */
   backOff?: { initialMs: number; maxMs: number };
+  /**
+   * The CRI image service: images are pulled by each container's `imagePullPolicy` before it is
+   * created (kubelet's image manager). Without one (the embedded runtime) nothing is pulled.
+   */
+  imageService?: ImageManagerService;
+  /** Image pulls one at a time (kubelet's `--serialize-image-pulls`, default true). */
+  serializeImagePulls?: boolean;
+  /** Image pull back-off initial delay and cap (kubelet's: 10 s and 5 min). */
+  imageBackOff?: { initialMs: number; maxMs: number };
+  /**
+   * Reads a secret named by a pod's `imagePullSecrets` (kubelet's secret manager; API-server mode
+   * reads it through the API, which the node authorizer allows for pods bound to the node).
+   */
+  getSecret?: (namespace: string, name: string) => Promise<Secret>;
   /** How many events `/events` keeps (default 1000). */
   maxEvents?: number;
   /** Recorders events are forwarded to besides the in-memory list (default: the structured log). */
@@ -274,11 +298,13 @@ export class Kubelet {
   #podUpdatesLoop?: Promise<void>;
   #podUpdatesHandled = 0;
   #podUpdateWaiters: { target: number; resolve: () => void }[] = [];
-  /** Admission (API-server mode only). */
+  /** Admission of the pod's fields (every pod, static ones too): set by start(). */
+  #featuresAdmitHandler?: PodFeaturesAdmitHandler;
+  /** Admission against the Node (API-server mode only). */
   #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
-  /** Pods refused by admission: never run. */
-  #rejected = new Set<string>();
+  /** Pods refused by admission, by UID: never run; listed by pods() with their Failed status. */
+  #rejected = new Map<string, Pod>();
   #mirrorClient?: MirrorClient;
   /** Full name → hash of mirror pods created and not yet seen through the watch. */
   #mirrorCreated = new Map<string, string>();
@@ -371,6 +397,20 @@ export class Kubelet {
       runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
       nodeName: this.nodeName,
       logManager: this.#containerLogManager,
+      imageManager: this.#options.imageService && newImageManager({
+        recorder: this.events,
+        imageService: newKubeImageService(this.#options.imageService),
+        backOff: new Backoff(this.clock, {
+          initialMs: this.#options.imageBackOff?.initialMs ?? defaultBackOffInitialMs,
+          maxMs: this.#options.imageBackOff?.maxMs ?? defaultBackOffMaxMs,
+        }),
+        clock: this.clock,
+        serialized: this.#options.serializeImagePulls ?? true,
+        // kubelet's --registry-qps 5 and --registry-burst 10.
+        limiter: new TokenBucketRateLimiter(this.clock, { qps: 5, burst: 10 }),
+      }),
+      getPullSecrets: (pod) =>
+        getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,
@@ -401,6 +441,16 @@ export class Kubelet {
     ];
     this.#podUpdatesLoop = this.#consumePodUpdates();
     const kubeClient = this.#options.kubeClient;
+    // No silent drops: a pod setting a field this runtime does not honour is refused, whatever
+    // its source.
+    this.#featuresAdmitHandler = new PodFeaturesAdmitHandler({
+      facts: {
+        runtime: runtimeName === "embedded" ? "embedded" : "containerd",
+        apiServer: kubeClient !== undefined,
+        uid: Deno.uid() ?? -1,
+        gid: Deno.gid() ?? -1,
+      },
+    });
     if (kubeClient) {
       this.#admitHandler = new PredicateAdmitHandler({
         getNode: () => this.#admitNode,
@@ -577,12 +627,10 @@ export class Kubelet {
         if (!this.#workers.has(uid)) void this.#terminatePod(this.#addPod(pod, { start: false }));
         continue;
       }
-      if (this.#admitHandler) {
-        const result = await this.#canAdmitPod(pod);
-        if (!result.admit) {
-          this.#rejectPod(pod, result.reason ?? "", result.message ?? "");
-          continue;
-        }
+      const admitted = await this.#canAdmitPod(pod);
+      if (!admitted.admit) {
+        this.#rejectPod(pod, admitted.reason ?? "", admitted.message ?? "");
+        continue;
       }
       this.#desired.set(uid, pod);
       // A pod still being torn down is started again once its teardown ends (#forgetPod).
@@ -678,23 +726,27 @@ export class Kubelet {
     }
   }
 
-  // kubelet's canAdmitPod with the predicate handler; a node-affinity refusal is retried with a
-  // freshly read Node, as generalFilter does.
+  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The predicate
+  // handler (API-server mode; a node-affinity refusal is retried with a freshly read Node, as
+  // generalFilter does), then the pod's fields (every pod, static ones too).
   async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
     const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
-    this.#admitNode = await this.#nodeForAdmission(false);
-    let result = this.#admitHandler!.admit({ pod, otherPods });
-    if (!result.admit && result.reason === "NodeAffinity") {
-      this.#admitNode = await this.#nodeForAdmission(true);
-      result = this.#admitHandler!.admit({ pod, otherPods });
+    if (this.#admitHandler) {
+      this.#admitNode = await this.#nodeForAdmission(false);
+      let result = this.#admitHandler.admit({ pod, otherPods });
+      if (!result.admit && result.reason === "NodeAffinity") {
+        this.#admitNode = await this.#nodeForAdmission(true);
+        result = this.#admitHandler.admit({ pod, otherPods });
+      }
+      if (!result.admit) return result;
     }
-    return result;
+    return this.#featuresAdmitHandler!.admit({ pod, otherPods });
   }
 
   // kubelet's rejectPod: a Warning event and a Failed status saying why; the pod never runs.
   #rejectPod(pod: Pod, reason: string, message: string): void {
     log.info("Pod was rejected", { pod: podKey(pod), reason, message });
-    this.#rejected.add(pod.metadata.uid ?? "");
+    this.#rejected.set(pod.metadata.uid ?? "", pod);
     this.events.event(getPodReference(pod), { type: "Warning", reason, message });
     this.statusManager.setPodStatus(pod, {
       phase: "Failed",
@@ -894,6 +946,8 @@ export class Kubelet {
       }
       worker.syncs++;
       retryAt = result.retryAt;
+      // kubelet's SyncPod returns an image pull's error; the pod worker retries after its back-off.
+      if (result.syncFailed) failed = true;
       if (result.changed || result.startResults.size > 0) {
         // What PLEG would report right after the change: regenerate the status now.
         runtimeStatus = await runtimeManager.getPodStatus(pod);
@@ -1377,7 +1431,10 @@ export class Kubelet {
     return this.#pleg?.healthy() ?? { ok: false, message: "pleg has yet to be successful" };
   }
 
-  /** Pods with their latest status, in the order they were added. */
+  /**
+   * Pods with their latest status, in the order they were added; then the pods admission refused
+   * (Failed, with the reason), as kubelet's pod manager lists them too.
+   */
   pods(): PodWithStatus[] {
     const out: PodWithStatus[] = [];
     for (const worker of this.#workers.values()) {
@@ -1385,6 +1442,11 @@ export class Kubelet {
       const status = this.statusManager.getPodStatus(uid) ??
         { phase: "Pending", startTime: worker.startTime };
       out.push({ ...structuredClone(worker.pod), status });
+    }
+    for (const [uid, pod] of this.#rejected) {
+      const status = this.statusManager.getPodStatus(uid);
+      if (this.#workers.has(uid) || !status) continue;
+      out.push({ ...structuredClone(pod), status });
     }
     return out;
   }

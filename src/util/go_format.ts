@@ -83,6 +83,54 @@ export function goQuote(s: string): string {
   return out + '"';
 }
 
+/**
+ * Quotes bytes as Go's `%q` of a `string` holding them: valid UTF-8 sequences as `goQuote` shows
+ * the characters, every byte of an invalid sequence as `\xNN`. For texts about wire data (a
+ * malformed header line), which Go quotes byte for byte.
+ *
+ * @example
+ * ```ts
+ * goQuoteBytes(new Uint8Array([0x58, 0xe9, 0x00])); // "\"X\\xe9\\x00\""
+ * ```
+ */
+export function goQuoteBytes(bytes: Uint8Array): string {
+  let out = "";
+  for (let i = 0; i < bytes.length;) {
+    const size = utf8SequenceLength(bytes, i);
+    if (size === 0) {
+      out += `\\x${bytes[i].toString(16).padStart(2, "0")}`;
+      i++;
+      continue;
+    }
+    out += goQuote(utf8.decode(bytes.subarray(i, i + size))).slice(1, -1);
+    i += size;
+  }
+  return `"${out}"`;
+}
+
+const utf8 = new TextDecoder();
+
+// The length of the valid UTF-8 sequence starting at `i` (Go's utf8.DecodeRune rules: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or 0 when the byte there starts none.
+function utf8SequenceLength(b: Uint8Array, i: number): number {
+  const c = b[i];
+  if (c < 0x80) return 1;
+  const cont = (k: number, lo = 0x80, hi = 0xbf) =>
+    i + k < b.length && b[i + k] >= lo && b[i + k] <= hi;
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const lo = c === 0xe0 ? 0xa0 : 0x80;
+    const hi = c === 0xed ? 0x9f : 0xbf;
+    return cont(1, lo, hi) && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const lo = c === 0xf0 ? 0x90 : 0x80;
+    const hi = c === 0xf4 ? 0x8f : 0xbf;
+    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
 // C1 controls, lone surrogates, and the Unicode "other" categories Go's IsPrint rejects.
 function isUnprintable(code: number): boolean {
   if (code >= 0x80 && code < 0xa0) return true;

@@ -107,6 +107,10 @@ function apiPod(name: string, nodeName: string, spec: Partial<Pod["spec"]>): Pod
       nodeName,
       tolerations: [agentToleration],
       terminationGracePeriodSeconds: 5,
+      // Without these the API server adds the service-account token volume and service links,
+      // which probelet refuses (PodFeatureUnsupported) until volumes and service env exist.
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
       containers: [],
       ...spec,
     },
@@ -314,6 +318,56 @@ spec:
         const missing = await Deno.stat(join(markers, "daemon")).then(() => false, () => true);
         assert(missing, "the rejected pod's command never ran");
       });
+
+      await t.step("a pod with a volume is refused, naming the field, and never runs", async () => {
+        await pods.create(apiPod("volume", nodeName, {
+          volumes: [{ name: "scratch", emptyDir: {} }],
+          containers: [{
+            name: "app",
+            image: "busybox",
+            command: ["sh", "-c", `touch ${markers}/volume; sleep 600`],
+          }],
+        }));
+        created.push("volume");
+        const pod = await waitFor("volume Failed", async () => {
+          const p = await pods.get("volume");
+          return p.status?.phase === "Failed" && p;
+        }, { timeoutMs: 20_000 }) as Pod;
+        assertEquals(pod.status?.reason, "PodFeatureUnsupported");
+        assertEquals(
+          pod.status?.message,
+          "Pod was rejected: spec.volumes[0].emptyDir is not supported by this node",
+        );
+        const missing = await Deno.stat(join(markers, "volume")).then(() => false, () => true);
+        assert(missing, "the rejected pod's command never ran");
+      });
+
+      await t.step(
+        "a pod with the API server's service-account token volume is refused",
+        async () => {
+          await pods.create(apiPod("tokened", nodeName, {
+            automountServiceAccountToken: true,
+            containers: [{
+              name: "app",
+              image: "busybox",
+              command: ["sh", "-c", `touch ${markers}/tokened; sleep 600`],
+            }],
+          }));
+          created.push("tokened");
+          const pod = await waitFor("tokened Failed", async () => {
+            const p = await pods.get("tokened");
+            return p.status?.phase === "Failed" && p;
+          }, { timeoutMs: 20_000 }) as Pod;
+          assertEquals(pod.status?.reason, "PodFeatureUnsupported");
+          // Both the volume and its mount are named (in the order the API server lists them).
+          const message = pod.status?.message ?? "";
+          for (const field of ["spec.volumes[0].projected", "spec.containers[0].volumeMounts"]) {
+            assert(message.includes(`${field} is not supported by this node`), message);
+          }
+          const missing = await Deno.stat(join(markers, "tokened")).then(() => false, () => true);
+          assert(missing, "the rejected pod's command never ran");
+        },
+      );
 
       await t.step(
         "a graceful delete kills within the grace period and removes the pod",

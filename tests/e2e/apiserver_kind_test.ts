@@ -248,7 +248,10 @@ function hostPod(name: string, options: { pinned?: boolean; liveness?: "pass" | 
         ? { nodeName }
         : { nodeSelector: { "probelet.io/agent": "true", "kubernetes.io/hostname": nodeName } }),
       tolerations: [toleration],
+      // Without these the API server adds the service-account token volume and service links,
+      // which probelet refuses (PodFeatureUnsupported) until volumes and service env exist.
       automountServiceAccountToken: false,
+      enableServiceLinks: false,
       terminationGracePeriodSeconds: 5,
       containers: [{
         name: "app",

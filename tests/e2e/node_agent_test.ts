@@ -108,6 +108,18 @@ ${containers}`;
           port: nope
 `,
     ),
+    // Asks for a hook probelet does not run: refused at admission, never started.
+    "hooked.yaml": pod(
+      "hooked",
+      `  - name: app
+    image: ${image}
+    command: ["sh", "-c", ${JSON.stringify(idle)}]
+    lifecycle:
+      preStop:
+        exec:
+          command: ["true"]
+`,
+    ),
     "doomed.yaml": pod(
       "doomed",
       `  - name: app
@@ -224,6 +236,29 @@ async function scenarios(t: Deno.TestContext, agent: E2EAgent, runtime: E2ERunti
     );
     assertEquals(agent.pod("broken"), undefined);
     assert(agent.pod("readiness") && agent.pod("liveness"));
+  });
+
+  await t.step("a pod asking for a preStop hook is refused and never started", async () => {
+    const hooked = () => agent.kubelet.pods().find((p) => p.metadata.name?.startsWith("hooked-"));
+    const pod = await waitFor(
+      "hooked Failed",
+      () => hooked()?.status.phase === "Failed" && hooked(),
+      {
+        describe: () => hooked()?.status,
+      },
+    );
+    assertEquals(pod.status.reason, "PodFeatureUnsupported");
+    assertEquals(
+      pod.status.message,
+      "Pod was rejected: spec.containers[0].lifecycle.preStop is not supported by this node",
+    );
+    assert(
+      agent.eventsOf("hooked").some((e) => e.startsWith("Warning PodFeatureUnsupported ")),
+      JSON.stringify(agent.eventsOf("hooked")),
+    );
+    const selector = { labelSelector: { "io.kubernetes.pod.uid": pod.metadata.uid! } };
+    assertEquals(await agent.runtime.listPodSandbox(selector), []);
+    assertEquals(await agent.runtime.listContainers(selector), []);
   });
 
   await t.step("a removed manifest tears the pod down", async () => {

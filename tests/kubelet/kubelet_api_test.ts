@@ -55,6 +55,7 @@ async function until(what: string, cond: () => boolean | Promise<boolean>): Prom
 async function setup(
   objects: (Pod | Node)[],
   prepare?: (runtime: FakeRuntime) => Promise<void>,
+  options: { runtimeName?: string } = {},
 ) {
   const clock = new FakeClock(Date.parse("2026-11-23T05:00:00Z"));
   clockForUntil = clock;
@@ -76,7 +77,7 @@ async function setup(
   const previous = log.setLogSink(() => {});
   const kubelet = new Kubelet({
     runtime,
-    runtimeName: "embedded",
+    runtimeName: options.runtimeName ?? "embedded",
     clock,
     nodeName,
     rootDir,
@@ -157,6 +158,78 @@ Deno.test("API pods run, their status is patched; a wildcard toleration is rejec
     );
   } finally {
     await s.cleanup();
+  }
+});
+
+Deno.test("a pod setting a field the runtime does not honour ends Failed with PodFeatureUnsupported, an event, and nothing started (containerd and embedded)", async (t) => {
+  for (const runtimeName of ["containerd", "embedded"]) {
+    await t.step(runtimeName, async () => {
+      const s = await setup(
+        [
+          node(),
+          // The API server's service-account volume, and a security context on the pod.
+          apiPod("tokened", {
+            volumes: [{ name: "kube-api-access-abcde", projected: { sources: [] } }],
+            securityContext: { runAsUser: 65534 },
+          }),
+          apiPod("plain", {
+            dnsPolicy: "ClusterFirst",
+            securityContext: {},
+            enableServiceLinks: false,
+            schedulerName: "default-scheduler",
+          }),
+          // A DaemonSet's pod: on the embedded runtime the agent-taint rule (predicate handler)
+          // refuses it first, as kubelet runs the predicate handler before the feature handlers.
+          apiPod("daemon", {
+            tolerations: [{ operator: "Exists" }],
+            volumes: [{ name: "config", configMap: { name: "c" } }],
+          }),
+        ],
+        undefined,
+        { runtimeName },
+      );
+      try {
+        await until(
+          "tokened Failed in the API",
+          async () => (await s.apiGet("tokened"))?.status?.phase === "Failed",
+        );
+        const rejected = (await s.apiGet("tokened"))!;
+        assertEquals(rejected.status?.reason, "PodFeatureUnsupported");
+        assertEquals(
+          rejected.status?.message,
+          "Pod was rejected: spec.volumes[0].projected is not supported by this node; " +
+            "spec.securityContext.runAsUser is not supported by this node",
+        );
+        assert(
+          s.recorder.events.includes(
+            "Warning PodFeatureUnsupported spec.volumes[0].projected is not supported by this " +
+              "node; spec.securityContext.runAsUser is not supported by this node",
+          ),
+          JSON.stringify(s.recorder.events),
+        );
+        // The ordinary pod beside it runs; the refused one never got a sandbox.
+        await until(
+          "plain Running in the API",
+          async () => (await s.apiGet("plain"))?.status?.phase === "Running",
+        );
+        assertEquals(sandboxesOf(s.runtime, "tokened"), []);
+        await until(
+          "daemon Failed in the API",
+          async () => (await s.apiGet("daemon"))?.status?.phase === "Failed",
+        );
+        assertEquals(
+          (await s.apiGet("daemon"))?.status?.reason,
+          runtimeName === "embedded" ? "AgentTaintNotTolerated" : "PodFeatureUnsupported",
+        );
+        assertEquals(sandboxesOf(s.runtime, "daemon"), []);
+        assertEquals(
+          s.kubelet.pods().find((p) => p.metadata.name === "tokened")?.status.phase,
+          "Failed",
+        );
+      } finally {
+        await s.cleanup();
+      }
+    });
   }
 });
 

@@ -19,7 +19,9 @@ import { type FileLock, LockHeldError, tryLockFile } from "../../util/flock.ts";
 import { defaultFlags, type KubeletFlags, parseNodeIP } from "./flags.ts";
 import { ProbePool } from "../../probe/pool/pool.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
-import { newRemoteImageService, type RemoteImageService } from "../../cri_client/remote_image.ts";
+import { RemoteImageService } from "../../cri_client/remote_image.ts";
+import type { Secret } from "../../credentialprovider/keyring.ts";
+import type { HTTPClientset } from "../../client/kubernetes/clientset.ts";
 import { newNodeAgent, type NodeAgent } from "./apiserver_mode.ts";
 import { buildKubeClients, type KubeClients } from "./kube_clients.ts";
 
@@ -129,12 +131,17 @@ async function startAgent(
     (flags.kubeconfig ? (clients = await buildKubeClients(flags, { clock })) : undefined);
   let runtime: RuntimeService;
   let embedded: EmbeddedRuntimeService | undefined;
+  let imageService: RemoteImageService | undefined;
   if (flags.containerRuntimeEndpoint) {
     runtime = await newRemoteRuntimeService(flags.containerRuntimeEndpoint, {
       requestTimeoutMs: flags.runtimeRequestTimeoutMs,
     }).catch((e) => {
       clients?.close();
       throw e;
+    });
+    // Kubelet's image manager pulls through the same endpoint's ImageService.
+    imageService = new RemoteImageService(flags.containerRuntimeEndpoint, {
+      requestTimeoutMs: flags.runtimeRequestTimeoutMs,
     });
   } else {
     // Adopts the containers a previous run left running; rotates logs as kubelet's flags say;
@@ -181,6 +188,10 @@ async function startAgent(
     },
     gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
+    imageService,
+    getSecret: api && "rest" in api.kubeClient
+      ? secretGetter(api.kubeClient as HTTPClientset)
+      : undefined,
     recorders,
     probePool,
     // API-server mode: pods bound to this node, their statuses, mirror pods, admission.
@@ -192,7 +203,6 @@ async function startAgent(
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let node: NodeAgent | undefined;
-  let imageService: RemoteImageService | undefined;
   let stopped: Promise<void> | undefined;
   // The last resort (a second signal, a stop past its deadline): SIGKILL the running exec probes
   // the embedded runtime started, and its containers unless --stop-pods-on-exit=false leaves them
@@ -234,10 +244,7 @@ async function startAgent(
   try {
     server?.setSource(kubelet);
     if (api) {
-      const images = embedded ??
-        (imageService = await newRemoteImageService(flags.containerRuntimeEndpoint, {
-          requestTimeoutMs: flags.runtimeRequestTimeoutMs,
-        }));
+      const images = embedded ?? imageService!;
       node = await newNodeAgent({
         flags,
         clock,
@@ -291,6 +298,22 @@ async function withDeadline(
   } finally {
     timer.stop();
   }
+}
+
+/**
+ * Reads a pod's pull secret through the API (kubelet's secret manager in `Get` mode; the node
+ * authorizer allows a node to read the secrets its pods name).
+ */
+function secretGetter(
+  client: HTTPClientset,
+): (namespace: string, name: string) => Promise<Secret> {
+  return (namespace, name) =>
+    client.rest.json<Secret>({
+      method: "GET",
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${
+        encodeURIComponent(name)
+      }`,
+    });
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

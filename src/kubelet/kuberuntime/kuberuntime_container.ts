@@ -20,6 +20,8 @@ import { type ContainerID, containerIDString } from "../container/container_id.t
 import { expandContainerCommandOnlyStatic } from "../container/expansion.ts";
 import { generateContainerRef, getPodReference } from "../container/ref.ts";
 import type { EventRecorder, EventType } from "../events/mod.ts";
+import type { ImageManager } from "../images/types.ts";
+import type { Secret } from "../../credentialprovider/keyring.ts";
 import {
   type ContainerKillReason,
   hashContainer,
@@ -91,6 +93,11 @@ export interface ContainerManagerContext {
   recorder: EventRecorder;
   /** The owning node, put in probelet's node label. */
   nodeName: string;
+  /**
+   * Pulls images by the pull policy before a container is created (a CRI runtime's); without
+   * one the image is passed to the runtime by name (the embedded runtime: no images).
+   */
+  imageManager?: ImageManager;
 }
 
 /** Arguments of {@linkcode startContainer}. */
@@ -102,11 +109,14 @@ export interface StartContainerOptions {
   /** The runtime's view of the pod; its newest instance of the container gives the restart count. */
   podStatus: RuntimePodStatus;
   podIP: string;
+  /** The pod's image pull secrets, as read for this sync (kubelet's `getPullSecretsForPod`). */
+  pullSecrets?: Secret[];
 }
 
 /**
- * Creates and starts one container; resolves with the failure (reason and message) or undefined
- * on success. Kubelet's `startContainer` without image pulls and lifecycle hooks.
+ * Pulls the image (with an image manager), creates and starts one container; resolves with the
+ * failure (reason and message) or undefined on success. Kubelet's `startContainer` without
+ * lifecycle hooks.
  */
 export async function startContainer(
   m: ContainerManagerContext,
@@ -116,6 +126,25 @@ export async function startContainer(
   const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
   const restartCount = previous ? previous.restartCount + 1 : 0;
   const config = generateContainerConfig(pod, container, { restartCount, nodeName: m.nodeName });
+  // Step 1: pull the image. The failure's reason is the waiting reason; the event says only it.
+  if (m.imageManager) {
+    const pulled = await m.imageManager.ensureImageExists(pod, {
+      objRef: generateContainerRef(pod, container),
+      requestedImage: container.image ?? "",
+      pullSecrets: options.pullSecrets ?? [],
+      podSandboxConfig: sandboxConfig,
+      pullPolicy: container.imagePullPolicy ?? "",
+    });
+    if (pulled.error) {
+      recordEvent(m.recorder, pod, container, {
+        type: "Warning",
+        reason: "Failed",
+        message: `Error: ${pulled.error}`,
+      });
+      return { reason: pulled.error, message: pulled.message };
+    }
+    config.image = { image: pulled.imageRef, userSpecifiedImage: container.image ?? "" };
+  }
   // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
   const failed = (reason: string, e: unknown) => {
     const message = statusMessage(e);

@@ -9,6 +9,17 @@
  * PodSandboxChanged from pkg/kubelet/container and pkg/kubelet/kuberuntime/util.
  * @module
  */
+import type { Secret } from "../../credentialprovider/keyring.ts";
+import {
+  ErrImageInspect,
+  ErrImageNeverPull,
+  ErrImagePull,
+  ErrImagePullBackOff,
+  ErrInvalidImageName,
+  ErrRegistryUnavailable,
+  ErrSignatureValidationFailed,
+  type ImageManager,
+} from "../images/types.ts";
 import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type { PodSandboxStatus } from "../../cri_client/api.ts";
@@ -617,6 +628,17 @@ export function podKey(pod: Pod): string {
   return ns ? `${ns}/${pod.metadata.name ?? ""}` : pod.metadata.name ?? "";
 }
 
+// The start failures of the image manager (its error names).
+const imageErrors: ReadonlySet<string> = new Set([
+  ErrImagePull,
+  ErrImagePullBackOff,
+  ErrImageNeverPull,
+  ErrInvalidImageName,
+  ErrImageInspect,
+  ErrRegistryUnavailable,
+  ErrSignatureValidationFailed,
+]);
+
 /** Outcome of one {@linkcode KubeGenericRuntimeManager.syncPod}. */
 export interface SyncResult {
   /**
@@ -628,6 +650,11 @@ export interface SyncResult {
   changed: boolean;
   /** Earliest time (epoch ms) at which a container in back-off may be started, if any. */
   retryAt?: number;
+  /**
+   * A start failed with an image error (`ErrImagePull`, `ImagePullBackOff`, ...): kubelet's sync
+   * returns that error, and its pod worker retries after the back-off period (10 s, jittered).
+   */
+  syncFailed?: boolean;
 }
 
 /** What the runtime manager needs. */
@@ -652,6 +679,10 @@ export interface RuntimeManagerOptions {
   nodeName: string;
   /** Removes a container's logs before the container (a CRI runtime's; kubelet's logManager). */
   logManager?: Pick<ContainerLogManager, "clean">;
+  /** Pulls images before containers are created (a CRI runtime's; kubelet's imagePuller). */
+  imageManager?: ImageManager;
+  /** The pod's image pull secrets (kubelet's `getPullSecretsForPod`); none when undefined. */
+  getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
 }
 
 /**
@@ -676,6 +707,8 @@ export class KubeGenericRuntimeManager {
   #logsRoot: string;
   #hostNetworkOnly: boolean;
   #logManager?: Pick<ContainerLogManager, "clean">;
+  #imageManager?: ImageManager;
+  #getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
   readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
@@ -692,6 +725,8 @@ export class KubeGenericRuntimeManager {
     this.#hostNetworkOnly = options.runtimeHostNetworkOnly ?? false;
     this.nodeName = options.nodeName;
     this.#logManager = options.logManager;
+    this.#imageManager = options.imageManager;
+    this.#getPullSecrets = options.getPullSecrets;
   }
 
   /**
@@ -875,6 +910,8 @@ export class KubeGenericRuntimeManager {
       }
     }
 
+    // Read once per sync, and only when something is to be started.
+    let pullSecrets: Secret[] | undefined;
     const start = async (container: Container, kind: string): Promise<boolean> => {
       const backoff = this.#doBackOff(pod, container, podStatus);
       if (backoff.inBackOff) {
@@ -887,6 +924,9 @@ export class KubeGenericRuntimeManager {
         return false;
       }
       log.V(4).info(`Creating ${kind} in pod`, { containerName: container.name, pod: podKey(pod) });
+      if (this.#imageManager && pullSecrets === undefined) {
+        pullSecrets = (await this.#getPullSecrets?.(pod)) ?? [];
+      }
       const failure = await startContainer(this.#context(), {
         sandboxID,
         sandboxConfig,
@@ -894,7 +934,9 @@ export class KubeGenericRuntimeManager {
         pod,
         podStatus,
         podIP,
+        pullSecrets,
       });
+      if (failure && imageErrors.has(failure.reason)) result.syncFailed = true;
       result.changed = true;
       result.startResults.set(container.name, failure ?? null);
       return failure === undefined;
@@ -1103,7 +1145,12 @@ export class KubeGenericRuntimeManager {
   }
 
   #context(): ContainerManagerContext {
-    return { runtime: this.runtime, recorder: this.#recorder, nodeName: this.nodeName };
+    return {
+      runtime: this.runtime,
+      recorder: this.#recorder,
+      nodeName: this.nodeName,
+      imageManager: this.#imageManager,
+    };
   }
 
   #event(

@@ -1,19 +1,23 @@
 /**
  * A minimal HTTP/1.1 client exchange over `Deno.connect` for HTTP probes: one connection (TLS over
- * it for HTTPS, see tls_conn.ts), the request bytes written as given, the response head parsed as
- * Go's `http.ReadResponse` does, and the body framed by `Transfer-Encoding: chunked`,
- * `Content-Length` or the end of the connection. About half the CPU of a `node:http` request in
+ * it for HTTPS, see tls_conn.ts), the request bytes written as given, and the response read as
+ * Go's persistConn does (response.ts parses heads and bodies): 1xx answers skipped, all heads of
+ * one response within `MaxResponseHeaderBytes`. About half the CPU of a `node:http` request in
  * Deno (measured in the README's Benchmarks).
- * Error texts are those of Go's transport (`EOF`, `malformed HTTP response "..."`,
- * `read tcp a->b: read: connection reset by peer`).
+ * Error texts are those of Go's transport (`EOF`, `net/http: HTTP/1.x transport connection broken:
+ * malformed HTTP response "..."`, `read tcp a->b: read: connection reset by peer`).
  * @module
  */
 import { dialErrorText } from "../tcp/tcp.ts";
-import { goQuote } from "../../util/go_format.ts";
 import { joinHostPort } from "./url.ts";
-
-/** Go's default `Transport.MaxResponseHeaderBytes`. */
-export const maxResponseHeaderBytes = 10 << 20;
+import {
+  type BodyReader,
+  BufReader,
+  errEOF,
+  maxResponseHeaderBytes,
+  newBodyReader,
+  readResponse,
+} from "./response.ts";
 
 const transportBroken = "net/http: HTTP/1.x transport connection broken: ";
 
@@ -81,12 +85,11 @@ export type Upgrade = (tcp: Deno.TcpConn, peers: ConnPeers) => Promise<ByteConn>
 /** The response of one exchange: status, headers, and the body still on the connection. */
 export interface ConnResponse {
   statusCode: number;
-  /** Header values by lower-case name, in order received. */
+  /** Header values by Go's canonical name (`Location`), in order received. */
   headers: Map<string, string[]>;
 }
 
 const enc = new TextEncoder();
-const latin1 = new TextDecoder("latin1");
 
 /**
  * One request/response on its own TCP connection. `send` connects, writes and reads the response
@@ -96,14 +99,9 @@ export class ConnExchange {
   #tcp: Deno.TcpConn | undefined;
   #conn: ByteConn | undefined;
   #upgrade: Upgrade | undefined;
-  #buf = new Uint8Array(0);
   #closed = false;
   #peers: ConnPeers = { local: "", remote: "" };
-  #response: ConnResponse | undefined;
-  // Body framing once the head is read.
-  #chunked = false;
-  #remaining = -1; // bytes of a Content-Length body left; -1 = until EOF
-  #chunkLeft = 0; // bytes left in the current chunk
+  #body: BodyReader | undefined;
   #bodyDone = false;
 
   /** `upgrade` runs once the TCP connection is up, before the request is written (HTTPS). */
@@ -118,7 +116,8 @@ export class ConnExchange {
 
   /**
    * Connects, writes `head` (the request line and headers, ending with an empty line) and reads
-   * the final response head (1xx answers are skipped, as Go does). Throws Error with Go's text.
+   * the final response head (1xx answers other than 101 are skipped, as Go does, however many).
+   * Throws Error with Go's text.
    */
   async send(head: string, deadline: ExchangeDeadline, errors: { timeout: string }): Promise<
     ConnResponse
@@ -172,19 +171,7 @@ export class ConnExchange {
         if (deadline.expired) throw new Error(errors.timeout);
         throw new Error(ioErrorText("write", err, this.#peers));
       }
-      for (let informational = 0;; informational++) {
-        const response = await this.#readHead(deadline, errors.timeout, informational === 0);
-        // Go skips 1xx answers other than 101 (at most 5 of them).
-        if (
-          response.statusCode >= 100 && response.statusCode < 200 &&
-          response.statusCode !== 101 && informational < 5
-        ) {
-          continue;
-        }
-        this.#response = response;
-        this.#frameBody(response);
-        return response;
-      }
+      return await this.#readResponse(deadline, errors.timeout);
     } finally {
       unwatch();
     }
@@ -192,7 +179,9 @@ export class ConnExchange {
 
   /**
    * Reads the body up to `limit` bytes. Stopping at the limit is not an error; a connection that
-   * ends before the framing says it should is `unexpected EOF`; the deadline gives `timeoutText`.
+   * ends before the framing says it should is `unexpected EOF`, a malformed chunked body or
+   * trailer is Go's text for it; the deadline gives `timeoutText`. A chunked body is complete
+   * only with its trailer, read within the same deadline.
    */
   async readBody(
     limit: number,
@@ -215,9 +204,13 @@ export class ConnExchange {
     if (deadline.expired) return { body: body(), error: new Error(timeoutText) };
     const unwatch = deadline.watch(() => this.close());
     try {
+      // io.LimitedReader under utilio.ReadAtMost: no read once the limit is reached.
       while (length < limit && !this.#bodyDone) {
-        const chunk = await this.#nextBodyBytes(limit - length);
-        if (chunk === null) break;
+        const chunk = await this.#body!.read(limit - length);
+        if (chunk === null) {
+          this.#bodyDone = true;
+          break;
+        }
         parts.push(chunk);
         length += chunk.length;
       }
@@ -244,191 +237,42 @@ export class ConnExchange {
 
   // ---- reading ----
 
-  // Reads more bytes into the buffer; false at EOF.
-  async #fill(): Promise<boolean> {
+  // The connection's read for the buffered reader, failing with Go's texts.
+  async #read(p: Uint8Array): Promise<number | null> {
     if (!this.#conn || this.#closed) throw new Error("use of closed network connection");
-    const chunk = new Uint8Array(4096);
-    let n: number | null;
     try {
-      n = await this.#conn.read(chunk);
+      return await this.#conn.read(p);
     } catch (err) {
       if (this.#closed) throw new Error("use of closed network connection");
       throw new Error(ioErrorText("read", err, this.#peers));
     }
-    if (n === null) return false;
-    if (this.#buf.length === 0) {
-      this.#buf = chunk.subarray(0, n);
-    } else {
-      const joined = new Uint8Array(this.#buf.length + n);
-      joined.set(this.#buf);
-      joined.set(chunk.subarray(0, n), this.#buf.length);
-      this.#buf = joined;
-    }
-    return true;
   }
 
-  async #readHead(
-    deadline: ExchangeDeadline,
-    timeoutText: string,
-    first: boolean,
-  ): Promise<ConnResponse> {
-    let end = -1;
-    let scanned = 0;
+  // persistConn's readLoop and readResponse: the heads of one response share the 10 MiB limit;
+  // 1xx heads other than 101 are skipped.
+  async #readResponse(deadline: ExchangeDeadline, timeoutText: string): Promise<ConnResponse> {
+    const br = new BufReader((p) => this.#read(p));
+    br.readLimit = maxResponseHeaderBytes;
+    // Nothing at all: Go's transport reports the bare error of its first read (`EOF`).
+    if ((await br.peek(1)).length === 0) {
+      if (deadline.expired) throw new Error(timeoutText);
+      throw br.error === errEOF ? new Error("EOF") : br.error!;
+    }
     for (;;) {
-      end = indexOfHeadEnd(this.#buf, Math.max(0, scanned - 3));
-      if (end >= 0) break;
-      scanned = this.#buf.length;
-      if (scanned > maxResponseHeaderBytes) {
-        throw new Error(
-          `net/http: server response headers exceeded ${maxResponseHeaderBytes} bytes; aborted`,
-        );
-      }
-      let more: boolean;
+      let head;
       try {
-        more = await this.#fill();
+        head = await readResponse(br);
       } catch (err) {
         if (deadline.expired) throw new Error(timeoutText);
-        throw err;
+        const text = br.readLimit <= 0
+          ? `net/http: server response headers exceeded ${maxResponseHeaderBytes} bytes; aborted`
+          : (err as Error).message;
+        throw new Error(`${transportBroken}${text}`);
       }
-      if (!more) {
-        // Nothing at all: Go's transport reports the bare EOF of its first read.
-        if (this.#buf.length === 0 && first) throw new Error("EOF");
-        throw new Error(`${transportBroken}unexpected EOF`);
-      }
-    }
-    const head = latin1.decode(this.#buf.subarray(0, end));
-    this.#buf = this.#buf.subarray(end + 4);
-    return parseHead(head);
-  }
-
-  #frameBody(response: ConnResponse): void {
-    const status = response.statusCode;
-    const te = (response.headers.get("transfer-encoding") ?? []).join(",").toLowerCase();
-    if (status === 204 || status === 304 || (status >= 100 && status < 200)) {
-      this.#bodyDone = true;
-    } else if (te.split(",").map((t) => t.trim()).includes("chunked")) {
-      this.#chunked = true;
-    } else {
-      const cl = response.headers.get("content-length")?.[0];
-      if (cl !== undefined && /^\d+$/.test(cl.trim())) {
-        this.#remaining = Number(cl.trim());
-        if (this.#remaining === 0) this.#bodyDone = true;
-      }
+      if (head.statusCode >= 100 && head.statusCode <= 199 && head.statusCode !== 101) continue;
+      br.readLimit = Number.POSITIVE_INFINITY;
+      this.#body = newBodyReader(br, head.framing);
+      return { statusCode: head.statusCode, headers: head.header };
     }
   }
-
-  // The next body bytes (at most `max`), or null at the end of the body.
-  async #nextBodyBytes(max: number): Promise<Uint8Array | null> {
-    if (this.#chunked) return await this.#nextChunkBytes(max);
-    if (this.#buf.length === 0) {
-      const more = await this.#fill();
-      if (!more) {
-        this.#bodyDone = true;
-        if (this.#remaining > 0) throw new Error("unexpected EOF");
-        return null;
-      }
-    }
-    let take = Math.min(this.#buf.length, max);
-    if (this.#remaining >= 0) take = Math.min(take, this.#remaining);
-    const out = this.#buf.subarray(0, take);
-    this.#buf = this.#buf.subarray(take);
-    if (this.#remaining >= 0) {
-      this.#remaining -= take;
-      if (this.#remaining === 0) this.#bodyDone = true;
-    }
-    return out;
-  }
-
-  async #nextChunkBytes(max: number): Promise<Uint8Array | null> {
-    while (this.#chunkLeft === 0) {
-      const line = await this.#readLine();
-      const size = parseInt(line.split(";")[0].trim(), 16);
-      if (!/^[0-9a-fA-F]+$/.test(line.split(";")[0].trim()) || !Number.isFinite(size)) {
-        throw new Error("invalid byte in chunk length");
-      }
-      if (size === 0) {
-        // Trailers up to the empty line; a connection that ends here is still a complete body.
-        for (;;) {
-          const trailer = await this.#readLine().catch(() => "");
-          if (trailer === "") break;
-        }
-        this.#bodyDone = true;
-        return null;
-      }
-      this.#chunkLeft = size;
-    }
-    if (this.#buf.length === 0 && !(await this.#fill())) throw new Error("unexpected EOF");
-    const take = Math.min(this.#buf.length, max, this.#chunkLeft);
-    const out = this.#buf.subarray(0, take);
-    this.#buf = this.#buf.subarray(take);
-    this.#chunkLeft -= take;
-    if (this.#chunkLeft === 0) {
-      // The CRLF after the chunk data.
-      while (this.#buf.length < 2) {
-        if (!(await this.#fill())) throw new Error("unexpected EOF");
-      }
-      if (this.#buf[0] !== 13 || this.#buf[1] !== 10) throw new Error("malformed chunked encoding");
-      this.#buf = this.#buf.subarray(2);
-    }
-    return out;
-  }
-
-  async #readLine(): Promise<string> {
-    for (;;) {
-      const nl = this.#buf.indexOf(10);
-      if (nl >= 0) {
-        const line = latin1.decode(this.#buf.subarray(0, nl)).replace(/\r$/, "");
-        this.#buf = this.#buf.subarray(nl + 1);
-        return line;
-      }
-      if (this.#buf.length > 4096) throw new Error("http chunk length too large");
-      if (!(await this.#fill())) throw new Error("unexpected EOF");
-    }
-  }
-}
-
-function indexOfHeadEnd(buf: Uint8Array, from: number): number {
-  for (let i = buf.indexOf(13, from); i >= 0 && i + 3 < buf.length; i = buf.indexOf(13, i + 1)) {
-    if (buf[i + 1] === 10 && buf[i + 2] === 13 && buf[i + 3] === 10) return i;
-  }
-  return -1;
-}
-
-/**
- * Parses a response head (status line and header lines, without the final empty line) as Go's
- * `http.ReadResponse`; throws with the transport's text when it is malformed.
- *
- * @example
- * ```ts
- * parseHead("HTTP/1.1 200 OK\r\nContent-Length: 2").statusCode; // 200
- * ```
- */
-export function parseHead(head: string): ConnResponse {
-  const lines = head.split("\r\n");
-  const statusLine = lines[0];
-  const sp = statusLine.indexOf(" ");
-  if (sp < 0) throw new Error(`${transportBroken}malformed HTTP response ${goQuote(statusLine)}`);
-  const proto = statusLine.slice(0, sp);
-  const rest = statusLine.slice(sp + 1).replace(/^ +/, "");
-  const codeText = rest.split(" ")[0];
-  if (!/^HTTP\/\d\.\d$/.test(proto)) {
-    throw new Error(`${transportBroken}malformed HTTP version ${goQuote(proto)}`);
-  }
-  if (!/^\d{3}$/.test(codeText)) {
-    throw new Error(`${transportBroken}malformed HTTP status code ${goQuote(codeText)}`);
-  }
-  const headers = new Map<string, string[]>();
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i];
-    const colon = line.indexOf(":");
-    if (colon <= 0 || /[ \t]/.test(line.slice(0, colon))) {
-      throw new Error(`${transportBroken}malformed MIME header line: ${goQuote(line)}`);
-    }
-    const name = line.slice(0, colon).toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    const values = headers.get(name);
-    if (values) values.push(value);
-    else headers.set(name, [value]);
-  }
-  return { statusCode: Number(codeText), headers };
 }

@@ -447,7 +447,7 @@ async function send(req: ProbeRequest, deadline: Deadline): Promise<Exchange> {
   }
   return {
     statusCode: response.statusCode,
-    location: response.headers.get("location")?.[0] ?? "",
+    location: response.headers.get("Location")?.[0] ?? "",
     readAtMost: (limit) => exchange.readBody(limit, deadline, timeoutReadingBody),
     close: () => exchange.close(),
   };

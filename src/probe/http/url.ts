@@ -342,7 +342,30 @@ function shouldEscape(c: string, mode: EncodeMode): boolean {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+// Per mode, the ASCII characters escape() keeps as they are (a table, so that a long clean string
+// is checked in one pass without a call per character).
+const keptByMode = Object.fromEntries(
+  (["path", "host", "zone", "fragment"] as const).map((mode) => {
+    const kept = new Uint8Array(128);
+    for (let code = 0; code < 128; code++) {
+      kept[code] = shouldEscape(String.fromCharCode(code), mode) ? 0 : 1;
+    }
+    return [mode, kept];
+  }),
+) as Record<EncodeMode, Uint8Array>;
+
+// Whether every character of `s` is an ASCII one `kept` marks.
+function allKept(s: string, kept: Uint8Array): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i);
+    if (code >= 128 || kept[code] === 0) return false;
+  }
+  return true;
+}
+
 function escape(s: string, mode: EncodeMode): string {
+  // Nothing to escape: the common case, and linear in the length (a 1 MB Location).
+  if (allKept(s, keptByMode[mode])) return s;
   let out = "";
   // ASCII text is its own UTF-8: skip the encoder, which costs a native call per use.
   for (const byte of isASCII(s) ? asciiBytes(s) : encoder.encode(s)) {
@@ -396,10 +419,19 @@ function asciiBytes(s: string): number[] {
   return bytes;
 }
 
+// The characters validEncoded() accepts without a shouldEscape check.
+const validEncodedExtra = "!$&'()*+,;=:@[]%";
+
 function validEncoded(s: string, mode: EncodeMode): boolean {
+  const kept = keptByMode[mode];
+  let plain = true;
+  for (let i = 0; i < s.length && plain; i++) {
+    const code = s.charCodeAt(i);
+    plain = code < 128 && (kept[code] === 1 || validEncodedExtra.includes(s[i]));
+  }
+  if (plain) return true;
   for (const c of s) {
-    if ("!$&'()*+,;=:@[]".includes(c)) continue;
-    if (c === "%") continue;
+    if (validEncodedExtra.includes(c)) continue;
     if (shouldEscape(c, mode)) return false;
   }
   return true;

@@ -1060,11 +1060,12 @@ Deno.test("TestHTTPProbe response framing", async (t) => {
       }),
     ],
     [
-      "closed in the middle of the head",
+      "closed in the middle of a header name: the partial line is parsed, as Go's ReadLine",
       "HTTP/1.1 200 OK\r\nContent-Le",
       (url) => ({
         result: "failure",
-        output: `Get "${url}": net/http: HTTP/1.x transport connection broken: unexpected EOF`,
+        output: `Get "${url}": net/http: HTTP/1.x transport connection broken: ` +
+          `malformed MIME header: missing colon: "Content-Le"`,
       }),
     ],
     [

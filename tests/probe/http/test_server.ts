@@ -173,3 +173,66 @@ export function redirect(res: http.ServerResponse, location: string, code: numbe
   res.writeHead(code, { Location: location, "Content-Type": "text/html; charset=utf-8" });
   res.end(`<a href="${location}">Redirect</a>.\n\n`);
 }
+
+/** A raw TCP server that answers every request with fixed bytes. */
+export interface RawServer extends TestServer {
+  /** Resolves once the answer to the first connection is written in full. */
+  answered: Promise<void>;
+}
+
+/**
+ * Starts a raw TCP server on 127.0.0.1 that reads each request head, writes `answer` (a string is
+ * taken as Latin-1, one byte per character) and closes the connection, or with `hold` keeps it
+ * open until `close()`.
+ */
+export function startRawServer(
+  answer: string | Uint8Array,
+  options: { hold?: boolean } = {},
+): RawServer {
+  const bytes = typeof answer === "string"
+    ? Uint8Array.from(answer, (ch) => ch.charCodeAt(0))
+    : answer;
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Deno.Conn>();
+  let answered!: () => void;
+  const answeredPromise = new Promise<void>((resolve) => answered = resolve);
+  const serve = async (conn: Deno.Conn) => {
+    open.add(conn);
+    try {
+      const buf = new Uint8Array(8192);
+      let seen = "";
+      while (!seen.includes("\r\n\r\n")) {
+        const n = await conn.read(buf);
+        if (n === null) return;
+        seen += new TextDecoder("latin1").decode(buf.subarray(0, n));
+      }
+      for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
+      answered();
+      if (options.hold) return;
+      conn.close();
+      open.delete(conn);
+    } catch {
+      // The client went away first.
+    }
+  };
+  const serving = (async () => {
+    for await (const conn of listener) serve(conn);
+  })();
+  const port = (listener.addr as Deno.NetAddr).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    answered: answeredPromise,
+    close: async () => {
+      listener.close();
+      for (const conn of open) {
+        try {
+          conn.close();
+        } catch {
+          // Already closed.
+        }
+      }
+      await serving.catch(() => {});
+    },
+  };
+}

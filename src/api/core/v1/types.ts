@@ -19,6 +19,8 @@ export type ResourceList = Record<string, string>;
 export interface ResourceRequirements {
   limits?: ResourceList;
   requests?: ResourceList;
+  /** Dynamic resource claims the container uses (`name`, `request`). */
+  claims?: Record<string, unknown>[];
 }
 
 /** A port a container exposes. */
@@ -34,7 +36,7 @@ export interface ContainerPort {
 export interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: Record<string, unknown>;
+  valueFrom?: EnvVarSource;
 }
 
 /** Runs a command in the container. */
@@ -96,7 +98,79 @@ export type RestartPolicy = "Always" | "OnFailure" | "Never";
 /** Container-level restart policy (only `Always`, for restartable init containers). */
 export type ContainerRestartPolicy = "Always";
 
-/** A container of a pod. */
+/** Where an environment variable's value comes from (config map, secret, field or resource). */
+export type EnvVarSource = Record<string, unknown>;
+
+/** A set of environment variables taken from a config map or a secret, with an optional prefix. */
+export type EnvFromSource = Record<string, unknown>;
+
+/** A volume mounted into a container (`name`, `mountPath`, ...). */
+export type VolumeMount = Record<string, unknown>;
+
+/** A raw block device of a volume (`name`, `devicePath`). */
+export type VolumeDevice = Record<string, unknown>;
+
+/** How a container's resource is resized in place (`resourceName`, `restartPolicy`). */
+export type ContainerResizePolicy = Record<string, unknown>;
+
+/** A rule that overrides the container's restart policy for some exit codes. */
+export type ContainerRestartRule = Record<string, unknown>;
+
+/** `postStart` and `preStop` hooks, and the stop signal. */
+export type Lifecycle = Record<string, unknown>;
+
+/** Linux capabilities added to and dropped from the runtime's default set. */
+export interface Capabilities {
+  add?: string[];
+  drop?: string[];
+}
+
+/** A seccomp profile: `RuntimeDefault`, `Unconfined` or `Localhost` (with `localhostProfile`). */
+export interface SeccompProfile {
+  type?: string;
+  localhostProfile?: string;
+}
+
+/** An AppArmor profile: `RuntimeDefault`, `Unconfined` or `Localhost` (with `localhostProfile`). */
+export interface AppArmorProfile {
+  type?: string;
+  localhostProfile?: string;
+}
+
+/** A container's security settings (they override the pod's where both are set). */
+export interface SecurityContext {
+  capabilities?: Capabilities;
+  privileged?: boolean;
+  seLinuxOptions?: Record<string, unknown>;
+  windowsOptions?: Record<string, unknown>;
+  runAsUser?: number;
+  runAsGroup?: number;
+  runAsNonRoot?: boolean;
+  readOnlyRootFilesystem?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  procMount?: string;
+  seccompProfile?: SeccompProfile;
+  appArmorProfile?: AppArmorProfile;
+}
+
+/** The pod's security settings, the defaults of every container's. */
+export interface PodSecurityContext {
+  seLinuxOptions?: Record<string, unknown>;
+  windowsOptions?: Record<string, unknown>;
+  runAsUser?: number;
+  runAsGroup?: number;
+  runAsNonRoot?: boolean;
+  supplementalGroups?: number[];
+  supplementalGroupsPolicy?: string;
+  fsGroup?: number;
+  sysctls?: Record<string, unknown>[];
+  fsGroupChangePolicy?: string;
+  seccompProfile?: SeccompProfile;
+  appArmorProfile?: AppArmorProfile;
+  seLinuxChangePolicy?: string;
+}
+
+/** A container of a pod (every field of the API's v1.36 `Container`). */
 export interface Container {
   name: string;
   image?: string;
@@ -104,17 +178,27 @@ export interface Container {
   args?: string[];
   workingDir?: string;
   ports?: ContainerPort[];
+  envFrom?: EnvFromSource[];
   env?: EnvVar[];
+  resources?: ResourceRequirements;
+  resizePolicy?: ContainerResizePolicy[];
+  restartPolicy?: ContainerRestartPolicy;
+  restartPolicyRules?: ContainerRestartRule[];
+  volumeMounts?: VolumeMount[];
+  volumeDevices?: VolumeDevice[];
   livenessProbe?: Probe;
   readinessProbe?: Probe;
   startupProbe?: Probe;
-  restartPolicy?: ContainerRestartPolicy;
-  imagePullPolicy?: string;
+  lifecycle?: Lifecycle;
   /** Where the container writes its termination message (default `/dev/termination-log`). */
   terminationMessagePath?: string;
   /** `File` (default) or `FallbackToLogsOnError`. */
   terminationMessagePolicy?: string;
-  resources?: ResourceRequirements;
+  imagePullPolicy?: string;
+  securityContext?: SecurityContext;
+  stdin?: boolean;
+  stdinOnce?: boolean;
+  tty?: boolean;
 }
 
 /** A pod readiness gate. */
@@ -122,25 +206,75 @@ export interface PodReadinessGate {
   conditionType: string;
 }
 
-/** The desired state of a pod. */
+/** A volume of a pod: its name and one volume source (`emptyDir`, `configMap`, `projected`, ...). */
+export interface Volume {
+  name: string;
+  [source: string]: unknown;
+}
+
+/** The node affinity rules of a pod. */
+export interface NodeAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution?: Record<string, unknown>;
+  preferredDuringSchedulingIgnoredDuringExecution?: Record<string, unknown>[];
+}
+
+/** Scheduling constraints: node affinity, pod affinity and anti-affinity. */
+export interface Affinity {
+  nodeAffinity?: NodeAffinity;
+  podAffinity?: Record<string, unknown>;
+  podAntiAffinity?: Record<string, unknown>;
+}
+
+/** The operating system a pod is meant for (`linux` or `windows`). */
+export interface PodOS {
+  name: string;
+}
+
+/** The desired state of a pod (every field of the API's v1.36 `PodSpec`). */
 export interface PodSpec {
+  volumes?: Volume[];
   initContainers?: Container[];
   containers: Container[];
+  ephemeralContainers?: Record<string, unknown>[];
   restartPolicy?: RestartPolicy;
   terminationGracePeriodSeconds?: number;
-  hostNetwork?: boolean;
-  nodeName?: string;
-  readinessGates?: PodReadinessGate[];
+  activeDeadlineSeconds?: number;
+  dnsPolicy?: string;
   nodeSelector?: Record<string, string>;
-  tolerations?: Toleration[];
-  /** Kept as sent; probelet's admission reads only `nodeAffinity.requiredDuringScheduling...`. */
-  affinity?: Record<string, unknown>;
   serviceAccountName?: string;
+  /** Deprecated alias of `serviceAccountName`. */
+  serviceAccount?: string;
   automountServiceAccountToken?: boolean;
-  priority?: number;
+  nodeName?: string;
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  shareProcessNamespace?: boolean;
+  securityContext?: PodSecurityContext;
+  imagePullSecrets?: Record<string, unknown>[];
+  hostname?: string;
+  subdomain?: string;
+  affinity?: Affinity;
+  schedulerName?: string;
+  tolerations?: Toleration[];
+  hostAliases?: Record<string, unknown>[];
   priorityClassName?: string;
-  /** Kept as sent (mirror pods must not reference secrets, config maps or claims). */
-  volumes?: Record<string, unknown>[];
+  priority?: number;
+  dnsConfig?: Record<string, unknown>;
+  readinessGates?: PodReadinessGate[];
+  runtimeClassName?: string;
+  enableServiceLinks?: boolean;
+  preemptionPolicy?: string;
+  overhead?: ResourceList;
+  topologySpreadConstraints?: Record<string, unknown>[];
+  setHostnameAsFQDN?: boolean;
+  os?: PodOS;
+  hostUsers?: boolean;
+  schedulingGates?: Record<string, unknown>[];
+  resourceClaims?: Record<string, unknown>[];
+  resources?: ResourceRequirements;
+  hostnameOverride?: string;
+  schedulingGroup?: Record<string, unknown>;
 }
 
 /** `NoSchedule`, `PreferNoSchedule` or `NoExecute`. */
