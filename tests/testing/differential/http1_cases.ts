@@ -491,6 +491,11 @@ const stallVariants: Record<string, Variant> = {
     "stall",
   ]],
   "after-full-body-keepalive": (_r, b) => [[bytes(serialize(b)), "stall"]],
+  // A 200 whose body runs to EOF (no Content-Length, not chunked), and EOF never comes.
+  "close-delimited-body": (
+    _r,
+    b,
+  ) => [[bytes(serialize({ ...ok200(b), framing: "close" })), "stall"]],
 };
 
 // Sizes: bodies beyond kubelet's 10 KiB read, long header lines (under Go's 10 MiB limit).
