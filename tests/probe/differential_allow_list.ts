@@ -91,37 +91,6 @@ export const notInIssue: AllowEntry[] = [
   },
   {
     kind: "grpc",
-    cls: "protobuf",
-    variants: [
-      "group-then-serving",
-      "unknown-bytes-field-then-serving",
-      "status-as-bytes-then-serving",
-      "group-wire-type",
-      "status-as-bytes",
-    ],
-    differences: both,
-    why: "Go's protobuf skips groups and a field with an unexpected wire type as unknown fields; " +
-      "probelet's hand decoder (src/probe/grpc/grpc.ts decodeHealthCheckResponse) refuses groups, " +
-      "and mis-skips every length-delimited field: in `off += varint()` the left `off` is read " +
-      "before varint() advances it, so the next key is read from inside the field. A SERVING " +
-      "answer with any bytes field before the status is a Failure",
-    right: "kubelet",
-    row: "",
-  },
-  {
-    kind: "grpc",
-    cls: "protobuf",
-    variants: ["negative-enum", "field-0", "truncated-varint", "length-past-end"],
-    differences: ["text"],
-    why:
-      "texts only (both Failure): probelet reads a 10-byte negative enum as UNKNOWN instead of " +
-      "-1 (the varint loses precision in a double), and its decode errors are not Go protobuf's " +
-      "single 'proto: cannot parse invalid wire-format data'",
-    right: "kubelet",
-    row: "",
-  },
-  {
-    kind: "grpc",
     cls: "rst-stream",
     variants: ["before-headers", "after-headers"],
     differences: ["text"],
