@@ -36,16 +36,6 @@ export const knownBeingFixed: AllowEntry[] = [
     right: "kubelet",
     row: "10",
   },
-  {
-    kind: "grpc",
-    cls: "rst-stream",
-    variants: ["stream-0"],
-    differences: both,
-    why: "RST_STREAM on stream 0 is a connection PROTOCOL_ERROR for x/net/http2 (Unavailable); " +
-      "probelet ignores the frame and reports the answer that follows as healthy",
-    right: "kubelet",
-    row: "10",
-  },
 ];
 
 /** Real differences this test found that no issue-21 row names yet (nobody is fixing them). */
@@ -128,7 +118,6 @@ export const notInIssue: AllowEntry[] = [
     cls: "frames",
     variants: [
       "continuation-without-headers",
-      "data-on-stream-0",
       "oversized-frame",
       "window-update-zero-conn",
       "window-update-zero-stream",
