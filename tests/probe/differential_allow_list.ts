@@ -41,20 +41,6 @@ export const knownBeingFixed: AllowEntry[] = [
 /** Real differences this test found that no issue-21 row names yet (nobody is fixing them). */
 export const notInIssue: AllowEntry[] = [
   {
-    kind: "https",
-    cls: "stall",
-    variants: ["close-delimited-body", "after-full-body-keepalive"],
-    differences: both,
-    why:
-      "over TLS, a body that runs to EOF and never ends is taken as complete when the deadline " +
-      "closes the connection: probelet reports Success (or the status) at the deadline where Go " +
-      "fails the body read ('Client.Timeout or context cancellation while reading body'). Row " +
-      "7's symptom by another path; plain HTTP is right. (On 2bbe88e the texts of stalls in the " +
-      "head over TLS, also wrong at the branch point, agree.)",
-    right: "kubelet",
-    row: "",
-  },
-  {
     kind: "grpc",
     cls: "truncation",
     variants: ["stall-before-settings"],
