@@ -16,7 +16,7 @@
  * @module
  */
 import type { ProbePool } from "../probe/pool/pool.ts";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Node, Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
 import { isNotFound } from "../client/errors.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
@@ -48,6 +48,14 @@ import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
 import { getPodHash } from "./pod/pod_manager.ts";
 import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
 import { getPodQOS } from "./qos/qos.ts";
+import { newSimpleConfigMapManager } from "./configmap/configmap_manager.ts";
+import type { JSONRequester } from "./configmap/configmap_manager.ts";
+import { newSimpleSecretManager } from "./secret/secret_manager.ts";
+import { TokenManager, tokenRequester } from "./token/token_manager.ts";
+import { FailedMountVolume, VolumeManager } from "./volumemanager/volume_manager.ts";
+import { cleanupOrphanedPodDirs } from "./kubelet_volumes.ts";
+import { makeMounts } from "./kubelet_pods_mounts.ts";
+import type { VolumeHost } from "../volume/volume.ts";
 import {
   ApiserverSource,
   FileSource,
@@ -303,6 +311,9 @@ export class Kubelet {
   /** Admission against the Node (API-server mode only). */
   #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
+  /** Sets up the pods' volumes under `<rootDir>/pods/<uid>/volumes`. */
+  #volumeManager?: VolumeManager;
+  #tokenManager?: TokenManager;
   /** Pods refused by admission, by UID: never run; listed by pods() with their Failed status. */
   #rejected = new Map<string, Pod>();
   #mirrorClient?: MirrorClient;
@@ -386,6 +397,8 @@ export class Kubelet {
         labelSelector: { [probeletNodeLabel]: this.nodeName },
       });
     }
+    this.#volumeManager = this.#newVolumeManager();
+    const volumeManager = this.#volumeManager;
     this.#runtimeManager = new KubeGenericRuntimeManager({
       runtime: this.runtime,
       runtimeName,
@@ -411,6 +424,15 @@ export class Kubelet {
       }),
       getPullSecrets: (pod) =>
         getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
+      runtimeHelper: {
+        generateRunContainerOptions: async (pod, container) => ({
+          mounts: await makeMounts(
+            pod,
+            container,
+            volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
+          ),
+        }),
+      },
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,
@@ -488,6 +510,33 @@ export class Kubelet {
     }
     // Pods left on the runtime by a previous run are removed once the desired set is known.
     await this.#cleanupOrphanedPods();
+  }
+
+  // The volume host: config maps, secrets and tokens through the API server when there is one
+  // (an HTTP clientset's REST client; the node authorizer limits them to pods bound here).
+  #newVolumeManager(): VolumeManager {
+    const rest = (this.#options.kubeClient as { rest?: JSONRequester } | undefined)?.rest;
+    const noAPI = (what: string) => () =>
+      Promise.reject(new Error(`${what} cannot be read: this node has no API server`));
+    if (rest) {
+      this.#tokenManager = new TokenManager({ getToken: tokenRequester(rest), clock: this.clock });
+    }
+    const configMaps = rest ? newSimpleConfigMapManager(rest) : undefined;
+    const secrets = rest ? newSimpleSecretManager(rest) : undefined;
+    const tokens = this.#tokenManager;
+    const host: VolumeHost = {
+      podsDir: resolve(this.#options.rootDir, "pods"),
+      getConfigMap: configMaps
+        ? (ns, name) => configMaps.getConfigMap(ns, name)
+        : noAPI("config maps"),
+      getSecret: secrets ? (ns, name) => secrets.getSecret(ns, name) : noAPI("secrets"),
+      getServiceAccountToken: tokens
+        ? (ns, name, tr) => tokens.getServiceAccountToken(ns, name, tr)
+        : noAPI("service account tokens"),
+      getNodeAllocatable: () =>
+        (this.#admitNode?.status?.allocatable ?? {}) as Record<string, string>,
+    };
+    return new VolumeManager({ host, recorder: this.events });
   }
 
   /** Replaces the desired set of static pods (what a manifest update does). */
@@ -940,6 +989,18 @@ export class Kubelet {
       }
       if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
       this.probeManager.addPod(pod);
+      // kubelet's SyncPod: the volumes before any container; a pod whose volumes cannot be set
+      // up waits (ContainerCreating) and is synced again after the back-off period.
+      try {
+        await this.#volumeManager?.waitForAttachAndMount(pod);
+      } catch (e) {
+        this.events.event(getPodReference(pod), {
+          type: "Warning",
+          reason: FailedMountVolume,
+          message: `Unable to attach or mount volumes: ${(e as Error).message}`,
+        });
+        throw e;
+      }
       const result = await runtimeManager.syncPod(pod, runtimeStatus, {
         podStartTime: worker.startTime,
       });
@@ -985,6 +1046,10 @@ export class Kubelet {
     const pod = worker.pod;
     log.V(4).info("Pod is terminal, stopping it", { pod: podKey(pod), podUID: pod.metadata.uid });
     await this.#syncTerminatingPod(worker, runtimeStatus, { recordStatus: true });
+    // kubelet unmounts the volumes of a terminated pod (a finished Job's secrets leave the node's
+    // memory) while the pod object stays.
+    await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
+    this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
     worker.finished = true;
     log.V(2).info("Pod is terminal, its sandbox is stopped", {
       pod: podKey(pod),
@@ -1305,6 +1370,7 @@ export class Kubelet {
             log.error(e, "Failed to clean up orphaned pod, will retry", { pod: podKey(pod) });
           }
         }
+        await this.#cleanupOrphanedPodDirs();
       } catch (e) {
         log.error(e, "Failed to list runtime pods for cleanup, will retry");
       } finally {
@@ -1312,6 +1378,22 @@ export class Kubelet {
       }
     })();
     return this.#orphanCleanup;
+  }
+
+  // Kubelet's cleanupOrphanedPodDirs: folders of pods this node no longer has (a pod deleted
+  // while the agent was down), volumes unmounted first.
+  async #cleanupOrphanedPodDirs(): Promise<void> {
+    if (!this.#volumeManager) return;
+    const active = new Set([
+      ...this.#workers.keys(),
+      ...this.#desired.keys(),
+      ...this.#finished.keys(),
+    ]);
+    for (
+      const uid of await cleanupOrphanedPodDirs(resolve(this.#options.rootDir, "pods"), active)
+    ) {
+      log.info("Cleaned up orphaned pod dir", { podUID: uid });
+    }
   }
 
   /**
@@ -1382,6 +1464,10 @@ export class Kubelet {
         });
         await runtimeManager.removePod(pod, after);
       }
+      // kubelet's reconciler unmounts the volumes of a pod gone from the desired state; its
+      // tokens go with it.
+      await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
+      this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
       log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
     } catch (e) {
       if (!this.#stopped) {

@@ -11,6 +11,7 @@ import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type {
   ContainerConfig,
   ContainerStatus as CriContainerStatus,
+  Mount,
   PodSandboxConfig,
 } from "../../cri_client/api.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
@@ -48,12 +49,14 @@ export const ErrCrashLoopBackOff = "CrashLoopBackOff";
 export const ErrCreateContainer = "CreateContainerError";
 /** See {@linkcode ErrCrashLoopBackOff}. */
 export const ErrRunContainer = "RunContainerError";
+/** See {@linkcode ErrCrashLoopBackOff}: the container's config could not be made (its mounts). */
+export const ErrCreateContainerConfig = "CreateContainerConfigError";
 
 /** The container config (kubelet's `generateContainerConfig`), with kubelet's labels. */
 export function generateContainerConfig(
   pod: Pod,
   container: Container,
-  options: { restartCount: number; nodeName: string },
+  options: { restartCount: number; nodeName: string; mounts?: Mount[] },
 ): ContainerConfig {
   const { restartCount } = options;
   const envs = (container.env ?? []).map((e) => ({ key: e.name, value: e.value ?? "" }));
@@ -84,6 +87,7 @@ export function generateContainerConfig(
     config.args = expandContainerCommandOnlyStatic(container.args, container.env);
   }
   if (container.workingDir) config.workingDir = container.workingDir;
+  if (options.mounts && options.mounts.length > 0) config.mounts = options.mounts;
   return config;
 }
 
@@ -98,6 +102,14 @@ export interface ContainerManagerContext {
    * one the image is passed to the runtime by name (the embedded runtime: no images).
    */
   imageManager?: ImageManager;
+  /** What the kubelet adds to a container's config (its volume mounts). */
+  runtimeHelper?: RuntimeHelper;
+}
+
+/** The kubelet's part of a container's config (kubelet's `RuntimeHelper`, reduced). */
+export interface RuntimeHelper {
+  /** The container's CRI mounts (kubelet's `GenerateRunContainerOptions` → `makeMounts`). */
+  generateRunContainerOptions(pod: Pod, container: Container): Promise<{ mounts: Mount[] }>;
 }
 
 /** Arguments of {@linkcode startContainer}. */
@@ -125,8 +137,8 @@ export async function startContainer(
   const { sandboxID, sandboxConfig, container, pod, podStatus } = options;
   const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
   const restartCount = previous ? previous.restartCount + 1 : 0;
-  const config = generateContainerConfig(pod, container, { restartCount, nodeName: m.nodeName });
   // Step 1: pull the image. The failure's reason is the waiting reason; the event says only it.
+  let image: ContainerConfig["image"] | undefined;
   if (m.imageManager) {
     const pulled = await m.imageManager.ensureImageExists(pod, {
       objRef: generateContainerRef(pod, container),
@@ -143,7 +155,7 @@ export async function startContainer(
       });
       return { reason: pulled.error, message: pulled.message };
     }
-    config.image = { image: pulled.imageRef, userSpecifiedImage: container.image ?? "" };
+    image = { image: pulled.imageRef, userSpecifiedImage: container.image ?? "" };
   }
   // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
   const failed = (reason: string, e: unknown) => {
@@ -155,6 +167,19 @@ export async function startContainer(
     });
     return { reason, message };
   };
+  let mounts: Mount[] | undefined;
+  try {
+    mounts = (await m.runtimeHelper?.generateRunContainerOptions(pod, container))?.mounts;
+  } catch (e) {
+    return failed(ErrCreateContainerConfig, e);
+  }
+  // Step 2: the container's config, with its mounts (kubelet's generateContainerConfig).
+  const config = generateContainerConfig(pod, container, {
+    restartCount,
+    nodeName: m.nodeName,
+    mounts,
+  });
+  if (image) config.image = image;
   let containerID: string;
   try {
     await Deno.mkdir(buildContainerLogsDirectory(sandboxConfig.logDirectory!, container.name), {

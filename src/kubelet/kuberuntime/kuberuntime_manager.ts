@@ -36,6 +36,7 @@ import {
   ErrCrashLoopBackOff,
   killContainer,
   recordEvent,
+  type RuntimeHelper,
   startContainer,
   toKubeContainerStatus,
   toRuntimeState,
@@ -683,6 +684,8 @@ export interface RuntimeManagerOptions {
   imageManager?: ImageManager;
   /** The pod's image pull secrets (kubelet's `getPullSecretsForPod`); none when undefined. */
   getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
+  /** The kubelet's part of each container's config (its volume mounts). */
+  runtimeHelper?: RuntimeHelper;
 }
 
 /**
@@ -709,6 +712,7 @@ export class KubeGenericRuntimeManager {
   #logManager?: Pick<ContainerLogManager, "clean">;
   #imageManager?: ImageManager;
   #getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
+  #runtimeHelper?: RuntimeHelper;
   readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
@@ -727,6 +731,7 @@ export class KubeGenericRuntimeManager {
     this.#logManager = options.logManager;
     this.#imageManager = options.imageManager;
     this.#getPullSecrets = options.getPullSecrets;
+    this.#runtimeHelper = options.runtimeHelper;
   }
 
   /**
@@ -1150,6 +1155,7 @@ export class KubeGenericRuntimeManager {
       recorder: this.#recorder,
       nodeName: this.nodeName,
       imageManager: this.#imageManager,
+      runtimeHelper: this.#runtimeHelper,
     };
   }
 

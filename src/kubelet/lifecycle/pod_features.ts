@@ -23,6 +23,7 @@ import type {
   Capabilities,
   Container,
   ContainerPort,
+  EmptyDirVolumeSource,
   EnvVar,
   ExecAction,
   GRPCAction,
@@ -34,10 +35,14 @@ import type {
   PodSecurityContext,
   PodSpec,
   Probe,
+  ProjectedVolumeSource,
   ResourceRequirements,
   SeccompProfile,
   SecurityContext,
   TCPSocketAction,
+  Volume,
+  VolumeMount,
+  VolumeProjection,
 } from "../../api/core/v1/mod.ts";
 import type { PodAdmitAttributes, PodAdmitResult } from "./predicate.ts";
 
@@ -118,7 +123,9 @@ function only(text: string, ...values: unknown[]): Allowance {
 
 const notPassedToCRI = "not passed to the CRI runtime";
 const hostProcess = "a host process cannot honour it";
-const noVolumes = "no volume plugins yet (issue 17)";
+const noMountsEmbedded = "a host process cannot see a mount at `mountPath`: volumes are refused " +
+  "on this runtime (docs/volumes.md)";
+const noPlugin = "no volume plugin for it on this node";
 const dnsHost = "the host's resolv.conf";
 const predicateChecked = "checked by admission as kubelet does (API-server mode; static pods " +
   "without an API server are not checked, as before)";
@@ -309,6 +316,112 @@ const podSecurityContextFields: FieldTable<PodSecurityContext> = {
   ),
 };
 
+// Volumes: the in-tree plugins kubelet's ordinary pods use, on containerd; none on the embedded
+// runtime (the `volumes` row refuses them there whole).
+const volumeMountFields: FieldTable<VolumeMount> = {
+  name: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+  mountPath: { containerd: supported("a CRI mount"), embedded: refused(noMountsEmbedded) },
+  readOnly: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+  subPath: {
+    containerd: supported("created when missing; refused when it resolves outside the volume"),
+    embedded: refused(noMountsEmbedded),
+  },
+  mountPropagation: {
+    containerd: supported(
+      "`None`, `HostToContainer`; `Bidirectional` only for privileged containers, as in kubelet",
+    ),
+    embedded: refused(noMountsEmbedded),
+  },
+  subPathExpr: {
+    containerd: supported("`$(VAR)` from the container's `env` values, as kubelet expands it"),
+    embedded: refused(noMountsEmbedded),
+  },
+  recursiveReadOnly: {
+    containerd: refused(
+      "no recursive read-only mounts",
+      only("`Disabled` (the default)", "Disabled"),
+    ),
+    embedded: refused(noMountsEmbedded),
+  },
+};
+
+const emptyDirFields: FieldTable<EmptyDirVolumeSource> = {
+  medium: {
+    containerd: supported('`""` (the node\'s disk) or `Memory` (a tmpfs)'),
+    embedded: refused(noMountsEmbedded),
+  },
+  sizeLimit: {
+    containerd: refused("no local-storage eviction enforces it on disk", {
+      text: "with `medium: Memory` (the tmpfs's size)",
+      test: (_value, ctx) => ctx.parent.medium === "Memory",
+    }),
+    embedded: refused(noMountsEmbedded),
+  },
+};
+
+const volumeProjectionFields: FieldTable<VolumeProjection> = {
+  secret: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+  configMap: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+  downwardAPI: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+  serviceAccountToken: {
+    containerd: supported(
+      "TokenRequest bound to the pod, renewed at 80 % of its lifetime or after 24 h",
+    ),
+    embedded: refused(noMountsEmbedded),
+  },
+  clusterTrustBundle: both(refused("no ClusterTrustBundle projection")),
+  podCertificate: both(refused("no pod certificate projection")),
+};
+
+const projectedFields: FieldTable<ProjectedVolumeSource> = {
+  sources: {
+    containerd: supported(),
+    embedded: refused(noMountsEmbedded),
+    fields: volumeProjectionFields,
+  },
+  defaultMode: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+};
+
+const volumeSource = (why = ""): FieldRule => ({
+  containerd: supported(why),
+  embedded: refused(noMountsEmbedded),
+});
+const noVolumePlugin: FieldRule = both(refused(noPlugin));
+
+const volumeFields: FieldTable<Volume> = {
+  name: volumeSource("names the volume for `volumeMounts`"),
+  hostPath: volumeSource("every `type` check; the `OrCreate` types create with kubelet's modes"),
+  emptyDir: { ...volumeSource(), fields: emptyDirFields },
+  secret: volumeSource("on a tmpfs; items, modes, optional"),
+  configMap: volumeSource("items, modes, optional; updates reach the files at each pod sync"),
+  downwardAPI: volumeSource("fieldRef (metadata), resourceFieldRef"),
+  projected: { ...volumeSource("on a tmpfs"), fields: projectedFields },
+  gcePersistentDisk: noVolumePlugin,
+  awsElasticBlockStore: noVolumePlugin,
+  gitRepo: noVolumePlugin,
+  nfs: noVolumePlugin,
+  iscsi: noVolumePlugin,
+  glusterfs: noVolumePlugin,
+  persistentVolumeClaim: noVolumePlugin,
+  rbd: noVolumePlugin,
+  flexVolume: noVolumePlugin,
+  cinder: noVolumePlugin,
+  cephfs: noVolumePlugin,
+  flocker: noVolumePlugin,
+  fc: noVolumePlugin,
+  azureFile: noVolumePlugin,
+  vsphereVolume: noVolumePlugin,
+  quobyte: noVolumePlugin,
+  azureDisk: noVolumePlugin,
+  photonPersistentDisk: noVolumePlugin,
+  portworxVolume: noVolumePlugin,
+  scaleIO: noVolumePlugin,
+  storageos: noVolumePlugin,
+  csi: noVolumePlugin,
+  ephemeral: noVolumePlugin,
+  image: noVolumePlugin,
+};
+
 const containerFields: FieldTable<Container> = {
   name: both(supported()),
   image: {
@@ -335,8 +448,12 @@ const containerFields: FieldTable<Container> = {
     ),
   },
   restartPolicyRules: both(refused("no per-container restart rules")),
-  volumeMounts: both(refused(noVolumes)),
-  volumeDevices: both(refused(noVolumes)),
+  volumeMounts: {
+    containerd: supported(),
+    embedded: refused(noMountsEmbedded),
+    fields: volumeMountFields,
+  },
+  volumeDevices: both(refused("no raw block volumes (they come from PVCs, refused)")),
   livenessProbe: { ...both(supported()), fields: probeFields },
   readinessProbe: { ...both(supported()), fields: probeFields },
   startupProbe: { ...both(supported()), fields: probeFields },
@@ -398,7 +515,12 @@ const podOSFields: FieldTable<PodOS> = {
  * values are checked field by field.
  */
 export const podSpecFields: FieldTable<PodSpec> = {
-  volumes: { ...both(refused(noVolumes)), nameSource: true },
+  volumes: {
+    containerd: supported(),
+    embedded: refused(noMountsEmbedded),
+    fields: volumeFields,
+    nameSource: true,
+  },
   initContainers: { ...both(supported()), fields: containerFields },
   containers: { ...both(supported()), fields: containerFields },
   ephemeralContainers: both(refused("no ephemeral containers (`kubectl debug`)")),
@@ -417,9 +539,10 @@ export const podSpecFields: FieldTable<PodSpec> = {
     }),
   },
   nodeSelector: both(supported(predicateChecked)),
-  serviceAccountName: both(
-    ignored("kubelet reads it only for token volumes and env, which are refused"),
-  ),
+  serviceAccountName: {
+    containerd: supported("the account of projected service-account tokens"),
+    embedded: ignored("kubelet reads it only for token volumes and env, which are refused"),
+  },
   serviceAccount: both(ignored("deprecated alias of serviceAccountName")),
   automountServiceAccountToken: both(ignored("read by the API server, which adds the volume")),
   nodeName: both(supported("checked by admission")),
@@ -512,6 +635,11 @@ export const podFieldTables: Readonly<Record<string, Readonly<Record<string, Fie
   Affinity: affinityFields,
   NodeAffinity: nodeAffinityFields,
   PodOS: podOSFields,
+  Volume: volumeFields,
+  EmptyDirVolumeSource: emptyDirFields,
+  ProjectedVolumeSource: projectedFields,
+  VolumeProjection: volumeProjectionFields,
+  VolumeMount: volumeMountFields,
 };
 
 /** One field a pod sets that this node does not honour. */
@@ -562,6 +690,17 @@ function walkFields(
       out.push({ path: fieldPath, known: false });
       continue;
     }
+    const verdict = rule[facts.runtime];
+    if (
+      rule.fields && verdict.support === "refused" &&
+      !verdict.allows?.test(value, { facts, path: fieldPath, parent: object })
+    ) {
+      // A refused row with its own table (volumes on the embedded runtime) refuses the value
+      // whole, `emptyDir: {}` included.
+      const paths = rule.nameSource ? sourcePaths(fieldPath, value) : [fieldPath];
+      for (const p of paths) out.push({ path: p, known: true });
+      continue;
+    }
     if (rule.fields) {
       const items = Array.isArray(value) ? value : [value];
       items.forEach((item, i) => {
@@ -576,7 +715,6 @@ function walkFields(
       });
       continue;
     }
-    const verdict = rule[facts.runtime];
     if (verdict.support !== "refused") continue;
     if (verdict.allows?.test(value, { facts, path: fieldPath, parent: object })) continue;
     const paths = rule.nameSource ? sourcePaths(fieldPath, value) : [fieldPath];

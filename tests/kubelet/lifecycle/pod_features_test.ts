@@ -69,6 +69,23 @@ function paths(pod: Pod, facts: NodeFacts): string[] {
   return unsupportedPodFields(pod, facts).map((f) => f.path);
 }
 
+// The projected volume the API server injects into every pod with a service account.
+const kubeAPIAccess = {
+  defaultMode: 420,
+  sources: [
+    { serviceAccountToken: { expirationSeconds: 3607, path: "token" } },
+    { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+    {
+      downwardAPI: {
+        items: [{
+          path: "namespace",
+          fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" },
+        }],
+      },
+    },
+  ],
+};
+
 Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
   const admit = (pod: Pod, facts: NodeFacts) =>
     new PodFeaturesAdmitHandler({ facts, os: "linux" }).admit({ pod, otherPods: [] });
@@ -81,33 +98,60 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     assertEquals(admit(zeros, containerd), { admit: true });
   });
 
-  await t.step("volumes: the injected token volume and its mounts are refused", () => {
-    const pod = getTestPod({
-      volumes: [{ name: "kube-api-access-x", projected: { sources: [] } }],
-    }, {
-      volumeMounts: [{ name: "kube-api-access-x", mountPath: "/var/run/secrets" }],
-    });
-    assertEquals(admit(pod, containerd), {
-      admit: false,
-      reason: PodFeatureUnsupported,
-      message: "spec.containers[0].volumeMounts is not supported by this node; " +
-        "spec.volumes[0].projected is not supported by this node",
-    });
-    const pvc = getTestPod({
-      volumes: [{ name: "a", emptyDir: {} }, {
-        name: "b",
-        persistentVolumeClaim: { claimName: "c" },
-      }],
-    });
-    assertEquals(paths(pvc, embedded), [
-      "spec.volumes[0].emptyDir",
-      "spec.volumes[1].persistentVolumeClaim",
-    ]);
-    // A value that is not the object the API defines is refused, not skipped.
-    assertEquals(paths(getTestPod({ securityContext: "root" } as Partial<PodSpec>), embedded), [
-      "spec.securityContext",
-    ]);
-  });
+  await t.step(
+    "volumes: the injected token volume runs on containerd, is refused on embedded",
+    () => {
+      const pod = getTestPod({
+        volumes: [{ name: "kube-api-access-x", projected: kubeAPIAccess }],
+      }, {
+        volumeMounts: [{
+          name: "kube-api-access-x",
+          mountPath: "/var/run/secrets",
+          readOnly: true,
+        }],
+      });
+      assertEquals(admit(pod, containerd), { admit: true });
+      assertEquals(admit(pod, embedded), {
+        admit: false,
+        reason: PodFeatureUnsupported,
+        message: "spec.containers[0].volumeMounts is not supported by this node; " +
+          "spec.volumes[0].projected is not supported by this node",
+      });
+      const pvc = getTestPod({
+        volumes: [{ name: "a", emptyDir: {} }, {
+          name: "b",
+          persistentVolumeClaim: { claimName: "c" },
+        }],
+      });
+      assertEquals(paths(pvc, embedded), [
+        "spec.volumes[0].emptyDir",
+        "spec.volumes[1].persistentVolumeClaim",
+      ]);
+      // Other volume types are refused with the field named; the plugins' own refusals too.
+      assertEquals(paths(pvc, containerd), ["spec.volumes[1].persistentVolumeClaim"]);
+      const refusedHere = getTestPod({
+        volumes: [
+          { name: "a", emptyDir: { sizeLimit: "1Gi" } },
+          { name: "b", emptyDir: { medium: "Memory", sizeLimit: "64Mi" } },
+          {
+            name: "c",
+            projected: { sources: [{ clusterTrustBundle: { name: "x", path: "ca" } }] },
+          },
+          { name: "d", csi: { driver: "x" } },
+        ],
+      }, { volumeMounts: [{ name: "a", mountPath: "/a", recursiveReadOnly: "Enabled" }] });
+      assertEquals(paths(refusedHere, containerd), [
+        "spec.containers[0].volumeMounts[0].recursiveReadOnly",
+        "spec.volumes[0].emptyDir.sizeLimit",
+        "spec.volumes[2].projected.sources[0].clusterTrustBundle",
+        "spec.volumes[3].csi",
+      ]);
+      // A value that is not the object the API defines is refused, not skipped.
+      assertEquals(paths(getTestPod({ securityContext: "root" } as Partial<PodSpec>), embedded), [
+        "spec.securityContext",
+      ]);
+    },
+  );
 
   await t.step("security context: refused on containerd; the agent's own ids on embedded", () => {
     const pod = getTestPod({ securityContext: { runAsUser: 1000, runAsNonRoot: true } }, {
@@ -380,6 +424,23 @@ const holders: Record<string, (value: unknown) => { pod: Pod; path: string }> = 
     path: "spec.affinity.nodeAffinity.x",
   }),
   PodOS: (v) => ({ pod: podWith({ spec: { os: { x: v } } }), path: "spec.os.x" }),
+  Volume: (v) => ({ pod: podWith({ spec: { volumes: [{ x: v }] } }), path: "spec.volumes[0].x" }),
+  EmptyDirVolumeSource: (v) => ({
+    pod: podWith({ spec: { volumes: [{ name: "v", emptyDir: { x: v } }] } }),
+    path: "spec.volumes[0].emptyDir.x",
+  }),
+  ProjectedVolumeSource: (v) => ({
+    pod: podWith({ spec: { volumes: [{ name: "v", projected: { x: v } }] } }),
+    path: "spec.volumes[0].projected.x",
+  }),
+  VolumeProjection: (v) => ({
+    pod: podWith({ spec: { volumes: [{ name: "v", projected: { sources: [{ x: v }] } }] } }),
+    path: "spec.volumes[0].projected.sources[0].x",
+  }),
+  VolumeMount: (v) => ({
+    pod: podWith({ container: { volumeMounts: [{ x: v }] } }),
+    path: "spec.containers[0].volumeMounts[0].x",
+  }),
 };
 
 function podWith(
@@ -419,9 +480,11 @@ Deno.test("TestEveryRowIsWhatAdmissionDoes", async (t) => {
             const { pod, path } = holders[type](value);
             const placed = rename(pod, field) as Pod;
             const fieldPath = path.replace(/\.x$/, `.${field}`);
+            // The field, a part of it, or the value holding it (volumes on embedded) refused.
             const refusedHere = unsupportedPodFields(placed, facts).some((f) =>
               f.path === fieldPath || f.path.startsWith(`${fieldPath}.`) ||
-              f.path.startsWith(`${fieldPath}[`)
+              f.path.startsWith(`${fieldPath}[`) || fieldPath.startsWith(`${f.path}.`) ||
+              fieldPath.startsWith(`${f.path}[`)
             );
             const allowed = verdict.allows?.test(value, {
               facts,
@@ -493,6 +556,9 @@ spec:
     const { pods, errors } = await loadPodManifests(dir, { nodeName: "node" });
     assertEquals(errors, []);
     assertEquals(unsupportedPodFields(pods[0], { ...containerd, apiServer: false }), [
+      { path: "spec.futureField", known: false },
+    ]);
+    assertEquals(unsupportedPodFields(pods[0], { ...embedded, apiServer: false }), [
       { path: "spec.futureField", known: false },
       { path: "spec.volumes[0].hostPath", known: true },
       { path: "spec.containers[0].volumeMounts", known: true },

@@ -3,3 +3,4 @@
  * @module
  */
 export * from "./types.ts";
+export * from "./volume_types.ts";

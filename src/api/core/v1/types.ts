@@ -11,6 +11,15 @@ export type IntOrString = number | string;
 import type { ListMeta, ObjectMeta, Time, TypeMeta } from "../../meta/v1/types.ts";
 
 export type { ObjectMeta } from "../../meta/v1/types.ts";
+import type {
+  ConfigMapVolumeSource,
+  DownwardAPIVolumeFile,
+  DownwardAPIVolumeSource,
+  HostPathVolumeSource,
+  SecretProjection,
+  SecretVolumeSource,
+  ServiceAccountTokenProjection,
+} from "./volume_types.ts";
 
 /** Resource quantities by name (`cpu: "500m"`, `memory: "64Mi"`), as the API's `ResourceList`. */
 export type ResourceList = Record<string, string>;
@@ -104,8 +113,18 @@ export type EnvVarSource = Record<string, unknown>;
 /** A set of environment variables taken from a config map or a secret, with an optional prefix. */
 export type EnvFromSource = Record<string, unknown>;
 
-/** A volume mounted into a container (`name`, `mountPath`, ...). */
-export type VolumeMount = Record<string, unknown>;
+/** A volume mounted into a container. */
+export interface VolumeMount {
+  name: string;
+  readOnly?: boolean;
+  /** `Disabled` (default), `IfPossible` or `Enabled`. */
+  recursiveReadOnly?: string;
+  mountPath: string;
+  subPath?: string;
+  /** `None` (default), `HostToContainer` or `Bidirectional`. */
+  mountPropagation?: string;
+  subPathExpr?: string;
+}
 
 /** A raw block device of a volume (`name`, `devicePath`). */
 export type VolumeDevice = Record<string, unknown>;
@@ -206,10 +225,62 @@ export interface PodReadinessGate {
   conditionType: string;
 }
 
-/** A volume of a pod: its name and one volume source (`emptyDir`, `configMap`, `projected`, ...). */
+/** A volume of a pod: its name and one volume source (every source of the API's v1.36 `Volume`). */
 export interface Volume {
   name: string;
-  [source: string]: unknown;
+  hostPath?: HostPathVolumeSource;
+  emptyDir?: EmptyDirVolumeSource;
+  gcePersistentDisk?: Record<string, unknown>;
+  awsElasticBlockStore?: Record<string, unknown>;
+  gitRepo?: Record<string, unknown>;
+  secret?: SecretVolumeSource;
+  nfs?: Record<string, unknown>;
+  iscsi?: Record<string, unknown>;
+  glusterfs?: Record<string, unknown>;
+  persistentVolumeClaim?: Record<string, unknown>;
+  rbd?: Record<string, unknown>;
+  flexVolume?: Record<string, unknown>;
+  cinder?: Record<string, unknown>;
+  cephfs?: Record<string, unknown>;
+  flocker?: Record<string, unknown>;
+  downwardAPI?: DownwardAPIVolumeSource;
+  fc?: Record<string, unknown>;
+  azureFile?: Record<string, unknown>;
+  configMap?: ConfigMapVolumeSource;
+  vsphereVolume?: Record<string, unknown>;
+  quobyte?: Record<string, unknown>;
+  azureDisk?: Record<string, unknown>;
+  photonPersistentDisk?: Record<string, unknown>;
+  projected?: ProjectedVolumeSource;
+  portworxVolume?: Record<string, unknown>;
+  scaleIO?: Record<string, unknown>;
+  storageos?: Record<string, unknown>;
+  csi?: Record<string, unknown>;
+  ephemeral?: Record<string, unknown>;
+  image?: Record<string, unknown>;
+}
+
+/** `volumes[].emptyDir`. */
+export interface EmptyDirVolumeSource {
+  /** `""` (the node's disk) or `Memory` (a tmpfs). */
+  medium?: string;
+  sizeLimit?: string | number;
+}
+
+/** `volumes[].projected`. */
+export interface ProjectedVolumeSource {
+  sources?: VolumeProjection[] | null;
+  defaultMode?: number;
+}
+
+/** One source of a projected volume. */
+export interface VolumeProjection {
+  secret?: SecretProjection;
+  downwardAPI?: { items?: DownwardAPIVolumeFile[] };
+  configMap?: ConfigMapVolumeSource;
+  serviceAccountToken?: ServiceAccountTokenProjection;
+  clusterTrustBundle?: Record<string, unknown>;
+  podCertificate?: Record<string, unknown>;
 }
 
 /** The node affinity rules of a pod. */
