@@ -13,6 +13,7 @@ import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type { PodSandboxStatus } from "../../cri_client/api.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import { type HttpClient, newHttpClient } from "../../probe/http/mod.ts";
 import type { Clock } from "../../util/clock.ts";
 import type { Backoff } from "../../util/flowcontrol/backoff.ts";
 import { goDuration } from "../../util/go_format.ts";
@@ -22,13 +23,16 @@ import { type ContainerID, containerIDString } from "../container/container_id.t
 import type { EventRecorder, EventType } from "../events/mod.ts";
 import {
   type ContainerManagerContext,
+  convertToKubeContainerStatus,
   ErrCrashLoopBackOff,
   killContainer,
   recordEvent,
+  RuntimeCommandRunner,
+  type RuntimeHelper,
   startContainer,
-  toKubeContainerStatus,
   toRuntimeState,
 } from "./kuberuntime_container.ts";
+import { type HandlerRunner, newHandlerRunner } from "../lifecycle/handlers.ts";
 import type { ContainerLogManager } from "../logs/container_log_manager.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
 import {
@@ -103,7 +107,12 @@ export interface RuntimePod {
 }
 
 /** Why a container is killed (kubelet's `containerKillReason`). */
-export type ContainerKillReason = "" | "StartupProbe" | "LivenessProbe" | "Unknown";
+export type ContainerKillReason =
+  | ""
+  | "StartupProbe"
+  | "LivenessProbe"
+  | "FailedPostStartHook"
+  | "Unknown";
 
 /** A container to kill and the message of its `Killing` event. */
 export interface ContainerToKillInfo {
@@ -652,6 +661,10 @@ export interface RuntimeManagerOptions {
   nodeName: string;
   /** Removes a container's logs before the container (a CRI runtime's; kubelet's logManager). */
   logManager?: Pick<ContainerLogManager, "clean">;
+  /** A container's mounts and message folder (the kubelet's); without one, none are added. */
+  runtimeHelper?: RuntimeHelper;
+  /** Sends HTTP lifecycle hooks; default: kubelet's hook client (TLS unverified, no timeout). */
+  httpDoer?: HttpClient;
 }
 
 /**
@@ -676,6 +689,8 @@ export class KubeGenericRuntimeManager {
   #logsRoot: string;
   #hostNetworkOnly: boolean;
   #logManager?: Pick<ContainerLogManager, "clean">;
+  #runtimeHelper?: RuntimeHelper;
+  #runner: HandlerRunner;
   readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
@@ -692,6 +707,14 @@ export class KubeGenericRuntimeManager {
     this.#hostNetworkOnly = options.runtimeHostNetworkOnly ?? false;
     this.nodeName = options.nodeName;
     this.#logManager = options.logManager;
+    this.#runtimeHelper = options.runtimeHelper;
+    this.#runner = newHandlerRunner({
+      httpDoer: options.httpDoer ?? newHttpClient({ clock: options.clock }),
+      commandRunner: new RuntimeCommandRunner(options.runtime),
+      containerManager: this,
+      eventRecorder: options.recorder,
+      clock: options.clock,
+    });
   }
 
   /**
@@ -748,7 +771,7 @@ export class KubeGenericRuntimeManager {
     for (const c of containers) {
       try {
         const { status } = await this.runtime.containerStatus(c.id);
-        statuses.push(toKubeContainerStatus(status, this.runtimeName));
+        statuses.push(await convertToKubeContainerStatus(status, this.runtimeName));
       } catch (e) {
         if (!isNotFound(e)) {
           throw new Error(
@@ -847,7 +870,7 @@ export class KubeGenericRuntimeManager {
     }
 
     let sandboxID = changes.sandboxID;
-    let podIP = podStatus.ips[0] ?? "";
+    let podIPs = podStatus.ips;
     const sandboxConfig = generatePodSandboxConfig(pod, {
       attempt: changes.attempt,
       podLogsRootDir: this.#logsRoot,
@@ -861,7 +884,9 @@ export class KubeGenericRuntimeManager {
         result.changed = true;
         log.V(4).info("Created PodSandbox for pod", { podSandboxID: sandboxID, pod: podKey(pod) });
         const { status } = await this.runtime.podSandboxStatus(sandboxID);
-        podIP = status.network?.ip ?? "";
+        podIPs = status.network?.ip
+          ? [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)]
+          : [];
       } catch (e) {
         log.error(e, "CreatePodSandbox for pod failed", { pod: podKey(pod) });
         this.#event(
@@ -893,7 +918,8 @@ export class KubeGenericRuntimeManager {
         container,
         pod,
         podStatus,
-        podIP,
+        podIP: podIPs[0] ?? "",
+        podIPs,
       });
       result.changed = true;
       result.startResults.set(container.name, failure ?? null);
@@ -1103,7 +1129,15 @@ export class KubeGenericRuntimeManager {
   }
 
   #context(): ContainerManagerContext {
-    return { runtime: this.runtime, recorder: this.#recorder, nodeName: this.nodeName };
+    return {
+      runtime: this.runtime,
+      recorder: this.#recorder,
+      nodeName: this.nodeName,
+      runner: this.#runner,
+      runtimeName: this.runtimeName,
+      runtimeHelper: this.#runtimeHelper,
+      clock: this.#clock,
+    };
   }
 
   #event(
