@@ -53,9 +53,17 @@ import {
   type PodUpdate,
 } from "./types/pod_update.ts";
 import { EventStore } from "./kubelet_events.ts";
-import { generateAPIPodStatus, rfc3339, type StartFailure } from "./kubelet_pods.ts";
+import {
+  generateAPIPodStatus,
+  generatePodHostNameAndDomain,
+  generateRunContainerOptions,
+  rfc3339,
+  type StartFailure,
+} from "./kubelet_pods.ts";
+import { nodeRef } from "./kubelet_node_status.ts";
+import { Configurer } from "./network/dns/dns.ts";
 import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
-import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
+import { RuntimeCommandRunner, type RuntimeHelper } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
 import {
   ContainerGC,
@@ -131,6 +139,12 @@ export interface KubeletOptions {
    * when there is no API server; with one, the IPs the Node reports are used once it has any.
    */
   hostIP?: string;
+  /** `--cluster-dns`: nameservers of `ClusterFirst` pods (none: they get the `Default` policy's). */
+  clusterDNS?: string[];
+  /** `--cluster-domain`: the cluster's DNS domain (default none). */
+  clusterDomain?: string;
+  /** `--resolv-conf`: the host's resolver file pods' DNS starts from (default `/etc/resolv.conf`). */
+  resolverConfig?: string;
   /** Folder (or file) of static pod manifests; none = pods only via `setPods`. */
   podManifestPath?: string;
   /** The agent's state folder (pod logs go to `<rootDir>/pods`). */
@@ -363,15 +377,18 @@ export class Kubelet {
         labelSelector: { [probeletNodeLabel]: this.nodeName },
       });
     }
+    const hostNetworkOnly = this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded";
     this.#runtimeManager = new KubeGenericRuntimeManager({
       runtime: this.runtime,
       runtimeName,
+      // Host processes get no mounts, hosts file or resolv.conf: admission refuses what needs them.
+      runtimeHelper: hostNetworkOnly ? undefined : this.#runtimeHelper(),
       clock: this.clock,
       recorder: this.events,
       lookups: { livenessManager: this.livenessManager, startupManager: this.startupManager },
       backoff: this.backoff,
       podLogsRootDir: join(this.#options.rootDir, "pods"),
-      runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
+      runtimeHostNetworkOnly: hostNetworkOnly,
       nodeName: this.nodeName,
       logManager: this.#containerLogManager,
     });
@@ -874,6 +891,27 @@ export class Kubelet {
     })();
   }
 
+  // What the runtime manager asks of the kubelet (kubelet's RuntimeHelper): the pod's DNS, host
+  // name, hosts file and termination message folder, under <rootDir>/pods/<uid>.
+  #runtimeHelper(): RuntimeHelper {
+    const clusterDomain = this.#options.clusterDomain ?? "";
+    const dns = new Configurer({
+      recorder: this.events,
+      nodeRef: nodeRef(this.nodeName),
+      nodeIPs: this.#hostIPs(),
+      clusterDNS: this.#options.clusterDNS ?? [],
+      clusterDomain,
+      resolverConfig: this.#options.resolverConfig ?? "/etc/resolv.conf",
+    });
+    const podsDir = join(this.#options.rootDir, "pods");
+    return {
+      getPodDNS: (pod) => dns.getPodDNS(pod),
+      generatePodHostNameAndDomain: (pod) => generatePodHostNameAndDomain(pod, clusterDomain),
+      generateRunContainerOptions: (pod, container, { podIPs }) =>
+        generateRunContainerOptions(pod, container, { podsDir, podIPs, clusterDomain }),
+    };
+  }
+
   /**
    * Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions; then
    * the pod worker's requeue (its resync period, the end of a restart back-off, or the back-off
@@ -900,6 +938,11 @@ export class Kubelet {
       }
       if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
       this.probeManager.addPod(pod);
+      // As kubelet: the runtime status takes the API status's pod IPs (a host-network pod's are
+      // the node's, which its hosts file needs).
+      const apiIPs = (this.statusManager.getPodStatus(pod.metadata.uid ?? "")?.podIPs ?? [])
+        .map((p) => p.ip);
+      if (apiIPs.length > 0) runtimeStatus = { ...runtimeStatus, ips: apiIPs };
       const result = await runtimeManager.syncPod(pod, runtimeStatus, {
         podStartTime: worker.startTime,
       });

@@ -12,6 +12,7 @@ import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type {
   ContainerConfig,
   ContainerStatus as CriContainerStatus,
+  DNSConfig,
   Mount,
   PodSandboxConfig,
 } from "../../cri_client/api.ts";
@@ -72,8 +73,16 @@ export interface RunContainerOptions {
   podContainerDir: string;
 }
 
-/** Builds a container's run options (kubelet's `RuntimeHelper.GenerateRunContainerOptions`). */
+/**
+ * What the runtime manager asks the kubelet for (kubelet's `RuntimeHelper`): a container's run
+ * options, and the sandbox's DNS configuration and host name.
+ */
 export interface RuntimeHelper {
+  /** The sandbox's DNS configuration (kubelet's `GetPodDNS`). */
+  getPodDNS(pod: Pod): Promise<DNSConfig>;
+  /** The pod's host name and domain (kubelet's `GeneratePodHostNameAndDomain`). */
+  generatePodHostNameAndDomain(pod: Pod): { hostname: string; hostDomain: string };
+  /** Mounts and message folder (kubelet's `GenerateRunContainerOptions`). */
   generateRunContainerOptions(
     pod: Pod,
     container: Container,

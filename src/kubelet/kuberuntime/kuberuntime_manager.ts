@@ -11,7 +11,7 @@
  */
 import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
-import type { PodSandboxStatus } from "../../cri_client/api.ts";
+import type { DNSConfig, PodSandboxStatus } from "../../cri_client/api.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { type HttpClient, newHttpClient } from "../../probe/http/mod.ts";
 import type { Clock } from "../../util/clock.ts";
@@ -34,6 +34,7 @@ import {
 } from "./kuberuntime_container.ts";
 import { type HandlerRunner, newHandlerRunner } from "../lifecycle/handlers.ts";
 import type { ContainerLogManager } from "../logs/container_log_manager.ts";
+import { getNodenameForKernel } from "../util/util.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
 import {
   getContainerInfoFromAnnotations,
@@ -871,12 +872,26 @@ export class KubeGenericRuntimeManager {
 
     let sandboxID = changes.sandboxID;
     let podIPs = podStatus.ips;
-    const sandboxConfig = generatePodSandboxConfig(pod, {
-      attempt: changes.attempt,
-      podLogsRootDir: this.#logsRoot,
-      nodeName: this.nodeName,
-      podStartTime: options.podStartTime,
-    });
+    let sandboxConfig;
+    try {
+      sandboxConfig = generatePodSandboxConfig(pod, {
+        attempt: changes.attempt,
+        podLogsRootDir: this.#logsRoot,
+        nodeName: this.nodeName,
+        podStartTime: options.podStartTime,
+        ...(await this.#sandboxNaming(pod, changes)),
+      });
+    } catch (e) {
+      log.error(e, "Failed to generate sandbox config for pod", { pod: podKey(pod) });
+      this.#event(
+        pod,
+        undefined,
+        "Warning",
+        "FailedCreatePodSandBox",
+        `Failed to create pod sandbox: ${errorText(e)}`,
+      );
+      return result;
+    }
     if (changes.createSandbox) {
       try {
         await Deno.mkdir(sandboxConfig.logDirectory!, { recursive: true });
@@ -1126,6 +1141,26 @@ export class KubeGenericRuntimeManager {
     await this.killPod(pod, status);
     status = await this.getPodStatus(pod);
     await this.removePod(pod, status);
+  }
+
+  // The sandbox's DNS configuration and host name, from the kubelet (kubelet's
+  // generatePodSandboxConfig); only when something is to be created, as the DNS configuration
+  // may record events.
+  async #sandboxNaming(
+    pod: Pod,
+    changes: PodActions,
+  ): Promise<{ dnsConfig?: DNSConfig; hostname?: string }> {
+    const helper = this.#runtimeHelper;
+    const creating = changes.createSandbox || changes.containersToStart.length > 0 ||
+      changes.initContainersToStart.length > 0;
+    if (!helper || !creating) return {};
+    const dnsConfig = await helper.getPodDNS(pod);
+    if (pod.spec.hostNetwork) return { dnsConfig };
+    const { hostname, hostDomain } = helper.generatePodHostNameAndDomain(pod);
+    return {
+      dnsConfig,
+      hostname: getNodenameForKernel(hostname, hostDomain, pod.spec.setHostnameAsFQDN),
+    };
   }
 
   #context(): ContainerManagerContext {
