@@ -427,6 +427,7 @@ export class Kubelet {
       facts: {
         runtime: runtimeName === "embedded" ? "embedded" : "containerd",
         apiServer: kubeClient !== undefined,
+        clusterDNS: (this.#options.clusterDNS ?? []).length > 0,
         uid: Deno.uid() ?? -1,
         gid: Deno.gid() ?? -1,
       },
