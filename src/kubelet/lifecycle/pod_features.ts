@@ -26,7 +26,6 @@ import type {
   EnvVar,
   ExecAction,
   GRPCAction,
-  HostAlias,
   HTTPGetAction,
   HTTPHeader,
   Lifecycle,

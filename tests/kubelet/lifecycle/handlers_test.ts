@@ -175,7 +175,7 @@ Deno.test("TestRunHandlerHttpPodIP", async (t) => {
       { name: "foo" },
       handler,
     );
-    assert(error?.message.startsWith("failed to find networking container"), error?.message);
+    assert(error?.message.startsWith("failed to find networking container"), String(error));
     assert(message.startsWith('HTTP lifecycle hook (/) for Container "foo" in Pod'), message);
   });
 });

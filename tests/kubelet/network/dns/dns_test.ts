@@ -136,7 +136,7 @@ Deno.test("TestFormDNSSearchFitsLimits", async (t) => {
   }
 });
 
-Deno.test("TestFormDNSNameserversFitsLimits", async () => {
+Deno.test("TestFormDNSNameserversFitsLimits", () => {
   const previous = log.setLogSink(() => {});
   try {
     const { configurer, recorder } = newConfigurer();
