@@ -57,6 +57,7 @@ import {
   generateAPIPodStatus,
   generatePodHostNameAndDomain,
   generateRunContainerOptions,
+  getPodDir,
   rfc3339,
   type StartFailure,
 } from "./kubelet_pods.ts";
@@ -893,7 +894,7 @@ export class Kubelet {
   }
 
   // What the runtime manager asks of the kubelet (kubelet's RuntimeHelper): the pod's DNS, host
-  // name, hosts file and termination message folder, under <rootDir>/pods/<uid>.
+  // name, hosts file and termination message folder, under <rootDir>/pod-dirs/<uid>.
   #runtimeHelper(): RuntimeHelper {
     const clusterDomain = this.#options.clusterDomain ?? "";
     const dns = new Configurer({
@@ -904,13 +905,27 @@ export class Kubelet {
       clusterDomain,
       resolverConfig: this.#options.resolverConfig ?? "/etc/resolv.conf",
     });
-    const podsDir = join(this.#options.rootDir, "pods");
+    const podsDir = this.#podsDir();
     return {
       getPodDNS: (pod) => dns.getPodDNS(pod),
       generatePodHostNameAndDomain: (pod) => generatePodHostNameAndDomain(pod, clusterDomain),
       generateRunContainerOptions: (pod, container, { podIPs }) =>
         generateRunContainerOptions(pod, container, { podsDir, podIPs, clusterDomain }),
     };
+  }
+
+  // Kubelet's <root-dir>/pods; probelet's <root-dir>/pods holds the container logs.
+  #podsDir(): string {
+    return join(this.#options.rootDir, "pod-dirs");
+  }
+
+  // kubelet's cleanupOrphanedPodDirs, for one pod whose containers are gone.
+  async #removePodDir(pod: Pod): Promise<void> {
+    await Deno.remove(getPodDir(this.#podsDir(), pod), { recursive: true }).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        log.error(e, "Failed to remove the pod's folder", { pod: podKey(pod) });
+      }
+    });
   }
 
   /**
@@ -1303,6 +1318,7 @@ export class Kubelet {
           });
           try {
             await runtimeManager.removeOrphanedPod(pod);
+            await this.#removePodDir(pod);
           } catch (e) {
             log.error(e, "Failed to clean up orphaned pod, will retry", { pod: podKey(pod) });
           }
@@ -1383,6 +1399,7 @@ export class Kubelet {
           recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
         });
         await runtimeManager.removePod(pod, after);
+        await this.#removePodDir(pod);
       }
       log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
     } catch (e) {

@@ -210,6 +210,9 @@ async function hookScenarios(
   });
 
   await t.step("preStop runs within the grace period: the delete takes its time", async () => {
+    const uid = agent.pod("hooks")?.metadata.uid ?? "";
+    const podDir = join(agent.rootDir, "pod-dirs", uid);
+    if (runtime === "containerd") assert((await Deno.stat(podDir)).isDirectory, podDir);
     const start = Date.now();
     await agent.removeManifest("hooks.yaml");
     await waitFor("hooks gone", () => agent.pod("hooks") === undefined, { timeoutMs: 20_000 });
@@ -220,6 +223,10 @@ async function hookScenarios(
     assert(hits.some((h) => h.path === "/prestop"), JSON.stringify(hits));
     const events = agent.eventsOf("hooks");
     assert(!events.some((e) => e.includes("FailedPreStopHook")), JSON.stringify(events));
+    await waitFor(
+      "the pod's folder removed",
+      () => Deno.stat(podDir).then(() => false, () => true),
+    );
   });
 }
 

@@ -69,7 +69,7 @@ export const maxContainerTerminationMessageLogLines = 80;
  */
 export interface RunContainerOptions {
   mounts: Mount[];
-  /** `<root>/pods/<uid>/containers/<name>`, or "" when the container has no message path. */
+  /** `<pods dir>/<uid>/containers/<name>`, or "" when the container has no message path. */
   podContainerDir: string;
 }
 
