@@ -136,6 +136,18 @@ function manifests(runtime: E2ERuntime, port: number, stateDir: string): Record<
     command: ${sh(idle)}
 `,
     ),
+    "hostnet.yaml": pod(
+      "hostnet",
+      `  hostNetwork: true
+  hostAliases:
+  - ip: 10.9.9.9
+    hostnames: [alias.local]
+  containers:
+  - name: app
+    image: ${image}
+    command: ${sh(idle)}
+`,
+    ),
     "clusterfirst.yaml": pod(
       "clusterfirst",
       `  containers:
@@ -298,6 +310,16 @@ Deno.test({
         const podIP = a.pod("clusterfirst")?.status.podIP ?? "";
         assert(hosts.startsWith("# Kubernetes-managed hosts file.\n"), hosts);
         assert(hosts.includes(`${podIP}\tclusterfirst-e2e\n`), hosts);
+      });
+
+      await t.step("a host-network pod gets the node's /etc/hosts and its aliases", async () => {
+        await waitFor("hostnet running", () => running(a, "hostnet", "app"));
+        assertEquals(
+          await execIn(a, "hostnet", "app", ["cat", "/etc/hosts"]),
+          "# Kubernetes-managed hosts file (host network).\n" +
+            await Deno.readTextFile("/etc/hosts") +
+            "\n# Entries added by HostAliases.\n10.9.9.9\talias.local\n",
+        );
       });
     } finally {
       await agent?.close();

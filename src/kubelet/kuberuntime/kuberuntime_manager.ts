@@ -899,9 +899,12 @@ export class KubeGenericRuntimeManager {
         result.changed = true;
         log.V(4).info("Created PodSandbox for pod", { podSandboxID: sandboxID, pod: podKey(pod) });
         const { status } = await this.runtime.podSandboxStatus(sandboxID);
-        podIPs = status.network?.ip
-          ? [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)]
-          : [];
+        // A host-network pod keeps the IPs it came with (the node's): its sandbox reports none.
+        if (!pod.spec.hostNetwork) {
+          podIPs = status.network?.ip
+            ? [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)]
+            : [];
+        }
       } catch (e) {
         log.error(e, "CreatePodSandbox for pod failed", { pod: podKey(pod) });
         this.#event(
