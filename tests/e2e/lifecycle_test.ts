@@ -120,6 +120,7 @@ function manifests(runtime: E2ERuntime, port: number, stateDir: string): Record<
       "hosts",
       `  hostname: myhost
   subdomain: sub
+  setHostnameAsFQDN: true
   hostAliases:
   - ip: 10.1.2.3
     hostnames: [foo.local, bar.local]
@@ -276,7 +277,7 @@ Deno.test({
         assertEquals(term("custom")?.message, "custom");
       });
 
-      await t.step("/etc/hosts, host name and resolv.conf as the pod asks", async () => {
+      await t.step("/etc/hosts, host name (FQDN) and resolv.conf as the pod asks", async () => {
         await waitFor("hosts running", () => running(a, "hosts", "app"));
         const podIP = a.pod("hosts")?.status.podIP ?? "";
         assert(podIP !== "" && podIP !== "127.0.0.1", podIP);
@@ -286,7 +287,10 @@ Deno.test({
             { ip: "10.1.2.3", hostnames: ["foo.local", "bar.local"] },
           ]),
         );
-        assertEquals(await execIn(a, "hosts", "app", ["hostname"]), "myhost\n");
+        assertEquals(
+          await execIn(a, "hosts", "app", ["hostname"]),
+          "myhost.sub.default.svc.cluster.local\n",
+        );
         const resolv = await execIn(a, "hosts", "app", ["cat", "/etc/resolv.conf"]);
         assertEquals(
           resolv.split("\n").filter((l) => l !== ""),

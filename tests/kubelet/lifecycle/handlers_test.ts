@@ -263,6 +263,20 @@ Deno.test("TestRunHandlerNil", async () => {
   }
 });
 
+Deno.test("TestRunHandlerTCPSocket", async () => {
+  // Not a lifecycle handler: kubelet's runner has no case for it, so the hook fails.
+  const previous = log.setLogSink(() => {});
+  try {
+    const { error, message } = await runnerWith({}).run(containerID, testPod(), { name: "foo" }, {
+      tcpSocket: { port: 80 },
+    });
+    assertEquals(error?.message, 'invalid handler: {"tcpSocket":{"port":80}}');
+    assertEquals(message, `Cannot run handler: ${error?.message}`);
+  } finally {
+    log.setLogSink(previous);
+  }
+});
+
 Deno.test("TestRunSleepHandler", async (t) => {
   await t.step("sleeps for the given seconds on the clock", async () => {
     const clock = new FakeClock(0);
