@@ -67,12 +67,17 @@ import {
 import { EventStore } from "./kubelet_events.ts";
 import {
   generateAPIPodStatus,
+  generatePodHostNameAndDomain,
+  generateRunContainerOptions,
+  getPodDir,
   getPullSecretsForPod,
   rfc3339,
   type StartFailure,
 } from "./kubelet_pods.ts";
+import { nodeRef } from "./kubelet_node_status.ts";
+import { Configurer } from "./network/dns/dns.ts";
 import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
-import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
+import { RuntimeCommandRunner, type RuntimeHelper } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
 import {
   ContainerGC,
@@ -148,6 +153,12 @@ export interface KubeletOptions {
    * when there is no API server; with one, the IPs the Node reports are used once it has any.
    */
   hostIP?: string;
+  /** `--cluster-dns`: nameservers of `ClusterFirst` pods (none: they get the `Default` policy's). */
+  clusterDNS?: string[];
+  /** `--cluster-domain`: the cluster's DNS domain (default none). */
+  clusterDomain?: string;
+  /** `--resolv-conf`: the host's resolver file pods' DNS starts from (default `/etc/resolv.conf`). */
+  resolverConfig?: string;
   /** Folder (or file) of static pod manifests; none = pods only via `setPods`. */
   podManifestPath?: string;
   /** The agent's state folder (pod logs go to `<rootDir>/pods`). */
@@ -398,16 +409,18 @@ export class Kubelet {
       });
     }
     this.#volumeManager = this.#newVolumeManager();
-    const volumeManager = this.#volumeManager;
+    const hostNetworkOnly = this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded";
     this.#runtimeManager = new KubeGenericRuntimeManager({
       runtime: this.runtime,
       runtimeName,
+      // Host processes get no mounts, hosts file or resolv.conf: admission refuses what needs them.
+      runtimeHelper: hostNetworkOnly ? undefined : this.#runtimeHelper(),
       clock: this.clock,
       recorder: this.events,
       lookups: { livenessManager: this.livenessManager, startupManager: this.startupManager },
       backoff: this.backoff,
       podLogsRootDir: join(this.#options.rootDir, "pods"),
-      runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
+      runtimeHostNetworkOnly: hostNetworkOnly,
       nodeName: this.nodeName,
       logManager: this.#containerLogManager,
       imageManager: this.#options.imageService && newImageManager({
@@ -424,15 +437,6 @@ export class Kubelet {
       }),
       getPullSecrets: (pod) =>
         getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
-      runtimeHelper: {
-        generateRunContainerOptions: async (pod, container) => ({
-          mounts: await makeMounts(
-            pod,
-            container,
-            volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
-          ),
-        }),
-      },
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,
@@ -469,6 +473,7 @@ export class Kubelet {
       facts: {
         runtime: runtimeName === "embedded" ? "embedded" : "containerd",
         apiServer: kubeClient !== undefined,
+        clusterDNS: (this.#options.clusterDNS ?? []).length > 0,
         uid: Deno.uid() ?? -1,
         gid: Deno.gid() ?? -1,
       },
@@ -963,6 +968,56 @@ export class Kubelet {
     })();
   }
 
+  // What the runtime manager asks of the kubelet (kubelet's RuntimeHelper): the pod's DNS, host
+  // name, volume mounts, hosts file and termination message folder (the last two under
+  // <rootDir>/pod-dirs/<uid>; the volumes are under <rootDir>/pods/<uid>/volumes).
+  #runtimeHelper(): RuntimeHelper {
+    const clusterDomain = this.#options.clusterDomain ?? "";
+    const dns = new Configurer({
+      recorder: this.events,
+      nodeRef: nodeRef(this.nodeName),
+      nodeIPs: this.#hostIPs(),
+      clusterDNS: this.#options.clusterDNS ?? [],
+      clusterDomain,
+      resolverConfig: this.#options.resolverConfig ?? "/etc/resolv.conf",
+    });
+    const podsDir = this.#podsDir();
+    return {
+      getPodDNS: (pod) => dns.getPodDNS(pod),
+      generatePodHostNameAndDomain: (pod) => generatePodHostNameAndDomain(pod, clusterDomain),
+      // kubelet's makeMounts: the container's volume mounts, then the managed /etc/hosts.
+      generateRunContainerOptions: async (pod, container, { podIPs }) => {
+        const volumeMounts = this.#volumeManager
+          ? await makeMounts(
+            pod,
+            container,
+            this.#volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
+          )
+          : [];
+        const options = await generateRunContainerOptions(pod, container, {
+          podsDir,
+          podIPs,
+          clusterDomain,
+        });
+        return { ...options, mounts: [...volumeMounts, ...options.mounts] };
+      },
+    };
+  }
+
+  // Kubelet's <root-dir>/pods; probelet's <root-dir>/pods holds the container logs.
+  #podsDir(): string {
+    return join(this.#options.rootDir, "pod-dirs");
+  }
+
+  // kubelet's cleanupOrphanedPodDirs, for one pod whose containers are gone.
+  async #removePodDir(pod: Pod): Promise<void> {
+    await Deno.remove(getPodDir(this.#podsDir(), pod), { recursive: true }).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        log.error(e, "Failed to remove the pod's folder", { pod: podKey(pod) });
+      }
+    });
+  }
+
   /**
    * Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions; then
    * the pod worker's requeue (its resync period, the end of a restart back-off, or the back-off
@@ -1001,6 +1056,11 @@ export class Kubelet {
         });
         throw e;
       }
+      // As kubelet: the runtime status takes the API status's pod IPs (a host-network pod's are
+      // the node's, which its hosts file needs).
+      const apiIPs = (this.statusManager.getPodStatus(pod.metadata.uid ?? "")?.podIPs ?? [])
+        .map((p) => p.ip);
+      if (apiIPs.length > 0) runtimeStatus = { ...runtimeStatus, ips: apiIPs };
       const result = await runtimeManager.syncPod(pod, runtimeStatus, {
         podStartTime: worker.startTime,
       });
@@ -1366,6 +1426,7 @@ export class Kubelet {
           });
           try {
             await runtimeManager.removeOrphanedPod(pod);
+            await this.#removePodDir(pod);
           } catch (e) {
             log.error(e, "Failed to clean up orphaned pod, will retry", { pod: podKey(pod) });
           }
@@ -1463,6 +1524,7 @@ export class Kubelet {
           recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
         });
         await runtimeManager.removePod(pod, after);
+        await this.#removePodDir(pod);
       }
       // kubelet's reconciler unmounts the volumes of a pod gone from the desired state; its
       // tokens go with it.

@@ -32,12 +32,12 @@ function staticPod(name: string, spec: Partial<Pod["spec"]>, command: string[]):
   };
 }
 
-const preStopPod = (command: string[]) =>
+const stopSignalPod = (command: string[]) =>
   staticPod("hooked", {
-    containers: [{ name: "app", lifecycle: { preStop: { exec: { command: ["true"] } } } }],
+    containers: [{ name: "app", lifecycle: { stopSignal: "SIGUSR1" } }],
   }, command);
 
-const refusal = "spec.containers[0].lifecycle.preStop is not supported by this node";
+const refusal = "spec.containers[0].lifecycle.stopSignal is not supported by this node";
 
 Deno.test("TestStaticPodRejectedForUnsupportedField (fake CRI runtime)", async () => {
   const clock = new FakeClock(1_700_000_000_000);
@@ -56,7 +56,7 @@ Deno.test("TestStaticPodRejectedForUnsupportedField (fake CRI runtime)", async (
   });
   try {
     await kubelet.start();
-    kubelet.setPods([preStopPod(["sleep", "600"])]);
+    kubelet.setPods([stopSignalPod(["sleep", "600"])]);
     await kubelet.podUpdatesHandled();
     await clock.step(0);
     await settle();
@@ -106,7 +106,7 @@ Deno.test({
       await kubelet.start();
       const touch = (name: string) => ["sh", "-c", `touch ${markers}/${name}; sleep 600`];
       kubelet.setPods([
-        preStopPod(touch("hooked")),
+        stopSignalPod(touch("hooked")),
         // A host process runs as the agent: asking for exactly that is honoured.
         staticPod("own-uid", { securityContext: { runAsUser: Deno.uid()! } }, touch("own-uid")),
       ]);

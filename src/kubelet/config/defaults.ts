@@ -1,7 +1,7 @@
 /**
  * API defaults for a Pod as the API server (or kubelet, for static pods) applies them before
- * anything uses the pod: probe timings, HTTP probe path and scheme, restart policy, grace period,
- * port protocol, image pull policy.
+ * anything uses the pod: probe timings, HTTP probe and hook path and scheme, restart policy, grace
+ * period, DNS policy, port protocol, image pull policy, termination message path and policy.
  * Mirrors the Pod-related parts of kubernetes' pkg/apis/core/v1/defaults.go.
  * @module
  */
@@ -37,6 +37,7 @@ export function setDefaultsPod(pod: Pod): void {
   const spec = pod.spec;
   spec.restartPolicy ??= "Always";
   spec.terminationGracePeriodSeconds ??= defaultTerminationGracePeriodSeconds;
+  spec.dnsPolicy ??= "ClusterFirst";
   for (const c of spec.initContainers ?? []) setDefaultsContainer(c);
   for (const c of spec.containers) setDefaultsContainer(c);
 }
@@ -54,7 +55,15 @@ export function setDefaultsPod(pod: Pod): void {
  */
 export function setDefaultsContainer(c: Container): void {
   c.imagePullPolicy ??= defaultImagePullPolicy(c.image ?? "");
+  c.terminationMessagePath ??= "/dev/termination-log";
+  c.terminationMessagePolicy ??= "File";
   for (const p of c.ports ?? []) p.protocol ??= "TCP";
+  for (const handler of [c.lifecycle?.postStart, c.lifecycle?.preStop]) {
+    if (handler?.httpGet) {
+      handler.httpGet.path ??= "/";
+      handler.httpGet.scheme ??= "HTTP";
+    }
+  }
   for (const probe of [c.livenessProbe, c.readinessProbe, c.startupProbe]) {
     if (probe) setDefaultsProbe(probe);
   }

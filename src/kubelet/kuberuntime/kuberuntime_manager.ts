@@ -22,8 +22,9 @@ import {
 } from "../images/types.ts";
 import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
-import type { PodSandboxStatus } from "../../cri_client/api.ts";
+import type { DNSConfig, PodSandboxStatus } from "../../cri_client/api.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import { type HttpClient, newHttpClient } from "../../probe/http/mod.ts";
 import type { Clock } from "../../util/clock.ts";
 import type { Backoff } from "../../util/flowcontrol/backoff.ts";
 import { goDuration } from "../../util/go_format.ts";
@@ -33,15 +34,18 @@ import { type ContainerID, containerIDString } from "../container/container_id.t
 import type { EventRecorder, EventType } from "../events/mod.ts";
 import {
   type ContainerManagerContext,
+  convertToKubeContainerStatus,
   ErrCrashLoopBackOff,
   killContainer,
   recordEvent,
+  RuntimeCommandRunner,
   type RuntimeHelper,
   startContainer,
-  toKubeContainerStatus,
   toRuntimeState,
 } from "./kuberuntime_container.ts";
+import { type HandlerRunner, newHandlerRunner } from "../lifecycle/handlers.ts";
 import type { ContainerLogManager } from "../logs/container_log_manager.ts";
+import { getNodenameForKernel } from "../util/util.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
 import {
   getContainerInfoFromAnnotations,
@@ -115,7 +119,12 @@ export interface RuntimePod {
 }
 
 /** Why a container is killed (kubelet's `containerKillReason`). */
-export type ContainerKillReason = "" | "StartupProbe" | "LivenessProbe" | "Unknown";
+export type ContainerKillReason =
+  | ""
+  | "StartupProbe"
+  | "LivenessProbe"
+  | "FailedPostStartHook"
+  | "Unknown";
 
 /** A container to kill and the message of its `Killing` event. */
 export interface ContainerToKillInfo {
@@ -684,8 +693,10 @@ export interface RuntimeManagerOptions {
   imageManager?: ImageManager;
   /** The pod's image pull secrets (kubelet's `getPullSecretsForPod`); none when undefined. */
   getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
-  /** The kubelet's part of each container's config (its volume mounts). */
+  /** A container's mounts (volumes, /etc/hosts) and message folder (the kubelet's); none without. */
   runtimeHelper?: RuntimeHelper;
+  /** Sends HTTP lifecycle hooks; default: kubelet's hook client (TLS unverified, no timeout). */
+  httpDoer?: HttpClient;
 }
 
 /**
@@ -713,6 +724,7 @@ export class KubeGenericRuntimeManager {
   #imageManager?: ImageManager;
   #getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
   #runtimeHelper?: RuntimeHelper;
+  #runner: HandlerRunner;
   readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
@@ -732,6 +744,13 @@ export class KubeGenericRuntimeManager {
     this.#imageManager = options.imageManager;
     this.#getPullSecrets = options.getPullSecrets;
     this.#runtimeHelper = options.runtimeHelper;
+    this.#runner = newHandlerRunner({
+      httpDoer: options.httpDoer ?? newHttpClient({ clock: options.clock }),
+      commandRunner: new RuntimeCommandRunner(options.runtime),
+      containerManager: this,
+      eventRecorder: options.recorder,
+      clock: options.clock,
+    });
   }
 
   /**
@@ -788,7 +807,7 @@ export class KubeGenericRuntimeManager {
     for (const c of containers) {
       try {
         const { status } = await this.runtime.containerStatus(c.id);
-        statuses.push(toKubeContainerStatus(status, this.runtimeName));
+        statuses.push(await convertToKubeContainerStatus(status, this.runtimeName));
       } catch (e) {
         if (!isNotFound(e)) {
           throw new Error(
@@ -887,13 +906,27 @@ export class KubeGenericRuntimeManager {
     }
 
     let sandboxID = changes.sandboxID;
-    let podIP = podStatus.ips[0] ?? "";
-    const sandboxConfig = generatePodSandboxConfig(pod, {
-      attempt: changes.attempt,
-      podLogsRootDir: this.#logsRoot,
-      nodeName: this.nodeName,
-      podStartTime: options.podStartTime,
-    });
+    let podIPs = podStatus.ips;
+    let sandboxConfig;
+    try {
+      sandboxConfig = generatePodSandboxConfig(pod, {
+        attempt: changes.attempt,
+        podLogsRootDir: this.#logsRoot,
+        nodeName: this.nodeName,
+        podStartTime: options.podStartTime,
+        ...(await this.#sandboxNaming(pod, changes)),
+      });
+    } catch (e) {
+      log.error(e, "Failed to generate sandbox config for pod", { pod: podKey(pod) });
+      this.#event(
+        pod,
+        undefined,
+        "Warning",
+        "FailedCreatePodSandBox",
+        `Failed to create pod sandbox: ${errorText(e)}`,
+      );
+      return result;
+    }
     if (changes.createSandbox) {
       try {
         await Deno.mkdir(sandboxConfig.logDirectory!, { recursive: true });
@@ -901,7 +934,12 @@ export class KubeGenericRuntimeManager {
         result.changed = true;
         log.V(4).info("Created PodSandbox for pod", { podSandboxID: sandboxID, pod: podKey(pod) });
         const { status } = await this.runtime.podSandboxStatus(sandboxID);
-        podIP = status.network?.ip ?? "";
+        // A host-network pod keeps the IPs it came with (the node's): its sandbox reports none.
+        if (!pod.spec.hostNetwork) {
+          podIPs = status.network?.ip
+            ? [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)]
+            : [];
+        }
       } catch (e) {
         log.error(e, "CreatePodSandbox for pod failed", { pod: podKey(pod) });
         this.#event(
@@ -938,7 +976,8 @@ export class KubeGenericRuntimeManager {
         container,
         pod,
         podStatus,
-        podIP,
+        podIP: podIPs[0] ?? "",
+        podIPs,
         pullSecrets,
       });
       if (failure && imageErrors.has(failure.reason)) result.syncFailed = true;
@@ -1149,13 +1188,36 @@ export class KubeGenericRuntimeManager {
     await this.removePod(pod, status);
   }
 
+  // The sandbox's DNS configuration and host name, from the kubelet (kubelet's
+  // generatePodSandboxConfig); only when something is to be created, as the DNS configuration
+  // may record events.
+  async #sandboxNaming(
+    pod: Pod,
+    changes: PodActions,
+  ): Promise<{ dnsConfig?: DNSConfig; hostname?: string }> {
+    const helper = this.#runtimeHelper;
+    const creating = changes.createSandbox || changes.containersToStart.length > 0 ||
+      changes.initContainersToStart.length > 0;
+    if (!helper || !creating) return {};
+    const dnsConfig = await helper.getPodDNS(pod);
+    if (pod.spec.hostNetwork) return { dnsConfig };
+    const { hostname, hostDomain } = helper.generatePodHostNameAndDomain(pod);
+    return {
+      dnsConfig,
+      hostname: getNodenameForKernel(hostname, hostDomain, pod.spec.setHostnameAsFQDN),
+    };
+  }
+
   #context(): ContainerManagerContext {
     return {
       runtime: this.runtime,
       recorder: this.#recorder,
       nodeName: this.nodeName,
       imageManager: this.#imageManager,
+      runner: this.#runner,
+      runtimeName: this.runtimeName,
       runtimeHelper: this.#runtimeHelper,
+      clock: this.#clock,
     };
   }
 

@@ -5,7 +5,7 @@
  */
 import { buildPodLogsDirectory } from "./helpers.ts";
 import type { Pod } from "../../api/core/v1/mod.ts";
-import type { PodSandboxConfig } from "../../cri_client/api.ts";
+import type { DNSConfig, PodSandboxConfig } from "../../cri_client/api.ts";
 import { newPodAnnotations, newPodLabels, probeletPodStartTimeAnnotation } from "./labels.ts";
 
 /** Inputs of {@linkcode generatePodSandboxConfig} besides the pod. */
@@ -18,6 +18,13 @@ export interface PodSandboxConfigOptions {
   nodeName: string;
   /** The pod's status `startTime`, recorded for a restarted agent (annotation). */
   podStartTime?: string;
+  /** The sandbox's DNS configuration (kubelet's `GetPodDNS`); none: the runtime's default. */
+  dnsConfig?: DNSConfig;
+  /**
+   * The kernel host name of a pod outside the host network (`spec.hostname` or the pod's name,
+   * as FQDN with `setHostnameAsFQDN`); default: the pod's name cut to 63 characters.
+   */
+  hostname?: string;
 }
 
 /**
@@ -53,7 +60,8 @@ export function generatePodSandboxConfig(
       },
     },
   };
-  if (!hostNetwork) config.hostname = name.slice(0, 63);
+  if (options.dnsConfig) config.dnsConfig = options.dnsConfig;
+  if (!hostNetwork) config.hostname = options.hostname ?? name.slice(0, 63);
   const portMappings = [...(pod.spec.containers ?? [])].flatMap((c) =>
     (c.ports ?? []).filter((p) => p.hostPort).map((p) => ({
       protocol: p.protocol ?? "TCP",

@@ -29,6 +29,8 @@ import type {
   GRPCAction,
   HTTPGetAction,
   HTTPHeader,
+  Lifecycle,
+  LifecycleHandler,
   NodeAffinity,
   Pod,
   PodOS,
@@ -39,6 +41,7 @@ import type {
   ResourceRequirements,
   SeccompProfile,
   SecurityContext,
+  SleepAction,
   TCPSocketAction,
   Volume,
   VolumeMount,
@@ -65,6 +68,8 @@ export interface NodeFacts {
   /** The agent's own uid and gid (host processes of the embedded runtime run as them). */
   uid: number;
   gid: number;
+  /** `--cluster-dns` is set: `ClusterFirst` pods get the cluster's nameservers. */
+  clusterDNS?: boolean;
 }
 
 /** Where a value is being checked. */
@@ -165,6 +170,36 @@ const probeFields: FieldTable<Probe> = {
   successThreshold: both(supported()),
   failureThreshold: both(supported()),
   terminationGracePeriodSeconds: both(supported("the kill after a liveness or startup failure")),
+};
+
+// Lifecycle hooks: kubelet's handler runner on both runtimes; exec runs where exec probes run.
+const sleepActionFields: FieldTable<SleepAction> = { seconds: both(supported()) };
+const lifecycleHandlerFields: FieldTable<LifecycleHandler> = {
+  exec: {
+    ...both(supported("runs in the container (embedded: on the host, as exec probes)")),
+    fields: execActionFields,
+  },
+  httpGet: {
+    containerd: supported("sent by the agent to the pod IP"),
+    embedded: supported("sent by the agent to 127.0.0.1, the pod IP"),
+    fields: httpGetFields,
+  },
+  tcpSocket: {
+    ...both(supported("not a lifecycle handler: the hook fails, as in kubelet")),
+    fields: tcpSocketFields,
+  },
+  sleep: { ...both(supported()), fields: sleepActionFields },
+};
+const lifecycleFields: FieldTable<Lifecycle> = {
+  postStart: {
+    ...both(supported("after the start; a failure kills the container")),
+    fields: lifecycleHandlerFields,
+  },
+  preStop: {
+    ...both(supported("before the stop, within the grace period, which it shortens")),
+    fields: lifecycleHandlerFields,
+  },
+  stopSignal: both(refused("no stop signal is passed to the runtime: SIGTERM is sent")),
 };
 
 const containerPortFields: FieldTable<ContainerPort> = {
@@ -457,20 +492,19 @@ const containerFields: FieldTable<Container> = {
   livenessProbe: { ...both(supported()), fields: probeFields },
   readinessProbe: { ...both(supported()), fields: probeFields },
   startupProbe: { ...both(supported()), fields: probeFields },
-  lifecycle: {
-    ...both(refused("no postStart or preStop hooks (issue 16 item 5)")),
-    nameSource: true,
-  },
-  terminationMessagePath: both(
-    refused("no termination message file is mounted or read (issue 16 item 6)", {
+  lifecycle: { ...both(supported()), fields: lifecycleFields },
+  terminationMessagePath: {
+    containerd: supported("a file mounted there is read after the exit (4 KiB)"),
+    embedded: refused("a host process has no mount namespace: no file is mounted", {
       text: "the API default `/dev/termination-log`: an offer to report a message, not a demand; " +
-        "the container runs the same, only no message is reported",
+        "the process runs the same, and only `FallbackToLogsOnError` reports one",
       test: (value) => value === "/dev/termination-log",
     }),
-  ),
-  terminationMessagePolicy: both(
-    refused("no message from the log tail (issue 16 item 6)", only("`File` (the default)", "File")),
-  ),
+  },
+  terminationMessagePolicy: {
+    containerd: supported(),
+    embedded: supported("`FallbackToLogsOnError`: the log tail of a failed process"),
+  },
   imagePullPolicy: {
     containerd: supported(
       "kubelet's image manager: `Pulling`/`Pulled` events, `ErrImagePull` → `ImagePullBackOff`, " +
@@ -528,14 +562,13 @@ export const podSpecFields: FieldTable<PodSpec> = {
   terminationGracePeriodSeconds: both(supported()),
   activeDeadlineSeconds: both(refused("no active deadline enforcement")),
   dnsPolicy: {
-    containerd: refused("no DNS configuration is passed to CRI: the sandbox gets " + dnsHost, {
-      text: "`ClusterFirst`, `ClusterFirstWithHostNet`, `Default`: without `--cluster-dns` " +
-        `kubelet too falls back to ${dnsHost}`,
-      test: (v) => v === "ClusterFirst" || v === "ClusterFirstWithHostNet" || v === "Default",
-    }),
+    containerd: supported("the sandbox's resolv.conf, from `--resolv-conf` and `--cluster-dns`"),
     embedded: refused(`host processes read ${dnsHost}`, {
-      text: "`ClusterFirst`, `ClusterFirstWithHostNet`, `Default` (as on containerd)",
-      test: (v) => v === "ClusterFirst" || v === "ClusterFirstWithHostNet" || v === "Default",
+      text: "`ClusterFirst` and `Default` (a host-network pod's DNS); `ClusterFirstWithHostNet` " +
+        "without `--cluster-dns`",
+      test: (v, ctx) =>
+        v === "ClusterFirst" || v === "Default" ||
+        (v === "ClusterFirstWithHostNet" && !ctx.facts.clusterDNS),
     }),
   },
   nodeSelector: both(supported(predicateChecked)),
@@ -570,19 +603,31 @@ export const podSpecFields: FieldTable<PodSpec> = {
     ),
     embedded: supported("no images on this runtime, nothing to pull (its design)"),
   },
-  hostname: both(refused("the sandbox's hostname is the pod's name (issue 16 item 7)")),
-  subdomain: both(refused("no hosts file or FQDN hostname (issue 16 item 7)")),
+  hostname: {
+    containerd: supported("the sandbox's host name and the hosts file"),
+    embedded: refused(hostProcess),
+  },
+  subdomain: {
+    containerd: supported("the hosts file's FQDN (`--cluster-domain`)"),
+    embedded: refused(hostProcess),
+  },
   affinity: { ...both(supported()), fields: affinityFields },
   schedulerName: both(ignored("scheduler only")),
   tolerations: both(supported("`NoExecute` ones are checked by admission, as kubelet does")),
-  hostAliases: both(refused("no kubelet-managed /etc/hosts (issue 16 item 7)")),
+  hostAliases: {
+    containerd: supported("entries of the kubelet-managed /etc/hosts"),
+    embedded: refused("host processes read the host's /etc/hosts"),
+  },
   priorityClassName: both(ignored("resolved into `priority` by the API server")),
   priority: both(
     ignored(
       "kubelet reads it for eviction and critical-pod preemption, neither of which exists here",
     ),
   ),
-  dnsConfig: { ...both(refused("no resolv.conf management (issue 16 item 7)")), nameSource: true },
+  dnsConfig: {
+    containerd: supported("merged into the sandbox's resolv.conf"),
+    embedded: refused(`host processes read ${dnsHost}`),
+  },
   readinessGates: both(supported()),
   runtimeClassName: both(refused("no runtime handler is passed to CRI")),
   enableServiceLinks: both(
@@ -595,7 +640,10 @@ export const podSpecFields: FieldTable<PodSpec> = {
   preemptionPolicy: both(ignored("scheduler only")),
   overhead: both(refused("no pod cgroup is sized (comes with runtimeClassName, refused)")),
   topologySpreadConstraints: both(ignored("scheduler only")),
-  setHostnameAsFQDN: both(refused("no FQDN hostname (issue 16 item 7)", only(nothingAsked, false))),
+  setHostnameAsFQDN: {
+    containerd: supported("the sandbox's host name is the FQDN"),
+    embedded: refused(hostProcess, only(nothingAsked, false)),
+  },
   os: { ...both(supported()), fields: podOSFields },
   hostUsers: {
     containerd: refused(
@@ -640,6 +688,9 @@ export const podFieldTables: Readonly<Record<string, Readonly<Record<string, Fie
   ProjectedVolumeSource: projectedFields,
   VolumeProjection: volumeProjectionFields,
   VolumeMount: volumeMountFields,
+  Lifecycle: lifecycleFields,
+  LifecycleHandler: lifecycleHandlerFields,
+  SleepAction: sleepActionFields,
 };
 
 /** One field a pod sets that this node does not honour. */

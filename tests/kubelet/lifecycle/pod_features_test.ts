@@ -223,17 +223,43 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     assertEquals(paths(pod, embedded), want);
   });
 
-  await t.step("hooks and termination messages", () => {
-    const pod = getTestPod({}, {
-      lifecycle: { postStart: { exec: { command: ["true"] } }, preStop: { sleep: { seconds: 4 } } },
-      terminationMessagePath: "/tmp/msg",
-      terminationMessagePolicy: "FallbackToLogsOnError",
-    });
-    assertEquals(paths(pod, containerd), [
-      "spec.containers[0].lifecycle.postStart",
-      "spec.containers[0].lifecycle.preStop",
-      "spec.containers[0].terminationMessagePath",
-      "spec.containers[0].terminationMessagePolicy",
+  await t.step(
+    "hooks and termination messages: run; a stop signal and, on embedded, a message path refused",
+    () => {
+      const pod = getTestPod({}, {
+        lifecycle: {
+          postStart: { exec: { command: ["true"] } },
+          preStop: { sleep: { seconds: 4 } },
+          stopSignal: "SIGUSR1",
+        },
+        terminationMessagePath: "/tmp/msg",
+        terminationMessagePolicy: "FallbackToLogsOnError",
+      });
+      assertEquals(paths(pod, containerd), ["spec.containers[0].lifecycle.stopSignal"]);
+      assertEquals(paths(pod, embedded), [
+        "spec.containers[0].lifecycle.stopSignal",
+        "spec.containers[0].terminationMessagePath",
+      ]);
+    },
+  );
+
+  await t.step("hosts and DNS: honoured on containerd, refused for host processes", () => {
+    const pod = getTestPod({
+      hostname: "h",
+      subdomain: "s",
+      setHostnameAsFQDN: true,
+      hostAliases: [{ ip: "10.1.2.3", hostnames: ["a"] }],
+      dnsPolicy: "None",
+      dnsConfig: { nameservers: ["10.0.0.53"], options: [{ name: "ndots", value: "2" }] },
+    }, {});
+    assertEquals(paths(pod, containerd), []);
+    assertEquals(paths(pod, embedded), [
+      "spec.hostname",
+      "spec.subdomain",
+      "spec.setHostnameAsFQDN",
+      "spec.hostAliases",
+      "spec.dnsPolicy",
+      "spec.dnsConfig",
     ]);
   });
 
@@ -440,6 +466,18 @@ const holders: Record<string, (value: unknown) => { pod: Pod; path: string }> = 
   VolumeMount: (v) => ({
     pod: podWith({ container: { volumeMounts: [{ x: v }] } }),
     path: "spec.containers[0].volumeMounts[0].x",
+  }),
+  Lifecycle: (v) => ({
+    pod: podWith({ container: { lifecycle: { x: v } } }),
+    path: "spec.containers[0].lifecycle.x",
+  }),
+  LifecycleHandler: (v) => ({
+    pod: podWith({ container: { lifecycle: { preStop: { x: v } } } }),
+    path: "spec.containers[0].lifecycle.preStop.x",
+  }),
+  SleepAction: (v) => ({
+    pod: podWith({ container: { lifecycle: { preStop: { sleep: { x: v } } } } }),
+    path: "spec.containers[0].lifecycle.preStop.sleep.x",
   }),
 };
 
