@@ -9,10 +9,17 @@ import { strictEqual as assertEquals } from "node:assert/strict";
 import { newGrpcProber } from "../../../src/probe/grpc/grpc.ts";
 import { ProbeResult } from "../../../src/probe/probe.ts";
 import { concat, frame, FrameType, settingsFrame } from "../../../src/util/h2/frame.ts";
+import { libc } from "../../../src/util/libc.ts";
 import { findTcpDescriptor } from "../../../src/util/socket.ts";
 
-// Long enough for our PING ACKs to fill the socket's buffers (≈ 4 MB on loopback).
 const timeoutMs = 1000;
+const solSocket = 1;
+const soSndBuf = 7;
+
+/** The probe's end of an accepted connection (it lives in this process). */
+function clientEnd(conn: Deno.Conn): number | undefined {
+  return findTcpDescriptor({ localAddr: conn.remoteAddr, remoteAddr: conn.localAddr } as Deno.Conn);
+}
 
 /** An HTTP/2 "server" that sends its SETTINGS, then PINGs without end, and never reads. */
 function startPingFlood() {
@@ -24,6 +31,13 @@ function startPingFlood() {
   const accepting = (async () => {
     for await (const conn of listener) {
       conns.push(conn);
+      // A small send buffer on the probe's socket, as a slow network would give: our PING ACKs
+      // then fill it well within the timeout instead of after ~4 MB (autotuning on loopback).
+      const fd = clientEnd(conn);
+      if (fd !== undefined) {
+        const size = new Uint8Array(new Int32Array([4096]).buffer);
+        libc()?.setsockopt(fd, solSocket, soSndBuf, size, size.length);
+      }
       (async () => {
         await conn.write(settingsFrame([]));
         for (;;) {
@@ -37,12 +51,7 @@ function startPingFlood() {
     conns,
     /** Accepted connections whose client end (the probe's socket, in this process) is open. */
     clientSocketsOpen(): number {
-      return conns.filter((conn) =>
-        findTcpDescriptor(
-          { localAddr: conn.remoteAddr, remoteAddr: conn.localAddr } as Deno.Conn,
-        ) !==
-          undefined
-      ).length;
+      return conns.filter((conn) => clientEnd(conn) !== undefined).length;
     },
     async close() {
       for (const conn of conns) {
