@@ -183,7 +183,8 @@ export async function doHTTPProbe(req: ProbeRequest, client: HttpClient): Promis
   }
 }
 
-const timeoutAwaitingHeaders =
+/** Go's client timeout text while no response head has arrived yet. */
+export const timeoutAwaitingHeaders =
   "context deadline exceeded (Client.Timeout exceeded while awaiting headers)";
 const timeoutReadingBody =
   "context deadline exceeded (Client.Timeout or context cancellation while reading body)";
@@ -372,7 +373,15 @@ function refererForURL(lastReq: ProbeURL, newReq: ProbeURL, explicitRef: string)
   return withoutUser.toString();
 }
 
-function stripPassword(url: ProbeURL): string {
+/**
+ * The URL as Go's `url.Error` prints it: a password in it masked as `***`.
+ *
+ * @example
+ * ```ts
+ * stripPassword(ProbeURL.parse("http://u:p@h/")); // "http://u:***@h/"
+ * ```
+ */
+export function stripPassword(url: ProbeURL): string {
   const colon = url.user?.indexOf(":") ?? -1;
   if (url.user === undefined || colon < 0) return url.toString();
   const masked = url.clone();

@@ -36,6 +36,7 @@ import {
   stripPadding,
   uint32Frame,
 } from "./frame.ts";
+import { abortConn, writeAll } from "../socket.ts";
 
 /** What the server sent on a request's stream. */
 export interface H2Response {
@@ -399,7 +400,8 @@ export class H2ClientConn {
         const bytes = concat(this.#out);
         this.#out = [];
         this.#queuedReplies = 0;
-        for (let off = 0; off < bytes.length;) off += await this.#conn.write(bytes.subarray(off));
+        // Through writeAll, so that closing can end a write the peer never reads (socket.ts).
+        await writeAll(this.#conn, bytes);
       }
     } catch (err) {
       this.#fail(err);
@@ -418,11 +420,8 @@ export class H2ClientConn {
       ? err.message
       : String(err);
     this.#out = [];
-    try {
-      this.#conn.close();
-    } catch {
-      // Already closed.
-    }
+    // Not close() alone: a write the peer does not read would keep the socket (socket.ts).
+    abortConn(this.#conn);
     this.#ready.reject(err ?? new H2ConnectionClosedError("EOF before the server's SETTINGS"));
     for (const stream of [...this.#streams.values()]) {
       if (err === undefined) {
