@@ -20,7 +20,7 @@ import { join } from "node:path";
 import type { Node, Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
 import { isNotFound } from "../client/errors.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
-import type { RuntimeService } from "../cri_client/runtime_service.ts";
+import type { ImageManagerService, RuntimeService } from "../cri_client/runtime_service.ts";
 import { type Clock, type ClockTimer, RealClock } from "../util/clock.ts";
 import { Backoff } from "../util/flowcontrol/backoff.ts";
 import * as log from "../util/log.ts";
@@ -133,8 +133,15 @@ export interface KubeletOptions {
   hostIP?: string;
   /** Folder (or file) of static pod manifests; none = pods only via `setPods`. */
   podManifestPath?: string;
-  /** The agent's state folder (pod logs go to `<rootDir>/pods`). */
+  /** The agent's state folder (pod logs go to `<rootDir>/pods`, seccomp profiles are read from `<rootDir>/seccomp`). */
   rootDir: string;
+  /**
+   * A CRI runtime's image service: the image's user decides `runAsNonRoot` and the default user.
+   * Not for the embedded runtime (its processes run as the agent).
+   */
+  imageService?: ImageManagerService;
+  /** The node's memory in bytes for Burstable OOM scores; default: this machine's. */
+  memoryCapacity?: number;
   /** Period of each pod's resync when no event asks for one (default 1 min, as kubelet). */
   syncFrequencyMs?: number;
   /**
@@ -374,6 +381,11 @@ export class Kubelet {
       runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
       nodeName: this.nodeName,
       logManager: this.#containerLogManager,
+      imageService: this.#options.imageService,
+      linux: {
+        seccompProfileRoot: join(this.#options.rootDir, "seccomp"),
+        memoryCapacity: this.#options.memoryCapacity,
+      },
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,

@@ -129,10 +129,19 @@ async function startAgent(
     (flags.kubeconfig ? (clients = await buildKubeClients(flags, { clock })) : undefined);
   let runtime: RuntimeService;
   let embedded: EmbeddedRuntimeService | undefined;
+  let imageService: RemoteImageService | undefined;
   if (flags.containerRuntimeEndpoint) {
     runtime = await newRemoteRuntimeService(flags.containerRuntimeEndpoint, {
       requestTimeoutMs: flags.runtimeRequestTimeoutMs,
     }).catch((e) => {
+      clients?.close();
+      throw e;
+    });
+    // The image's user decides runAsNonRoot (kubelet's ImageStatus before each create).
+    imageService = await newRemoteImageService(flags.containerRuntimeEndpoint, {
+      requestTimeoutMs: flags.runtimeRequestTimeoutMs,
+    }).catch((e) => {
+      runtime.close();
       clients?.close();
       throw e;
     });
@@ -183,6 +192,7 @@ async function startAgent(
     backOff: options.backOff,
     recorders,
     probePool,
+    imageService,
     // API-server mode: pods bound to this node, their statuses, mirror pods, admission.
     kubeClient: api?.kubeClient,
     getNode: () => node?.nodeStatus.lastNode,
@@ -192,7 +202,6 @@ async function startAgent(
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let node: NodeAgent | undefined;
-  let imageService: RemoteImageService | undefined;
   let stopped: Promise<void> | undefined;
   // The last resort (a second signal, a stop past its deadline): SIGKILL the running exec probes
   // the embedded runtime started, and its containers unless --stop-pods-on-exit=false leaves them
@@ -234,10 +243,7 @@ async function startAgent(
   try {
     server?.setSource(kubelet);
     if (api) {
-      const images = embedded ??
-        (imageService = await newRemoteImageService(flags.containerRuntimeEndpoint, {
-          requestTimeoutMs: flags.runtimeRequestTimeoutMs,
-        }));
+      const images = embedded ?? imageService!;
       node = await newNodeAgent({
         flags,
         clock,

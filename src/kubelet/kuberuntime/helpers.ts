@@ -1,9 +1,14 @@
 /**
- * Where a pod's container logs go: `<podLogsDir>/<namespace>_<name>_<uid>/<container>/<n>.log`.
+ * Where a pod's container logs go: `<podLogsDir>/<namespace>_<name>_<uid>/<container>/<n>.log`;
+ * which seccomp profile a container gets.
  * Mirrors kubelet's pkg/kubelet/kuberuntime/helpers.go (`BuildPodLogsDirectory`,
- * `BuildContainerLogsDirectory`), with every name checked to stay one path segment.
+ * `BuildContainerLogsDirectory`, `getSeccompProfile`, `fieldSeccompProfile`), with every name
+ * checked to stay one path segment.
  * @module
  */
+import type { PodSecurityContext, SeccompProfile, SecurityContext } from "../../api/core/v1/mod.ts";
+import type { SecurityProfile } from "../../cri_client/api.ts";
+import { join } from "node:path";
 import { joinInside } from "../../util/path.ts";
 
 /**
@@ -49,4 +54,58 @@ export function buildContainerLogsDirectory(
   containerName: string,
 ): string {
   return joinInside(podLogsDirectory, containerName);
+}
+
+/**
+ * kubelet's `getSeccompProfile`: the container's profile, else the pod's, else RuntimeDefault with
+ * `--seccomp-default` and Unconfined without.
+ *
+ * @example
+ * ```ts
+ * getSeccompProfile(undefined, { seccompProfile: { type: "RuntimeDefault" } }, {
+ *   seccompProfileRoot: "/var/lib/kubelet/seccomp", seccompDefault: false,
+ * }); // { profileType: "RuntimeDefault" }
+ * ```
+ */
+export function getSeccompProfile(
+  podSecContext: PodSecurityContext | undefined,
+  containerSecContext: SecurityContext | undefined,
+  options: { seccompProfileRoot: string; seccompDefault: boolean },
+): SecurityProfile {
+  if (containerSecContext?.seccompProfile) {
+    return fieldSeccompProfile(containerSecContext.seccompProfile, options);
+  }
+  if (podSecContext?.seccompProfile) {
+    return fieldSeccompProfile(podSecContext.seccompProfile, options);
+  }
+  return { profileType: options.seccompDefault ? "RuntimeDefault" : "Unconfined" };
+}
+
+/**
+ * kubelet's `fieldSeccompProfile`: a `seccompProfile` field as a CRI profile; a `Localhost`
+ * profile is a file under the seccomp root and must be named (an error otherwise).
+ *
+ * @example
+ * ```ts
+ * fieldSeccompProfile({ type: "Localhost", localhostProfile: "audit.json" }, {
+ *   seccompProfileRoot: "/var/lib/kubelet/seccomp", seccompDefault: false,
+ * }); // { profileType: "Localhost", localhostRef: "/var/lib/kubelet/seccomp/audit.json" }
+ * ```
+ */
+export function fieldSeccompProfile(
+  scmp: SeccompProfile | undefined,
+  options: { seccompProfileRoot: string; seccompDefault: boolean },
+): SecurityProfile {
+  if (!scmp) return { profileType: options.seccompDefault ? "RuntimeDefault" : "Unconfined" };
+  if (scmp.type === "RuntimeDefault") return { profileType: "RuntimeDefault" };
+  if (scmp.type === "Localhost") {
+    if (scmp.localhostProfile) {
+      return {
+        profileType: "Localhost",
+        localhostRef: join(options.seccompProfileRoot, scmp.localhostProfile),
+      };
+    }
+    throw new Error("localhostProfile must be set if seccompProfile type is Localhost.");
+  }
+  return { profileType: "Unconfined" };
 }

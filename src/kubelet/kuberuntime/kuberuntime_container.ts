@@ -13,7 +13,7 @@ import type {
   ContainerStatus as CriContainerStatus,
   PodSandboxConfig,
 } from "../../cri_client/api.ts";
-import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import type { ImageManagerService, RuntimeService } from "../../cri_client/runtime_service.ts";
 import * as log from "../../util/log.ts";
 import type { CommandRunner } from "../container/command_runner.ts";
 import { type ContainerID, containerIDString } from "../container/container_id.ts";
@@ -29,6 +29,11 @@ import {
   type RuntimePodStatus,
 } from "./kuberuntime_manager.ts";
 import {
+  applyPlatformSpecificContainerConfig,
+  type LinuxConfigOptions,
+} from "./kuberuntime_container_linux.ts";
+import { verifyRunAsNonRoot } from "./security_context_others.ts";
+import {
   containerRestartCountLabel,
   getContainerInfoFromAnnotations,
   getContainerInfoFromLabels,
@@ -43,17 +48,33 @@ export const minimumGracePeriodInSeconds = 2;
 /** Waiting reasons of containers that could not be started (kubecontainer errors). */
 export const ErrCrashLoopBackOff = "CrashLoopBackOff";
 /** See {@linkcode ErrCrashLoopBackOff}. */
+export const ErrCreateContainerConfig = "CreateContainerConfigError";
+/** See {@linkcode ErrCrashLoopBackOff}. */
 export const ErrCreateContainer = "CreateContainerError";
 /** See {@linkcode ErrCrashLoopBackOff}. */
 export const ErrRunContainer = "RunContainerError";
 
-/** The container config (kubelet's `generateContainerConfig`), with kubelet's labels. */
+/**
+ * The container config (kubelet's `generateContainerConfig`), with kubelet's labels and the Linux
+ * part (security context, resources). `image` is the image's user as the runtime reports it.
+ * Throws what kubelet reports as `CreateContainerConfigError`: `runAsNonRoot` not met, a
+ * `Localhost` seccomp profile without a name.
+ */
 export function generateContainerConfig(
   pod: Pod,
   container: Container,
-  options: { restartCount: number; nodeName: string },
+  options: {
+    restartCount: number;
+    nodeName: string;
+    image?: { uid: number | undefined; username: string };
+    linux: LinuxConfigOptions;
+  },
 ): ContainerConfig {
   const { restartCount } = options;
+  const image = options.image ?? { uid: undefined, username: "" };
+  // Non-root verification only supports a numeric user.
+  const nonRoot = verifyRunAsNonRoot(pod, container, image);
+  if (nonRoot) throw nonRoot;
   const envs = (container.env ?? []).map((e) => ({ key: e.name, value: e.value ?? "" }));
   const config: ContainerConfig = {
     metadata: { name: container.name, attempt: restartCount },
@@ -65,15 +86,6 @@ export function generateContainerConfig(
       hash: hashContainer(container),
     }),
     logPath: `${container.name}/${restartCount}.log`,
-    linux: {
-      securityContext: {
-        namespaceOptions: {
-          network: pod.spec.hostNetwork ? "NODE" : "POD",
-          pid: "CONTAINER",
-          ipc: "POD",
-        },
-      },
-    },
   };
   if (container.command) {
     config.command = expandContainerCommandOnlyStatic(container.command, container.env);
@@ -82,7 +94,29 @@ export function generateContainerConfig(
     config.args = expandContainerCommandOnlyStatic(container.args, container.env);
   }
   if (container.workingDir) config.workingDir = container.workingDir;
+  applyPlatformSpecificContainerConfig(config, container, pod, image, options.linux);
   return config;
+}
+
+/**
+ * kubelet's `getImageUser`: the image's uid, or its user name when not numeric; an image without
+ * either (or one the runtime does not have) runs as root, uid 0.
+ *
+ * @example
+ * ```ts
+ * await getImageUser(imageService, "probelet.local/busybox:1"); // { uid: 0, username: "" }
+ * ```
+ */
+export async function getImageUser(
+  imageService: ImageManagerService,
+  image: string,
+): Promise<{ uid: number | undefined; username: string }> {
+  const { image: status } = await imageService.imageStatus({ image });
+  if (status) {
+    if (status.uid !== undefined) return { uid: Number(status.uid.value), username: "" };
+    if (status.username !== "") return { uid: undefined, username: status.username };
+  }
+  return { uid: 0, username: "" };
 }
 
 /** What starting and killing a container needs from the runtime manager. */
@@ -91,6 +125,13 @@ export interface ContainerManagerContext {
   recorder: EventRecorder;
   /** The owning node, put in probelet's node label. */
   nodeName: string;
+  /**
+   * Where the image's user comes from (`ImageStatus`), for `runAsNonRoot` and the default user.
+   * Without one (the embedded runtime: its processes run as the agent) no image user is known.
+   */
+  imageService?: ImageManagerService;
+  /** Node settings of the containers' Linux config. */
+  linux: LinuxConfigOptions;
 }
 
 /** Arguments of {@linkcode startContainer}. */
@@ -106,7 +147,8 @@ export interface StartContainerOptions {
 
 /**
  * Creates and starts one container; resolves with the failure (reason and message) or undefined
- * on success. Kubelet's `startContainer` without image pulls and lifecycle hooks.
+ * on success. Kubelet's `startContainer` without image pulls and lifecycle hooks: a config that
+ * cannot be made (`runAsNonRoot` not met, say) is `CreateContainerConfigError`.
  */
 export async function startContainer(
   m: ContainerManagerContext,
@@ -115,7 +157,6 @@ export async function startContainer(
   const { sandboxID, sandboxConfig, container, pod, podStatus } = options;
   const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
   const restartCount = previous ? previous.restartCount + 1 : 0;
-  const config = generateContainerConfig(pod, container, { restartCount, nodeName: m.nodeName });
   // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
   const failed = (reason: string, e: unknown) => {
     const message = statusMessage(e);
@@ -126,6 +167,20 @@ export async function startContainer(
     });
     return { reason, message };
   };
+  let config: ContainerConfig;
+  try {
+    const image = m.imageService
+      ? await getImageUser(m.imageService, container.image ?? "")
+      : undefined;
+    config = generateContainerConfig(pod, container, {
+      restartCount,
+      nodeName: m.nodeName,
+      image,
+      linux: m.linux,
+    });
+  } catch (e) {
+    return failed(ErrCreateContainerConfig, e);
+  }
   let containerID: string;
   try {
     await Deno.mkdir(buildContainerLogsDirectory(sandboxConfig.logDirectory!, container.name), {

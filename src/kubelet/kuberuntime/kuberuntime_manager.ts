@@ -12,7 +12,7 @@
 import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type { PodSandboxStatus } from "../../cri_client/api.ts";
-import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import type { ImageManagerService, RuntimeService } from "../../cri_client/runtime_service.ts";
 import type { Clock } from "../../util/clock.ts";
 import type { Backoff } from "../../util/flowcontrol/backoff.ts";
 import { goDuration } from "../../util/go_format.ts";
@@ -30,6 +30,11 @@ import {
   toRuntimeState,
 } from "./kuberuntime_container.ts";
 import type { ContainerLogManager } from "../logs/container_log_manager.ts";
+import { getMachineInfo } from "../cadvisor/cadvisor.ts";
+import {
+  defaultLinuxConfigOptions,
+  type LinuxConfigOptions,
+} from "./kuberuntime_container_linux.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
 import {
   getContainerInfoFromAnnotations,
@@ -652,6 +657,17 @@ export interface RuntimeManagerOptions {
   nodeName: string;
   /** Removes a container's logs before the container (a CRI runtime's; kubelet's logManager). */
   logManager?: Pick<ContainerLogManager, "clean">;
+  /**
+   * The runtime's image service, for the image's user (`runAsNonRoot`, the default user). Left
+   * out for the embedded runtime, whose processes run as the agent.
+   */
+  imageService?: ImageManagerService;
+  /**
+   * Node settings of the containers' Linux config; kubelet's defaults for what is left out:
+   * `seccompProfileRoot` `/var/lib/kubelet/seccomp`, `cpuCFSQuota` true, `seccompDefault` false,
+   * `memoryCapacity` this machine's memory.
+   */
+  linux?: Partial<LinuxConfigOptions>;
 }
 
 /**
@@ -676,6 +692,8 @@ export class KubeGenericRuntimeManager {
   #logsRoot: string;
   #hostNetworkOnly: boolean;
   #logManager?: Pick<ContainerLogManager, "clean">;
+  #imageService?: ImageManagerService;
+  #linux: LinuxConfigOptions;
   readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
@@ -692,6 +710,13 @@ export class KubeGenericRuntimeManager {
     this.#hostNetworkOnly = options.runtimeHostNetworkOnly ?? false;
     this.nodeName = options.nodeName;
     this.#logManager = options.logManager;
+    this.#imageService = options.imageService;
+    this.#linux = {
+      ...defaultLinuxConfigOptions,
+      seccompProfileRoot: "/var/lib/kubelet/seccomp",
+      ...stripUndefined(options.linux ?? {}),
+      memoryCapacity: options.linux?.memoryCapacity ?? getMachineInfo().memoryCapacity,
+    };
   }
 
   /**
@@ -853,6 +878,7 @@ export class KubeGenericRuntimeManager {
       podLogsRootDir: this.#logsRoot,
       nodeName: this.nodeName,
       podStartTime: options.podStartTime,
+      cpuCFSQuota: this.#linux.cpuCFSQuota,
     });
     if (changes.createSandbox) {
       try {
@@ -1103,7 +1129,13 @@ export class KubeGenericRuntimeManager {
   }
 
   #context(): ContainerManagerContext {
-    return { runtime: this.runtime, recorder: this.#recorder, nodeName: this.nodeName };
+    return {
+      runtime: this.runtime,
+      recorder: this.#recorder,
+      nodeName: this.nodeName,
+      imageService: this.#imageService,
+      linux: this.#linux,
+    };
   }
 
   #event(
@@ -1128,6 +1160,10 @@ export function getStableKey(pod: Pod, container: Container): string {
 /** kubelet's `format.Pod`: `<name>_<namespace>(<uid>)`. */
 export function formatPod(pod: Pod): string {
   return `${pod.metadata.name ?? ""}_${pod.metadata.namespace ?? ""}(${pod.metadata.uid ?? ""})`;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function compareBigDesc(a: bigint, b: bigint): number {

@@ -1,12 +1,19 @@
 /**
- * The sandbox config of a pod: its metadata, labels, log folder, namespaces and host ports.
- * Mirrors generatePodSandboxConfig in kubelet's pkg/kubelet/kuberuntime/kuberuntime_sandbox.go.
+ * The sandbox config of a pod: its metadata, labels, log folder, host ports, and its Linux part —
+ * namespaces, the pod's user, group and supplementary groups, privileged when any container is,
+ * the RuntimeDefault seccomp profile, sysctls, and the pod's resources.
+ * Mirrors generatePodSandboxConfig and generatePodSandboxLinuxConfig in kubelet's
+ * pkg/kubelet/kuberuntime/kuberuntime_sandbox.go. No cgroup parent is passed: probelet has no pod
+ * cgroups (kubelet's pod container manager), so the runtime places the sandbox as it does by
+ * default.
  * @module
  */
 import { buildPodLogsDirectory } from "./helpers.ts";
 import type { Pod } from "../../api/core/v1/mod.ts";
-import type { PodSandboxConfig } from "../../cri_client/api.ts";
+import type { LinuxPodSandboxConfig, PodSandboxConfig } from "../../cri_client/api.ts";
 import { newPodAnnotations, newPodLabels, probeletPodStartTimeAnnotation } from "./labels.ts";
+import { applySandboxResources } from "./kuberuntime_sandbox_linux.ts";
+import { namespacesForPod } from "./util/util.ts";
 
 /** Inputs of {@linkcode generatePodSandboxConfig} besides the pod. */
 export interface PodSandboxConfigOptions {
@@ -18,6 +25,8 @@ export interface PodSandboxConfigOptions {
   nodeName: string;
   /** The pod's status `startTime`, recorded for a restarted agent (annotation). */
   podStartTime?: string;
+  /** kubelet's `--cpu-cfs-quota` (default true), for the sandbox's resources. */
+  cpuCFSQuota?: boolean;
 }
 
 /**
@@ -47,11 +56,7 @@ export function generatePodSandboxConfig(
       ...newPodAnnotations(pod),
       ...(options.podStartTime ? { [probeletPodStartTimeAnnotation]: options.podStartTime } : {}),
     },
-    linux: {
-      securityContext: {
-        namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },
-      },
-    },
+    linux: generatePodSandboxLinuxConfig(pod),
   };
   if (!hostNetwork) config.hostname = name.slice(0, 63);
   const portMappings = [...(pod.spec.containers ?? [])].flatMap((c) =>
@@ -63,5 +68,51 @@ export function generatePodSandboxConfig(
     }))
   );
   if (portMappings.length > 0) config.portMappings = portMappings;
+  applySandboxResources(pod, config, { cpuCFSQuota: options.cpuCFSQuota ?? true });
   return config;
+}
+
+/**
+ * kubelet's `generatePodSandboxLinuxConfig`: the sandbox's security context and sysctls.
+ *
+ * @example
+ * ```ts
+ * generatePodSandboxLinuxConfig(pod).securityContext?.seccomp; // { profileType: "RuntimeDefault" }
+ * ```
+ */
+export function generatePodSandboxLinuxConfig(pod: Pod): LinuxPodSandboxConfig {
+  const lc: LinuxPodSandboxConfig = {
+    securityContext: {
+      privileged: hasPrivilegedContainer(pod),
+      // The sandbox always runs RuntimeDefault, so that pods may use least-privilege profiles.
+      seccomp: { profileType: "RuntimeDefault" },
+      namespaceOptions: namespacesForPod(pod),
+    },
+    sysctls: {},
+  };
+  const sc = pod.spec.securityContext;
+  for (const s of sc?.sysctls ?? []) {
+    lc.sysctls![String(s.name)] = String(s.value ?? "");
+  }
+  if (sc) {
+    const lsc = lc.securityContext!;
+    if (sc.runAsUser !== undefined && sc.runAsUser !== null) {
+      lsc.runAsUser = { value: sc.runAsUser };
+    }
+    if (sc.runAsGroup !== undefined && sc.runAsGroup !== null) {
+      lsc.runAsGroup = { value: sc.runAsGroup };
+    }
+    const groups: number[] = [];
+    if (sc.fsGroup !== undefined && sc.fsGroup !== null) groups.push(sc.fsGroup);
+    for (const g of sc.supplementalGroups ?? []) groups.push(g);
+    if (groups.length > 0) lsc.supplementalGroups = groups;
+  }
+  return lc;
+}
+
+/** kubecontainer's `HasPrivilegedContainer`: whether any container of the pod is privileged. */
+export function hasPrivilegedContainer(pod: Pod): boolean {
+  return [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) =>
+    c.securityContext?.privileged === true
+  );
 }
