@@ -40,6 +40,8 @@ import { newSourceApiserver, type SourceApiserver } from "./config/apiserver.ts"
 import { PodConfig } from "./config/config.ts";
 import { type PodAdmitResult, PredicateAdmitHandler } from "./lifecycle/predicate.ts";
 import { PodFeaturesAdmitHandler } from "./lifecycle/pod_features.ts";
+import { newAllowlist } from "./sysctl/allowlist.ts";
+import { getSafeSysctlAllowlist } from "./sysctl/safe_sysctls.ts";
 import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
 import { getPodHash } from "./pod/pod_manager.ts";
 import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
@@ -284,6 +286,8 @@ export class Kubelet {
   #podUpdateWaiters: { target: number; resolve: () => void }[] = [];
   /** Admission of the pod's fields (every pod, static ones too): set by start(). */
   #featuresAdmitHandler?: PodFeaturesAdmitHandler;
+  // kubelet's sysctl admission: the safe sysctls (probelet has no --allowed-unsafe-sysctls).
+  #sysctlsAllowlist = newAllowlist(getSafeSysctlAllowlist());
   /** Admission against the Node (API-server mode only). */
   #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
@@ -701,11 +705,14 @@ export class Kubelet {
     }
   }
 
-  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The predicate
-  // handler (API-server mode; a node-affinity refusal is retried with a freshly read Node, as
-  // generalFilter does), then the pod's fields (every pod, static ones too).
+  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The sysctl
+  // allowlist (every pod), the predicate handler (API-server mode; a node-affinity refusal is
+  // retried with a freshly read Node, as generalFilter does), then the pod's fields (every pod,
+  // static ones too).
   async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
     const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
+    const sysctls = this.#sysctlsAllowlist.admit({ pod, otherPods });
+    if (!sysctls.admit) return sysctls;
     if (this.#admitHandler) {
       this.#admitNode = await this.#nodeForAdmission(false);
       let result = this.#admitHandler.admit({ pod, otherPods });

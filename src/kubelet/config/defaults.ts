@@ -1,7 +1,7 @@
 /**
  * API defaults for a Pod as the API server (or kubelet, for static pods) applies them before
  * anything uses the pod: probe timings, HTTP probe path and scheme, restart policy, grace period,
- * port protocol, image pull policy.
+ * port protocol, image pull policy, requests from limits.
  * Mirrors the Pod-related parts of kubernetes' pkg/apis/core/v1/defaults.go.
  * @module
  */
@@ -39,6 +39,14 @@ export function setDefaultsPod(pod: Pod): void {
   spec.terminationGracePeriodSeconds ??= defaultTerminationGracePeriodSeconds;
   for (const c of spec.initContainers ?? []) setDefaultsContainer(c);
   for (const c of spec.containers) setDefaultsContainer(c);
+  // SetDefaults_Pod: a limit without a request requests the limit, so a pod that only limits cpu
+  // and memory is Guaranteed (its QoS class, cpu shares and OOM score follow).
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+    const limits = c.resources?.limits;
+    if (!limits || Object.keys(limits).length === 0) continue;
+    const requests = (c.resources!.requests ??= {});
+    for (const [name, value] of Object.entries(limits)) requests[name] ??= value;
+  }
 }
 
 /**

@@ -13,6 +13,7 @@ import type { Pod } from "../../api/core/v1/mod.ts";
 import type { LinuxPodSandboxConfig, PodSandboxConfig } from "../../cri_client/api.ts";
 import { newPodAnnotations, newPodLabels, probeletPodStartTimeAnnotation } from "./labels.ts";
 import { applySandboxResources } from "./kuberuntime_sandbox_linux.ts";
+import { normalizeName } from "../sysctl/namespace.ts";
 import { namespacesForPod } from "./util/util.ts";
 
 /** Inputs of {@linkcode generatePodSandboxConfig} besides the pod. */
@@ -91,8 +92,9 @@ export function generatePodSandboxLinuxConfig(pod: Pod): LinuxPodSandboxConfig {
     sysctls: {},
   };
   const sc = pod.spec.securityContext;
+  // kubelet's ConvertPodSysctlsVariableToDotsSeparator: `net/ipv4/...` names in dotted form.
   for (const s of sc?.sysctls ?? []) {
-    lc.sysctls![String(s.name)] = String(s.value ?? "");
+    lc.sysctls![normalizeName(String(s.name ?? ""))] = String(s.value ?? "");
   }
   if (sc) {
     const lsc = lc.securityContext!;
