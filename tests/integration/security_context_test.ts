@@ -233,6 +233,42 @@ integrationTest("TestSecurityContextOnContainerd", skip, async (t) => {
       });
     });
 
+    await t.step("shareProcessNamespace: one PID namespace for the pod", async () => {
+      const p = pod("sharepid", { shareProcessNamespace: true });
+      p.spec.containers.push({ name: "side", image: testImage, command: ["sleep", "601"] });
+      await withPod(runtime, p, async ({ exec }) => {
+        const ps = await exec(["sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"]);
+        assert(ps.includes("sleep 601"), ps);
+      });
+      await withPod(runtime, pod("ownpid", {}), async ({ exec }) => {
+        const ps = await exec(["sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"]);
+        assert(!ps.includes("sleep 601"), ps);
+      });
+    });
+
+    await t.step("a Localhost seccomp profile from <root-dir>/seccomp", async () => {
+      await Deno.mkdir(`${repoRoot}/.run/seccomp/profiles`, { recursive: true });
+      // Allows everything but mkdir(at), which fails with EPERM.
+      await Deno.writeTextFile(
+        `${repoRoot}/.run/seccomp/profiles/no-mkdir.json`,
+        JSON.stringify({
+          defaultAction: "SCMP_ACT_ALLOW",
+          syscalls: [{ names: ["mkdir", "mkdirat"], action: "SCMP_ACT_ERRNO" }],
+        }),
+      );
+      const p = pod("localhost", {}, {
+        securityContext: {
+          seccompProfile: { type: "Localhost", localhostProfile: "profiles/no-mkdir.json" },
+        },
+      });
+      await withPod(runtime, p, async ({ exec }) => {
+        const status = await exec(["cat", "/proc/1/status"]);
+        assertEquals(statusField(status, "Seccomp"), "2");
+        const out = await exec(["sh", "-c", "mkdir /tmp/d 2>&1; echo rc=$?"]);
+        assert(out.includes("Operation not permitted") && out.includes("rc=1"), out);
+      });
+    });
+
     await t.step("a safe sysctl is set in the pod's namespace", async () => {
       const p = pod("sysctl", {
         securityContext: {

@@ -7,7 +7,6 @@
  */
 import type { PodAdmitAttributes, PodAdmitResult } from "../lifecycle/predicate.ts";
 import { type Namespace, namespacedBy, normalizeName } from "./namespace.ts";
-import { getSafeSysctlAllowlist } from "./safe_sysctls.ts";
 
 const sysctlSegmentFmt = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?";
 const sysctlContainSlashPatternFmt = `(${sysctlSegmentFmt}[\\./])*(${sysctlSegmentFmt}\\*?|\\*)`;
