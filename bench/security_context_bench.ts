@@ -63,12 +63,12 @@ try {
 }
 
 const iterations = 20_000;
-for (
-  const [name, p] of [["with_security_and_resources", pod], ["bare", {
-    ...pod,
-    spec: { containers: [{ name: "app", image: "probelet.local/busybox:1" }] },
-  }]] as const
-) {
+const bare: Pod = {
+  ...pod,
+  spec: { containers: [{ name: "app", image: "probelet.local/busybox:1" }] },
+};
+const cases: [string, Pod][] = [["with_security_and_resources", pod], ["bare", bare]];
+for (const [name, p] of cases) {
   for (let i = 0; i < 2000; i++) {
     generateContainerConfig(p, p.spec.containers[0], {
       restartCount: 0,
