@@ -9,10 +9,8 @@
  */
 import type { Pod } from "../src/api/core/v1/mod.ts";
 import { newRemoteImageService } from "../src/cri_client/mod.ts";
-import {
-  generateContainerConfig,
-  getImageUser,
-} from "../src/kubelet/kuberuntime/kuberuntime_container.ts";
+import { generateContainerConfig } from "../src/kubelet/kuberuntime/kuberuntime_container.ts";
+import { getImageUser } from "../src/kubelet/kuberuntime/helpers.ts";
 
 const repoRoot = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 const endpoint = Deno.env.get("PROBELET_CRI_ENDPOINT") ||

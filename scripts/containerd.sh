@@ -8,7 +8,9 @@
 #
 # Everything lives under <repo>/.run/containerd (git-ignored): config, root, state, the gRPC socket
 # (.run/containerd/containerd.sock), CNI config and IPAM state. Pods get addresses on a private bridge
-# (probelet0, 10.88.77.0/24). Images are built locally from busybox-static, no registry involved:
+# (probelet0, 10.88.77.0/24). Registry hosts (a test registry's CA) are read from
+# .run/containerd/certs.d/<host:port>/hosts.toml (scripts/registry.sh writes them).
+# Images are built locally from busybox-static, no registry involved:
 #   probelet.local/pause:1    the sandbox ("pause") image: busybox sleep
 #   probelet.local/busybox:1  the test image: busybox with its applets (sh, httpd, nc, sleep, ...)
 # Processes are found by pid file or by their command line naming our socket, never by name alone.
@@ -150,7 +152,7 @@ write_config() {
   if [ -d "$base" ] && [ -n "$(ls -A "$base" 2>/dev/null)" ] && ! owned; then
     die "$base exists, is not empty and has no $(basename "$marker"): not ours, refusing to use it"
   fi
-  mkdir -p "$base"/{root,state,tmp,opt,cni/net.d,cni/ipam,images}
+  mkdir -p "$base"/{root,state,tmp,opt,cni/net.d,cni/ipam,images,certs.d}
   echo "created by scripts/containerd.sh; \`down\` removes this folder" >"$marker"
   # A free loopback port for the metrics endpoint, below the ephemeral range.
   local metrics_addr
@@ -221,6 +223,10 @@ disabled_plugins = [
         [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
           SystemdCgroup = false
           Root = "$base/state/runc"
+
+    # Registry hosts (hosts.toml per registry, e.g. its CA): scripts/registry.sh writes here.
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = "$base/certs.d"
 
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "/usr/lib/cni"

@@ -15,7 +15,7 @@ import {
   type RateLimiter,
   TokenBucketRateLimiter,
 } from "../util/flowcontrol/throttle.ts";
-import { goArch, goOS } from "../util/go_format.ts";
+import { goArch, goDuration, goOS, goQuote } from "../util/go_format.ts";
 import { kubernetesVersion } from "../version.ts";
 import { V } from "../util/log.ts";
 import { StatusError } from "./errors.ts";
@@ -191,7 +191,17 @@ export class RESTClient {
   /** Sends `req` and returns the parsed JSON body (undefined for an empty body). */
   async json<T>(req: RestRequest): Promise<T> {
     const res = await this.#send(req, this.config.timeoutMs ?? 0);
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      // client-go's transformResponse words a body that could not be read this way.
+      throw new Error(
+        "unexpected error when reading response body. Please retry. Original error: " +
+          bodyErrorText(err),
+        { cause: err },
+      );
+    }
     if (text === "") return undefined as T;
     try {
       return JSON.parse(text) as T;
@@ -231,6 +241,10 @@ export class RESTClient {
     let res: Response;
     try {
       res = await this.#send({ ...req, query, signal: AbortSignal.any(signals) }, 0);
+    } catch (err) {
+      // Our own deadline says why, rather than the cancelled request.
+      if (controller.signal.aborted && !req.signal?.aborted) throw controller.signal.reason;
+      throw err;
     } finally {
       unanswered?.stop();
     }
@@ -246,7 +260,16 @@ export class RESTClient {
   // Sends one request with throttling and Retry-After handling; non-2xx becomes a StatusError.
   async #send(req: RestRequest, timeoutMs: number): Promise<Response> {
     for (let attempt = 0;; attempt++) {
-      await this.#limiter.wait({ signal: req.signal });
+      try {
+        await this.#limiter.wait({ signal: req.signal });
+      } catch (err) {
+        if (!req.signal?.aborted) throw err;
+        throw new Error(
+          `client rate limiter Wait returned an error: ${contextErrorText(req.signal.reason)}`,
+          { cause: err },
+        );
+      }
+      // As client-go, the timeout is both a deadline here and `timeout=` for the server.
       const timeout = timeoutMs > 0 ? new AbortController() : undefined;
       const timer = timeout
         ? this.#clock.afterFunc(timeoutMs, () => {
@@ -260,7 +283,10 @@ export class RESTClient {
         : undefined;
       const signals = [req.signal, timeout?.signal].filter((s): s is AbortSignal => !!s);
       let res: Response;
-      const url = this.url(req.path, req.query);
+      const url = this.url(
+        req.path,
+        timeoutMs > 0 ? { ...req.query, timeout: goDuration(timeoutMs) } : req.query,
+      );
       try {
         res = await this.#fetch(url, {
           method: req.method,
@@ -274,6 +300,8 @@ export class RESTClient {
         });
       } catch (err) {
         timer?.stop();
+        const cancelled = timeout?.signal.aborted ? timeout.signal : req.signal;
+        if (cancelled?.aborted) throw new RequestError(req.method, url, cancelled.reason, err);
         const failure = transportError(req, url, err, this.config);
         // A GET that lost its connection is retried after a second (client-go does the same for
         // "connection reset" and EOF); writes are not, as they may have happened.
@@ -287,7 +315,7 @@ export class RESTClient {
             err: failure.message,
             attempt: attempt + 1,
           });
-          await this.#clock.sleep(1000, { signal: req.signal });
+          await this.#pause(1000, req, url);
           continue;
         }
         throw failure;
@@ -297,13 +325,15 @@ export class RESTClient {
         if (timer) return withTimerStopped(res, timer);
         return res;
       }
-      const body = await res.text().catch(() => "");
-      timer?.stop();
       const retryAfter = retryAfterSeconds(res);
       if (
         retryAfter !== undefined && (res.status === 429 || res.status >= 500) &&
         attempt < this.#maxRetries
       ) {
+        // A body about to be thrown away is read only when small (client-go's
+        // readAndCloseResponseBody), so a server cannot make a retry read without end.
+        await discardBody(res);
+        timer?.stop();
         V(4).info("Got a Retry-After response", {
           method: req.method,
           path: req.path,
@@ -311,10 +341,22 @@ export class RESTClient {
           retryAfter,
           attempt: attempt + 1,
         });
-        await this.#clock.sleep(retryAfter * 1000, { signal: req.signal });
+        await this.#pause(retryAfter * 1000, req, url);
         continue;
       }
+      const body = await res.text().catch(() => "");
+      timer?.stop();
       throw statusErrorFromResponse(req, res, body, retryAfter);
+    }
+  }
+
+  // The wait before a retry; the caller cancelling it ends the request with a context error.
+  async #pause(ms: number, req: RestRequest, url: URL): Promise<void> {
+    try {
+      await this.#clock.sleep(ms, { signal: req.signal });
+    } catch (err) {
+      if (!req.signal?.aborted) throw err;
+      throw new RequestError(req.method, url, req.signal.reason, err);
     }
   }
 
@@ -374,11 +416,85 @@ function withTimerStopped(res: Response, timer: { stop(): boolean }): Response {
   return res;
 }
 
+/** The most of a retried response's body read before it is dropped (client-go: 2 KiB). */
+export const maxBodySlurpBytes = 2 << 10;
+
+// Reads at most maxBodySlurpBytes of a body whose declared length fits, then releases it.
+async function discardBody(res: Response): Promise<void> {
+  const body = res.body;
+  if (!body) return;
+  const length = Number(res.headers.get("Content-Length") ?? -1);
+  const reader = body.getReader();
+  try {
+    let read = 0;
+    while (length >= 0 && length <= maxBodySlurpBytes && read < maxBodySlurpBytes) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      read += chunk.value.length;
+    }
+  } catch {
+    // A body that fails to read is dropped all the same.
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
 function retryAfterSeconds(res: Response): number | undefined {
   const header = res.headers.get("Retry-After");
   if (header === null) return undefined;
   const seconds = Number(header);
   return Number.isInteger(seconds) && seconds >= 0 ? seconds : undefined;
+}
+
+/**
+ * A request cut short by its timeout or its caller, worded as Go's `url.Error` around a context
+ * error: `Get "https://host/api/v1/nodes/n1?timeout=10s": context deadline exceeded`. `name` is
+ * `TimeoutError` for a deadline and `AbortError` for a cancellation.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await rest.json({ method: "GET", path: "/api/v1/nodes/n1" });
+ * } catch (err) {
+ *   if (err instanceof RequestError && err.timeout) console.log(err.message);
+ * }
+ * ```
+ */
+export class RequestError extends Error {
+  /** The method as Go's `url.Error.Op` prints it (`Get`, `Patch`). */
+  readonly op: string;
+  /** The full URL of the request. */
+  readonly url: string;
+  /** True for a deadline (Go's `Timeout()`), false for a cancellation. */
+  readonly timeout: boolean;
+
+  /** The error for `method` on `url`, cut by an abort with `reason`. */
+  constructor(method: string, url: URL | string, reason: unknown, cause?: unknown) {
+    const op = method.slice(0, 1) + method.slice(1).toLowerCase();
+    const text = contextErrorText(reason);
+    super(`${op} ${goQuote(String(url))}: ${text}`, { cause: cause ?? reason });
+    this.op = op;
+    this.url = String(url);
+    this.timeout = text === contextDeadlineExceeded;
+    this.name = this.timeout ? "TimeoutError" : "AbortError";
+  }
+}
+
+const contextDeadlineExceeded = "context deadline exceeded";
+
+// Go's context errors: a signal aborted for a deadline (`TimeoutError`) is
+// `context deadline exceeded`; any other abort is `context canceled`.
+function contextErrorText(reason: unknown): string {
+  return (reason as Error | undefined)?.name === "TimeoutError"
+    ? contextDeadlineExceeded
+    : "context canceled";
+}
+
+// The error text of a body read that failed: a context error when the read was aborted.
+function bodyErrorText(err: unknown): string {
+  const e = err as Error | undefined;
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") return contextErrorText(e);
+  return e?.message ?? String(err);
 }
 
 function transportError(req: RestRequest, url: URL, err: unknown, config: RestConfig): Error {
@@ -519,19 +635,24 @@ export class StreamWatcher<T> implements Watch<T> {
     this.#idleTimer = this.#clock.afterFunc(this.#idleTimeoutMs, () => this.#end("idle"));
   }
 
-  /** Yields each event; `ERROR` events carry a `Status`. */
+  /**
+   * Yields each event; `ERROR` events carry a `Status`. A line that is not an event, or one longer
+   * than {@linkcode maxWatchEventBytes}, ends the watch with a client-side `ERROR` event, as
+   * client-go's StreamWatcher reports a decoding failure (the reflector then re-lists).
+   */
   async *[Symbol.asyncIterator](): AsyncGenerator<WatchEvent<T>> {
     const body = this.#res.body;
     if (!body || this.#ending) {
       this.#finish("server-closed");
       return;
     }
-    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
+    const reader = body.getReader();
+    const framer = new WatchLineFramer();
+    const text = new TextDecoder();
     let broken = false;
     try {
-      for (;;) {
-        let chunk: ReadableStreamReadResult<string>;
+      reading: for (;;) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
         try {
           chunk = await reader.read();
         } catch (err) {
@@ -541,19 +662,39 @@ export class StreamWatcher<T> implements Watch<T> {
         }
         if (chunk.done) break;
         this.#armIdle();
-        buffer += chunk.value;
-        // Scan by position and cut the buffer once per chunk (no copy per line).
-        let from = 0;
-        let newline: number;
-        while (!this.#ending && (newline = buffer.indexOf("\n", from)) >= 0) {
-          const line = buffer.slice(from, newline).trim();
-          from = newline + 1;
-          if (line) yield this.#decode(line);
+        let lines: Uint8Array[];
+        try {
+          lines = framer.push(chunk.value);
+        } catch (err) {
+          yield this.#decodeFailure(err as Error);
+          break;
         }
-        buffer = buffer.slice(from);
+        for (const line of lines) {
+          if (this.#ending) break reading;
+          const event = this.#decode(text.decode(line).trim());
+          if (event) yield event;
+          if (event?.type === "ERROR" && this.#ending) break reading;
+        }
         if (this.#ending) break;
       }
-      if (!this.#ending && buffer.trim()) yield this.#decode(buffer.trim());
+      const rest = this.#ending ? undefined : framer.rest();
+      if (rest) {
+        // A last event without its newline still counts; a cut one is an unexpected EOF, which
+        // client-go logs at V(1) and treats as a close (no ERROR event).
+        const line = text.decode(rest).trim();
+        let event: WatchEvent<T> | undefined;
+        try {
+          event = JSON.parse(line);
+        } catch (err) {
+          V(1).info("Unexpected EOF during watch stream event decoding", {
+            err: (err as Error).message,
+          });
+        }
+        if (event !== undefined) {
+          const decoded = this.#decode(line);
+          if (decoded) yield decoded;
+        }
+      }
     } finally {
       const ended = this.#ending ?? "server-closed";
       this.#end(ended);
@@ -566,18 +707,134 @@ export class StreamWatcher<T> implements Watch<T> {
     this.endReason ??= reason;
   }
 
-  #decode(line: string): WatchEvent<T> {
+  // An event, undefined for a blank line, or the ERROR event that ends a watch on a bad line.
+  #decode(line: string): WatchEvent<T> | undefined {
+    if (!line) return undefined;
     let event: WatchEvent<T>;
     try {
       event = JSON.parse(line);
     } catch (err) {
-      this.#end("stopped");
-      throw new Error(`watch ${this.#what}: undecodable event: ${(err as Error).message}`);
+      return this.#decodeFailure(err as Error);
     }
     if (!event || typeof event.type !== "string" || !("object" in event)) {
-      this.#end("stopped");
-      throw new Error(`watch ${this.#what}: not a watch event: ${line.slice(0, 200)}`);
+      return this.#decodeFailure(new Error(`not a watch event: ${line.slice(0, 200)}`));
     }
     return event;
   }
+
+  // client-go's StreamWatcher turns a decoding error into an ERROR event built by its client error
+  // reporter (500, verb GET, cause ClientWatchDecoding) and stops reading.
+  #decodeFailure(err: Error): WatchEvent<T> {
+    this.#end("stopped");
+    const message = `unable to decode an event from the watch stream: ${err.message}`;
+    return {
+      type: "ERROR",
+      object: clientWatchDecodingStatus(message) as unknown as T,
+    };
+  }
+}
+
+/**
+ * The longest watch event accepted, in bytes: apimachinery's streaming decoder grows its buffer up
+ * to 16 MiB and fails a longer frame with {@linkcode errObjectTooLarge}.
+ */
+export const maxWatchEventBytes = 16 * 1024 * 1024;
+
+/** apimachinery's `streaming.ErrObjectTooLarge` text. */
+export const errObjectTooLarge = "object to decode was longer than maximum allowed size";
+
+/**
+ * Splits a watch stream into lines in time linear in its length: each chunk is scanned once for
+ * newlines, and the unfinished line is kept as a list of chunks, at most
+ * {@linkcode maxWatchEventBytes} long.
+ *
+ * @example
+ * ```ts
+ * const framer = new WatchLineFramer();
+ * framer.push(new TextEncoder().encode('{"type":"ADDED"')); // []
+ * framer.push(new TextEncoder().encode(',"object":{}}\n')); // [the whole line]
+ * ```
+ */
+export class WatchLineFramer {
+  readonly #maxBytes: number;
+  #pending: Uint8Array[] = [];
+  #pendingBytes = 0;
+
+  /** A framer refusing lines longer than `maxBytes`. */
+  constructor(maxBytes = maxWatchEventBytes) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Bytes of the unfinished line held now. */
+  get pendingBytes(): number {
+    return this.#pendingBytes;
+  }
+
+  /**
+   * The lines `chunk` completes (without their newline). Throws {@linkcode errObjectTooLarge}
+   * when a line grows past the limit; the framer is then unusable.
+   */
+  push(chunk: Uint8Array): Uint8Array[] {
+    const lines: Uint8Array[] = [];
+    let start = 0;
+    for (let nl = chunk.indexOf(0x0a); nl >= 0; nl = chunk.indexOf(0x0a, start)) {
+      this.#hold(chunk.subarray(start, nl));
+      lines.push(this.#take());
+      start = nl + 1;
+    }
+    if (start < chunk.length) this.#hold(chunk.subarray(start));
+    return lines;
+  }
+
+  /** The unfinished line at the end of the stream, if any. */
+  rest(): Uint8Array | undefined {
+    return this.#pendingBytes > 0 ? this.#take() : undefined;
+  }
+
+  #hold(piece: Uint8Array): void {
+    if (this.#pendingBytes + piece.length > this.#maxBytes) {
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      throw new Error(errObjectTooLarge);
+    }
+    if (piece.length === 0) return;
+    this.#pending.push(piece);
+    this.#pendingBytes += piece.length;
+  }
+
+  #take(): Uint8Array {
+    const parts = this.#pending;
+    const size = this.#pendingBytes;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    if (parts.length === 1) return parts[0];
+    const line = new Uint8Array(size);
+    let at = 0;
+    for (const part of parts) {
+      line.set(part, at);
+      at += part.length;
+    }
+    return line;
+  }
+}
+
+// The Status client-go's `NewClientErrorReporter(500, "GET", "ClientWatchDecoding")` reports.
+function clientWatchDecodingStatus(message: string): Status {
+  return {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    code: 500,
+    reason: "InternalError",
+    message: `an error on the server (${
+      goQuote(message)
+    }) has prevented the request from succeeding`,
+    details: {
+      causes: [
+        { reason: "UnexpectedServerResponse", message },
+        { reason: "ClientWatchDecoding", message },
+      ],
+    },
+  };
 }

@@ -351,6 +351,19 @@ export interface Image {
   pinned: boolean;
 }
 
+/**
+ * Credentials for one registry, passed with `PullImage` (CRI `AuthConfig`): a user name and
+ * password, or the base64 `auth` pair of a docker config, or a token.
+ */
+export interface AuthConfig {
+  username?: string;
+  password?: string;
+  auth?: string;
+  serverAddress?: string;
+  identityToken?: string;
+  registryToken?: string;
+}
+
 /** Answer of `ImageStatus`: `image` is undefined when the runtime does not have it. */
 export interface ImageStatusResponse {
   image?: Image;

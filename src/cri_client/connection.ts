@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { grpcCodeName, GrpcStatus } from "../util/grpc_codes.ts";
 import {
   grpcFrame,
+  grpcHeadersRejected,
   H2ClientConn,
   H2ConnectionClosedError,
   type H2Response,
@@ -324,7 +325,7 @@ export class Connection {
             timeoutMs: Number.isFinite(call.deadline) ? call.deadline - Date.now() : undefined,
           }),
           body,
-          { maxData: maxMsgSize + 5, signal: call.signal },
+          { maxData: maxMsgSize + 5, signal: call.signal, rejectHeaders: grpcHeadersRejected },
         );
       } catch (err) {
         if (call.signal.aborted) throw err;

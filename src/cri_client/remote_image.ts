@@ -1,11 +1,23 @@
 /**
- * `ImageManagerService` over gRPC to a CRI v1 runtime: the read-only image queries probelet needs.
+ * `ImageManagerService` over gRPC to a CRI v1 runtime: the image queries and pulls probelet needs.
  * Mirrors k8s.io/cri-client's pkg/remote_image.go.
  * @module
  */
-import type { Image, ImageFilter, ImageSpec, ImageStatusResponse } from "./api.ts";
+import type {
+  AuthConfig,
+  Image,
+  ImageFilter,
+  ImageSpec,
+  ImageStatusResponse,
+  PodSandboxConfig,
+} from "./api.ts";
 import { Connection, type ConnectionOptions, validatedService } from "./connection.ts";
-import { imageFilterToProto, imageFromProto, infoFromProto } from "./convert.ts";
+import {
+  imageFilterToProto,
+  imageFromProto,
+  infoFromProto,
+  podSandboxConfigToProto,
+} from "./convert.ts";
 import type { CallOptions, ImageManagerService } from "./runtime_service.ts";
 
 /**
@@ -82,6 +94,24 @@ export class RemoteImageService implements ImageManagerService {
       }
     }
     return { image: found, info: infoFromProto(raw?.info) };
+  }
+
+  /**
+   * cri-client's `PullImage`: no request timeout (a pull takes as long as the image is big); the
+   * caller's signal cancels it. An empty image reference from the runtime is an error.
+   */
+  async pullImage(
+    image: ImageSpec,
+    options: CallOptions & { auth?: AuthConfig; sandboxConfig?: PodSandboxConfig } = {},
+  ): Promise<string> {
+    const raw = await this.#conn.unary("PullImage", {
+      image,
+      auth: options.auth,
+      sandboxConfig: options.sandboxConfig && podSandboxConfigToProto(options.sandboxConfig),
+    }, { timeoutMs: 0, signal: options.signal }) as { imageRef?: string } | null;
+    const ref = raw?.imageRef ?? "";
+    if (ref === "") throw new Error(`imageRef of image ${JSON.stringify(image.image)} is not set`);
+    return ref;
   }
 
   close(): void {

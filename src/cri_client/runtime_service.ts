@@ -6,6 +6,7 @@
  * @module
  */
 import type {
+  AuthConfig,
   Container,
   ContainerConfig,
   ContainerFilter,
@@ -123,7 +124,7 @@ export interface RuntimeService {
 }
 
 /**
- * Image queries: kubelet's `internalapi.ImageManagerService` (the read-only part probelet uses).
+ * Image queries and pulls: kubelet's `internalapi.ImageManagerService` (the part probelet uses).
  *
  * @example
  * ```ts
@@ -139,6 +140,14 @@ export interface ImageManagerService {
     image: ImageSpec,
     options?: CallOptions & { verbose?: boolean },
   ): Promise<ImageStatusResponse>;
+  /**
+   * Pulls the image with the given credentials (none for an anonymous pull); resolves with the
+   * image's reference (its ID or digest), as `PullImage` answers.
+   */
+  pullImage(
+    image: ImageSpec,
+    options?: CallOptions & { auth?: AuthConfig; sandboxConfig?: PodSandboxConfig },
+  ): Promise<string>;
   /** Releases the connection; later calls reject. */
   close(): void;
 }

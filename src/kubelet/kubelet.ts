@@ -21,8 +21,12 @@ import type { Node, Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
 import { isNotFound } from "../client/errors.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import type { ImageManagerService, RuntimeService } from "../cri_client/runtime_service.ts";
+import type { Secret } from "../credentialprovider/keyring.ts";
 import { type Clock, type ClockTimer, RealClock } from "../util/clock.ts";
 import { Backoff } from "../util/flowcontrol/backoff.ts";
+import { TokenBucketRateLimiter } from "../util/flowcontrol/throttle.ts";
+import { newImageManager } from "./images/image_manager.ts";
+import { newKubeImageService } from "./kuberuntime/kuberuntime_image.ts";
 import * as log from "../util/log.ts";
 import { StopSignal } from "../util/stop_signal.ts";
 import { getNodeHostIPs } from "../util/node/node.ts";
@@ -55,7 +59,12 @@ import {
   type PodUpdate,
 } from "./types/pod_update.ts";
 import { EventStore } from "./kubelet_events.ts";
-import { generateAPIPodStatus, rfc3339, type StartFailure } from "./kubelet_pods.ts";
+import {
+  generateAPIPodStatus,
+  getPullSecretsForPod,
+  rfc3339,
+  type StartFailure,
+} from "./kubelet_pods.ts";
 import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
 import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
@@ -137,11 +146,6 @@ export interface KubeletOptions {
   podManifestPath?: string;
   /** The agent's state folder (pod logs go to `<rootDir>/pods`, seccomp profiles are read from `<rootDir>/seccomp`). */
   rootDir: string;
-  /**
-   * A CRI runtime's image service: the image's user decides `runAsNonRoot` and the default user.
-   * Not for the embedded runtime (its processes run as the agent).
-   */
-  imageService?: ImageManagerService;
   /** The node's memory in bytes for Burstable OOM scores; default: this machine's. */
   memoryCapacity?: number;
   /** Period of each pod's resync when no event asks for one (default 1 min, as kubelet). */
@@ -164,6 +168,21 @@ export interface KubeletOptions {
   fileCheckFrequencyMs?: number;
   /** CrashLoopBackOff initial delay and cap (defaults 10 s and 5 min). */
   backOff?: { initialMs: number; maxMs: number };
+  /**
+   * The CRI image service: images are pulled by each container's `imagePullPolicy` before it is
+   * created (kubelet's image manager), and the image's user decides `runAsNonRoot` and the default
+   * user. Without one (the embedded runtime: its processes run as the agent) nothing is pulled.
+   */
+  imageService?: ImageManagerService;
+  /** Image pulls one at a time (kubelet's `--serialize-image-pulls`, default true). */
+  serializeImagePulls?: boolean;
+  /** Image pull back-off initial delay and cap (kubelet's: 10 s and 5 min). */
+  imageBackOff?: { initialMs: number; maxMs: number };
+  /**
+   * Reads a secret named by a pod's `imagePullSecrets` (kubelet's secret manager; API-server mode
+   * reads it through the API, which the node authorizer allows for pods bound to the node).
+   */
+  getSecret?: (namespace: string, name: string) => Promise<Secret>;
   /** How many events `/events` keeps (default 1000). */
   maxEvents?: number;
   /** Recorders events are forwarded to besides the in-memory list (default: the structured log). */
@@ -385,6 +404,20 @@ export class Kubelet {
       runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
       nodeName: this.nodeName,
       logManager: this.#containerLogManager,
+      imageManager: this.#options.imageService && newImageManager({
+        recorder: this.events,
+        imageService: newKubeImageService(this.#options.imageService),
+        backOff: new Backoff(this.clock, {
+          initialMs: this.#options.imageBackOff?.initialMs ?? defaultBackOffInitialMs,
+          maxMs: this.#options.imageBackOff?.maxMs ?? defaultBackOffMaxMs,
+        }),
+        clock: this.clock,
+        serialized: this.#options.serializeImagePulls ?? true,
+        // kubelet's --registry-qps 5 and --registry-burst 10.
+        limiter: new TokenBucketRateLimiter(this.clock, { qps: 5, burst: 10 }),
+      }),
+      getPullSecrets: (pod) =>
+        getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
       imageService: this.#options.imageService,
       linux: {
         seccompProfileRoot: join(this.#options.rootDir, "seccomp"),
@@ -531,15 +564,15 @@ export class Kubelet {
     const pods = u.pods.map(podKey);
     switch (u.op) {
       case "ADD":
-        if (pods.length > 0) log.info("SyncLoop ADD", { source: u.source, pods });
+        if (pods.length > 0) log.V(2).info("SyncLoop ADD", { source: u.source, pods });
         await this.#handlePodAdditions(u.pods);
         break;
       case "UPDATE":
-        log.info("SyncLoop UPDATE", { source: u.source, pods });
+        log.V(2).info("SyncLoop UPDATE", { source: u.source, pods });
         this.#handlePodUpdates(u.pods);
         break;
       case "REMOVE":
-        log.info("SyncLoop REMOVE", { source: u.source, pods });
+        log.V(2).info("SyncLoop REMOVE", { source: u.source, pods });
         this.#handlePodRemoves(u.pods);
         break;
       case "RECONCILE":
@@ -554,7 +587,7 @@ export class Kubelet {
         break;
       case "DELETE":
         // A graceful deletion is an update carrying a deletion timestamp.
-        log.info("SyncLoop DELETE", { source: u.source, pods });
+        log.V(2).info("SyncLoop DELETE", { source: u.source, pods });
         this.#handlePodUpdates(u.pods);
         break;
       default:
@@ -583,7 +616,7 @@ export class Kubelet {
       const found = this.podManager.getPodAndMirrorPod(pod);
       if (found.wasMirror) {
         if (!found.pod) {
-          log.info("Unable to find pod for mirror pod, skipping", {
+          log.V(2).info("Unable to find pod for mirror pod, skipping", {
             mirrorPod: podKey(pod),
             mirrorPodUID: pod.metadata.uid,
           });
@@ -760,7 +793,10 @@ export class Kubelet {
     if (!fresh && this.#node && this.clock.since(this.#nodeFetchedAt) < 10_000) return this.#node;
     // Admission waits for this read: an API server that does not answer must not stall the pods.
     const abort = new AbortController();
-    const timer = this.clock.afterFunc(nodeGetTimeoutMs, () => abort.abort());
+    const timer = this.clock.afterFunc(
+      nodeGetTimeoutMs,
+      () => abort.abort(new DOMException("node get timed out", "TimeoutError")),
+    );
     try {
       this.#node = await client.coreV1.nodes().get(this.nodeName, { signal: abort.signal });
       this.#nodeFetchedAt = this.clock.now();
@@ -928,6 +964,8 @@ export class Kubelet {
       }
       worker.syncs++;
       retryAt = result.retryAt;
+      // kubelet's SyncPod returns an image pull's error; the pod worker retries after its back-off.
+      if (result.syncFailed) failed = true;
       if (result.changed || result.startResults.size > 0) {
         // What PLEG would report right after the change: regenerate the status now.
         runtimeStatus = await runtimeManager.getPodStatus(pod);
@@ -1395,10 +1433,10 @@ export class Kubelet {
     // Re-added (same UID) while it was going down: kubelet's HandlePodCleanups restarts it.
     const again = this.#desired.get(uid);
     if (again && !this.#stopped && !this.#workers.has(uid)) {
-      log.info("SyncLoop ADD: pod re-added during its teardown, starting it again", {
-        pod: podKey(again),
-        podUID: uid,
-      });
+      log.V(3).info(
+        "Pod will be restarted because it is in the desired set and not known to the pod workers (likely due to UID reuse)",
+        { podUID: uid },
+      );
       this.#addPod(again);
     }
   }

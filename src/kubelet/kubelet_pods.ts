@@ -1,9 +1,9 @@
 /**
  * The API pod status the agent reports, generated from the runtime's view of a pod: container
  * states, restart counts, the last termination, CrashLoopBackOff waiting reasons, the pod phase
- * (kubelet's `getPhase` rules) and the pod IP.
- * Mirrors generateAPIPodStatus / convertToAPIContainerStatuses / getPhase in kubelet's
- * pkg/kubelet/kubelet_pods.go.
+ * (kubelet's `getPhase` rules) and the pod IP; and the pod's image pull secrets.
+ * Mirrors generateAPIPodStatus / convertToAPIContainerStatuses / getPhase / getPullSecretsForPod
+ * in kubelet's pkg/kubelet/kubelet_pods.go.
  * @module
  */
 import type {
@@ -23,6 +23,51 @@ import {
   shouldContainerBeRestarted,
 } from "./kuberuntime/kuberuntime_manager.ts";
 import { isStaticPod } from "./types/pod_update.ts";
+import type { Secret } from "../credentialprovider/keyring.ts";
+import { getPodReference } from "./container/ref.ts";
+import type { EventRecorder } from "./events/mod.ts";
+import * as log from "../util/log.ts";
+
+/**
+ * The secrets named by the pod's `imagePullSecrets` that could be read, in order (kubelet's
+ * `getPullSecretsForPod`). One that cannot be read is logged and skipped, and a
+ * `FailedToRetrieveImagePullSecret` event names them all: the pull is tried without them.
+ */
+export async function getPullSecretsForPod(
+  pod: Pod,
+  options: {
+    getSecret?: (namespace: string, name: string) => Promise<Secret>;
+    recorder: EventRecorder;
+  },
+): Promise<Secret[]> {
+  const pullSecrets: Secret[] = [];
+  const failed: string[] = [];
+  const namespace = pod.metadata.namespace ?? "";
+  for (const ref of pod.spec.imagePullSecrets ?? []) {
+    if (typeof ref.name !== "string" || ref.name === "") continue;
+    try {
+      if (!options.getSecret) throw new Error("no API server to read secrets from");
+      pullSecrets.push(await options.getSecret(namespace, ref.name));
+    } catch (e) {
+      log.info("Unable to retrieve pull secret, the image pull may not succeed.", {
+        pod: `${namespace}/${pod.metadata.name ?? ""}`,
+        secret: `${namespace}/${ref.name}`,
+        err: e instanceof Error ? e.message : String(e),
+      });
+      failed.push(ref.name);
+    }
+  }
+  if (failed.length > 0) {
+    options.recorder.event(getPodReference(pod), {
+      type: "Warning",
+      reason: "FailedToRetrieveImagePullSecret",
+      message: `Unable to retrieve some image pull secrets (${
+        failed.join(", ")
+      }); attempting to pull the image may not succeed.`,
+    });
+  }
+  return pullSecrets;
+}
 
 /** Why a container could not be started in the last sync: kubelet's reason cache entry. */
 export interface StartFailure {

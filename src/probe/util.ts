@@ -4,7 +4,6 @@
  * @module
  */
 import type { Container, IntOrString } from "../api/core/v1/mod.ts";
-import { goQuote } from "../util/go_format.ts";
 
 /** A port number, or the error that explains why there is none (Go's `(int, error)`). */
 export interface PortResult {
@@ -48,7 +47,7 @@ export function findPortByName(container: Container, portName: string): PortResu
   for (const p of container.ports ?? []) {
     if (p.name === portName) return { port: p.containerPort };
   }
-  return { port: 0, error: new Error(`port ${goQuote(portName)} not found`) };
+  return { port: 0, error: new Error(`port ${portName} not found`) };
 }
 
 // Go prints the IntOrString struct with %+v; we only have the raw value, so show it as JSON would.

@@ -697,3 +697,38 @@ Deno.test("TestSucceededPodWithSidecarIsInitialized", async () => {
     await s.cleanup();
   }
 });
+
+Deno.test("TestSyncLoopLogVerbosity", async (t) => {
+  // kubelet's syncLoopIteration logs each ADD/UPDATE/REMOVE/DELETE at V(2): a chatty watch must
+  // not fill the default log (issue 21 row 14: 215,012 `SyncLoop UPDATE` lines in 60 s).
+  const s = await setup();
+  const lines: string[] = [];
+  const previous = log.setLogSink((l) => lines.push(l));
+  const verbosity = log.getVerbosity();
+  const labelled = (value: string) => {
+    const pod = probedPod();
+    pod.metadata.labels = { rev: value };
+    return pod;
+  };
+  try {
+    await t.step("V(0): no SyncLoop lines for an ADD and an UPDATE", async () => {
+      log.setVerbosity(0);
+      s.kubelet.setPods([labelled("1")]);
+      await until("running", () => s.app()?.state?.running !== undefined);
+      s.kubelet.setPods([labelled("2")]);
+      await until("updated", () => s.kubelet.getPod("web")?.metadata.labels?.rev === "2");
+      assertEquals(lines.filter((l) => l.includes('"SyncLoop ')), []);
+    });
+    await t.step("V(2): each update is logged", async () => {
+      log.setVerbosity(2);
+      s.kubelet.setPods([labelled("3")]);
+      await until("updated", () => s.kubelet.getPod("web")?.metadata.labels?.rev === "3");
+      const syncLoop = lines.filter((l) => l.includes('"SyncLoop '));
+      assert(syncLoop.some((l) => l.includes('"SyncLoop UPDATE"')), syncLoop.join("\n"));
+    });
+  } finally {
+    log.setVerbosity(verbosity);
+    log.setLogSink(previous);
+    await s.cleanup();
+  }
+});

@@ -24,7 +24,7 @@ Deno.test("TestFindPortByName", async (t) => {
   await t.step("http → 0 and an error", () => {
     const { port, error } = findPortByName(container, "http");
     assert.equal(port, 0);
-    assert.equal(error?.message, 'port "http" not found');
+    assert.equal(error?.message, "port http not found");
   });
   await t.step("the first port with the name wins", () => {
     const twice: Container = {
@@ -58,12 +58,12 @@ Deno.test("TestResolveContainerPort", async (t) => {
   await t.step("String foo absent → 0 and an error", () => {
     const { port, error } = resolveContainerPort("foo", { name: "noports", ports: [] });
     assert.equal(port, 0);
-    assert.equal(error?.message, 'port "foo" not found');
+    assert.equal(error?.message, "port foo not found");
   });
   await t.step('String "8080" is a name, not a number', () => {
     const { port, error } = resolveContainerPort("8080", container);
     assert.equal(port, 0);
-    assert.equal(error?.message, 'port "8080" not found');
+    assert.equal(error?.message, "port 8080 not found");
   });
   await t.step("no kind → -1 and an error", () => {
     const noKind = { type: 2 } as unknown as IntOrString;

@@ -282,7 +282,9 @@ class ServerConn {
         return;
       }
       case FrameType.Headers: {
-        const fields = this.#decoder.decode(await this.#reader.headerBlock(f));
+        const { fields } = await this.#reader.readMetaHeaders(f, this.#decoder, {
+          maxHeaderListSize: Infinity,
+        });
         if (f.streamId > this.#goAwayLast) return;
         const stream: ServerStream = {
           id: f.streamId,

@@ -183,6 +183,12 @@ export class Reflector<T extends MetaObject> {
           });
           return;
         }
+        // Any other ERROR event (a Status from the server, or the client's own when a line could
+        // not be decoded or was too large) ends this round: client-go logs it and lists again.
+        if (err instanceof StatusError) {
+          info("Warning: watch ended with error", { reflector: this.name, err: errorText(err) });
+          return;
+        }
         throw err;
       } finally {
         w.stop();

@@ -9,6 +9,7 @@ import type { Event, EventList, Node, NodeList, Pod, PodList } from "../../api/c
 import type { Lease, LeaseList } from "../../api/coordination/v1/mod.ts";
 import type * as metav1 from "../../api/meta/v1/mod.ts";
 import { RESTClient, type RESTClientOptions, type RestConfig, type RestRequest } from "../rest.ts";
+import { goQuote } from "../../util/go_format.ts";
 
 /** The patch formats the API server accepts for the resources probelet writes. */
 export type PatchType =
@@ -250,13 +251,27 @@ class ResourceClient<T extends NamedObject, L> {
     this.#idleTimeoutMs = idleTimeoutMs;
   }
 
+  // client-go's Request.Namespace/Name checks: a name that cannot be one path segment is refused
+  // before anything is sent (a non-conforming server may hand out `..`).
   #path(name?: string, subresource?: string): string {
     const { group, version, resource } = this.#info;
     let path = group ? `/apis/${group}/${version}` : `/api/${version}`;
-    if (this.#namespace) path += `/namespaces/${encodeURIComponent(this.#namespace)}`;
+    if (this.#namespace) {
+      const problems = isValidPathSegmentName(this.#namespace);
+      if (problems.length) {
+        throw new Error(
+          `invalid namespace ${goQuote(this.#namespace)}: [${problems.join(" ")}]`,
+        );
+      }
+      path += `/namespaces/${encodeURIComponent(this.#namespace)}`;
+    }
     path += `/${resource}`;
     if (name !== undefined) {
-      if (name === "") throw new Error(`resource name may not be empty (${resource})`);
+      if (name === "") throw new Error("resource name may not be empty");
+      const problems = isValidPathSegmentName(name);
+      if (problems.length) {
+        throw new Error(`invalid resource name ${goQuote(name)}: [${problems.join(" ")}]`);
+      }
       path += `/${encodeURIComponent(name)}`;
     }
     if (subresource) path += `/${subresource}`;
@@ -273,8 +288,8 @@ class ResourceClient<T extends NamedObject, L> {
     return { kind, apiVersion: group ? `${group}/${version}` : version, ...obj };
   }
 
-  get(name: string, opts: GetOptions = {}): Promise<T> {
-    return this.#rest.json<T>({
+  async get(name: string, opts: GetOptions = {}): Promise<T> {
+    return await this.#rest.json<T>({
       method: "GET",
       path: this.#path(name),
       query: { resourceVersion: opts.resourceVersion },
@@ -282,8 +297,8 @@ class ResourceClient<T extends NamedObject, L> {
     });
   }
 
-  list(opts: ListOptions = {}): Promise<L> {
-    return this.#rest.json<L>({
+  async list(opts: ListOptions = {}): Promise<L> {
+    return await this.#rest.json<L>({
       method: "GET",
       path: this.#path(),
       query: listQuery(opts),
@@ -291,15 +306,15 @@ class ResourceClient<T extends NamedObject, L> {
     });
   }
 
-  watch(opts: ListOptions = {}): Promise<Watch<T>> {
-    return this.#rest.watch<T>(
+  async watch(opts: ListOptions = {}): Promise<Watch<T>> {
+    return await this.#rest.watch<T>(
       { method: "GET", path: this.#path(), query: listQuery(opts), signal: opts.signal },
       { idleTimeoutMs: this.#idleTimeoutMs },
     );
   }
 
-  create(obj: T, opts: CreateOptions = {}): Promise<T> {
-    return this.#rest.json<T>({
+  async create(obj: T, opts: CreateOptions = {}): Promise<T> {
+    return await this.#rest.json<T>({
       method: "POST",
       path: this.#path(),
       query: writeQuery(opts),
@@ -316,8 +331,8 @@ class ResourceClient<T extends NamedObject, L> {
     return this.#put(obj, "status", opts);
   }
 
-  #put(obj: T, subresource: string, opts: UpdateOptions): Promise<T> {
-    return this.#rest.json<T>({
+  async #put(obj: T, subresource: string, opts: UpdateOptions): Promise<T> {
+    return await this.#rest.json<T>({
       method: "PUT",
       path: this.#path(this.#nameOf(obj), subresource),
       query: writeQuery(opts),
@@ -334,14 +349,14 @@ class ResourceClient<T extends NamedObject, L> {
     return this.#patch(name, "status", patchType, data, opts);
   }
 
-  #patch(
+  async #patch(
     name: string,
     subresource: string,
     patchType: PatchType,
     data: string,
     opts: PatchOptions,
   ): Promise<T> {
-    return this.#rest.json<T>({
+    return await this.#rest.json<T>({
       method: "PATCH",
       path: this.#path(name, subresource),
       query: { ...writeQuery(opts), force: opts.force },
@@ -360,6 +375,28 @@ class ResourceClient<T extends NamedObject, L> {
       signal,
     });
   }
+}
+
+/** Names that cannot be a path segment (apimachinery's `NameMayNotBe`). */
+export const nameMayNotBe = [".", ".."] as const;
+/** Substrings a path segment name may not contain (apimachinery's `NameMayNotContain`). */
+export const nameMayNotContain = ["/", "%"] as const;
+
+/**
+ * Why `name` cannot be used as one segment of a REST path; empty when it can
+ * (apimachinery's `IsValidPathSegmentName`).
+ *
+ * @example
+ * ```ts
+ * isValidPathSegmentName(".."); // ["may not be '..'"]
+ * isValidPathSegmentName("a/b%"); // ["may not contain '/'", "may not contain '%'"]
+ * ```
+ */
+export function isValidPathSegmentName(name: string): string[] {
+  for (const illegal of nameMayNotBe) {
+    if (name === illegal) return [`may not be '${illegal}'`];
+  }
+  return nameMayNotContain.filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
 }
 
 function listQuery(opts: ListOptions): RestRequest["query"] {

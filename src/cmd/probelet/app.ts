@@ -19,7 +19,9 @@ import { type FileLock, LockHeldError, tryLockFile } from "../../util/flock.ts";
 import { defaultFlags, type KubeletFlags, parseNodeIP } from "./flags.ts";
 import { ProbePool } from "../../probe/pool/pool.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
-import { newRemoteImageService, type RemoteImageService } from "../../cri_client/remote_image.ts";
+import { RemoteImageService } from "../../cri_client/remote_image.ts";
+import type { Secret } from "../../credentialprovider/keyring.ts";
+import type { HTTPClientset } from "../../client/kubernetes/clientset.ts";
 import { newNodeAgent, type NodeAgent } from "./apiserver_mode.ts";
 import { buildKubeClients, type KubeClients } from "./kube_clients.ts";
 
@@ -137,13 +139,9 @@ async function startAgent(
       clients?.close();
       throw e;
     });
-    // The image's user decides runAsNonRoot (kubelet's ImageStatus before each create).
-    imageService = await newRemoteImageService(flags.containerRuntimeEndpoint, {
+    // Kubelet's image manager pulls through the same endpoint's ImageService.
+    imageService = new RemoteImageService(flags.containerRuntimeEndpoint, {
       requestTimeoutMs: flags.runtimeRequestTimeoutMs,
-    }).catch((e) => {
-      runtime.close();
-      clients?.close();
-      throw e;
     });
   } else {
     // Adopts the containers a previous run left running; rotates logs as kubelet's flags say;
@@ -190,9 +188,12 @@ async function startAgent(
     },
     gcPolicy: { maxPerPodContainer: flags.maxPerPodContainer, minAgeMs: flags.minimumGCAgeMs },
     backOff: options.backOff,
+    imageService,
+    getSecret: api && "rest" in api.kubeClient
+      ? secretGetter(api.kubeClient as HTTPClientset)
+      : undefined,
     recorders,
     probePool,
-    imageService,
     // API-server mode: pods bound to this node, their statuses, mirror pods, admission.
     kubeClient: api?.kubeClient,
     getNode: () => node?.nodeStatus.lastNode,
@@ -297,6 +298,22 @@ async function withDeadline(
   } finally {
     timer.stop();
   }
+}
+
+/**
+ * Reads a pod's pull secret through the API (kubelet's secret manager in `Get` mode; the node
+ * authorizer allows a node to read the secrets its pods name).
+ */
+function secretGetter(
+  client: HTTPClientset,
+): (namespace: string, name: string) => Promise<Secret> {
+  return (namespace, name) =>
+    client.rest.json<Secret>({
+      method: "GET",
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${
+        encodeURIComponent(name)
+      }`,
+    });
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

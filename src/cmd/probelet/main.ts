@@ -15,6 +15,28 @@ import { FlagError, parseFlags, usage } from "./flags.ts";
 import { runKubelet, type RunningKubelet, stopSlackMs } from "./app.ts";
 import { raiseOpenFileLimit } from "../../util/rlimit.ts";
 import { LiveView } from "./live_view.ts";
+import { RotatingLogFile, type RotatingLogFileOptions } from "../../util/log_file.ts";
+
+/**
+ * Sends the log to `path` while the live view owns the terminal: the file is rotated at 10 MiB and
+ * 5 files are kept (kubelet's container log defaults), so a chatty agent cannot fill the disk.
+ * Returns the file; `close()` it when done.
+ *
+ * @example
+ * ```ts
+ * const file = openLiveViewLog(".run/probelet/probelet.log");
+ * // ... log.info(...) lines land in the file ...
+ * file.close();
+ * ```
+ */
+export function openLiveViewLog(
+  path: string,
+  options: RotatingLogFileOptions = {},
+): RotatingLogFile {
+  const file = RotatingLogFile.open(path, options);
+  log.setLogSink((line) => file.writeLine(line));
+  return file;
+}
 
 /**
  * Runs the CLI with `args`; resolves with the exit code.
@@ -49,18 +71,8 @@ export async function main(args: string[]): Promise<number> {
     (flags.liveView === "auto" && Deno.stdout.isTerminal());
   await Deno.mkdir(flags.rootDir, { recursive: true });
   const logFile = join(flags.rootDir, "probelet.log");
-  let logHandle: Deno.FsFile | undefined;
-  if (tty) {
-    // The table owns the terminal; log lines go to a file next to the agent's state.
-    logHandle = await Deno.open(logFile, { create: true, append: true });
-    const encoder = new TextEncoder();
-    const file = logHandle;
-    log.setLogSink((line) => {
-      const data = encoder.encode(line + "\n");
-      let off = 0;
-      while (off < data.length) off += file.writeSync(data.subarray(off));
-    });
-  }
+  // The table owns the terminal; log lines go to a file next to the agent's state.
+  const logHandle = tty ? openLiveViewLog(logFile) : undefined;
 
   // Listen before starting, so a signal during start-up still tears down what was started.
   const { promise: signalled, resolve } = Promise.withResolvers<Deno.Signal>();

@@ -30,7 +30,7 @@ export const defaultFileCheckIntervalMs = 20_000;
 /**
  * A problem with one manifest file, or one document in it. The message names the file, the
  * document (1-based) and the field:
- * `fixtures/pods/web.yaml: document 2: spec.containers[0].readinessProbe.httpGet.port: port "http" not found`.
+ * `fixtures/pods/web.yaml: document 2: spec.containers[0].readinessProbe.httpGet.port: 0: must be between 1 and 65535, inclusive`.
  *
  * @example
  * ```ts

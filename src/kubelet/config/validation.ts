@@ -6,9 +6,8 @@
  * Mirrors the relevant parts of kubernetes' pkg/apis/core/validation/validation.go.
  * @module
  */
-import type { Container, Pod } from "../../api/core/v1/mod.ts";
+import type { Pod } from "../../api/core/v1/mod.ts";
 import { podLogsDirectoryName } from "../kuberuntime/helpers.ts";
-import { resolveContainerPort } from "../../probe/util.ts";
 import { goQuote } from "../../util/go_format.ts";
 
 /**
@@ -307,7 +306,7 @@ function validateContainer(
     }
   }
   if (c.env !== undefined) validateEnv(v, `${field}.env`, c.env);
-  const portsValid = c.ports === undefined || validatePorts(v, `${field}.ports`, c.ports);
+  if (c.ports !== undefined) validatePorts(v, `${field}.ports`, c.ports);
 
   let restartable = false;
   if (c.restartPolicy !== undefined && v.string(`${field}.restartPolicy`, c.restartPolicy)) {
@@ -330,9 +329,7 @@ function validateContainer(
       );
       continue;
     }
-    // Named ports can only be resolved against a well-formed port list.
-    const container = portsValid ? c as unknown as Container : undefined;
-    validateProbe(v, `${field}.${probeField}`, probe, probeField, container);
+    validateProbe(v, `${field}.${probeField}`, probe, probeField);
   }
 }
 
@@ -391,7 +388,6 @@ function validateProbe(
   field: string,
   probe: unknown,
   kind: ProbeField,
-  container: Container | undefined,
 ): void {
   if (!v.mapping(field, probe)) return;
 
@@ -402,9 +398,9 @@ function validateProbe(
     v.add(field, "may not specify more than 1 handler type");
   }
   if (probe.exec !== undefined) validateExecAction(v, `${field}.exec`, probe.exec);
-  if (probe.httpGet !== undefined) validateHttpGet(v, `${field}.httpGet`, probe.httpGet, container);
+  if (probe.httpGet !== undefined) validateHttpGet(v, `${field}.httpGet`, probe.httpGet);
   if (probe.tcpSocket !== undefined) {
-    validateTcpSocket(v, `${field}.tcpSocket`, probe.tcpSocket, container);
+    validateTcpSocket(v, `${field}.tcpSocket`, probe.tcpSocket);
   }
   if (probe.grpc !== undefined) validateGrpc(v, `${field}.grpc`, probe.grpc);
 
@@ -451,10 +447,9 @@ function validateHttpGet(
   v: Validator,
   field: string,
   action: unknown,
-  container: Container | undefined,
 ): void {
   if (!v.mapping(field, action)) return;
-  validateProbePort(v, `${field}.port`, action.port, container);
+  validateProbePort(v, `${field}.port`, action.port);
   if (action.path !== undefined) v.string(`${field}.path`, action.path);
   if (action.host !== undefined) v.string(`${field}.host`, action.host);
   if (action.scheme !== undefined && v.string(`${field}.scheme`, action.scheme)) {
@@ -489,10 +484,9 @@ function validateTcpSocket(
   v: Validator,
   field: string,
   action: unknown,
-  container: Container | undefined,
 ): void {
   if (!v.mapping(field, action)) return;
-  validateProbePort(v, `${field}.port`, action.port, container);
+  validateProbePort(v, `${field}.port`, action.port);
   if (action.host !== undefined) v.string(`${field}.host`, action.host);
 }
 
@@ -507,15 +501,14 @@ function validateGrpc(v: Validator, field: string, action: unknown): void {
 }
 
 /**
- * An HTTP or TCP probe port: a number, or the name of one of the container's ports. Resolved the
- * way the prober will resolve it, so a typo surfaces when the manifest is loaded rather than as a
- * failing probe later.
+ * An HTTP or TCP probe port: a number in range, or a well-formed port name
+ * (apimachinery's ValidatePortNumOrName). Whether the container declares that name is not checked
+ * here: kubelet runs such a pod and the probe errors at run time (`port http not found`).
  */
 function validateProbePort(
   v: Validator,
   field: string,
   port: unknown,
-  container: Container | undefined,
 ): void {
   if (port === undefined || port === "") {
     v.add(field, "Required value");
@@ -529,9 +522,7 @@ function validateProbePort(
     v.add(field, `must be an integer or a string, got ${describe(port)}`);
     return;
   }
-  if (container === undefined) return; // the port list itself is already reported
-  const resolved = resolveContainerPort(port, container);
-  if (resolved.error) v.add(field, resolved.error.message);
+  checkPortName(v, field, port);
 }
 
 function checkPortNumber(v: Validator, field: string, port: number): void {

@@ -1,13 +1,14 @@
 /**
  * Where a pod's container logs go: `<podLogsDir>/<namespace>_<name>_<uid>/<container>/<n>.log`;
- * which seccomp profile a container gets.
+ * which seccomp profile a container gets; the user an image runs as.
  * Mirrors kubelet's pkg/kubelet/kuberuntime/helpers.go (`BuildPodLogsDirectory`,
- * `BuildContainerLogsDirectory`, `getSeccompProfile`, `fieldSeccompProfile`), with every name
+ * `BuildContainerLogsDirectory`, `getSeccompProfile`, `fieldSeccompProfile`, `getImageUser`), with every name
  * checked to stay one path segment.
  * @module
  */
 import type { PodSecurityContext, SeccompProfile, SecurityContext } from "../../api/core/v1/mod.ts";
 import type { SecurityProfile } from "../../cri_client/api.ts";
+import type { ImageManagerService } from "../../cri_client/runtime_service.ts";
 import { join } from "node:path";
 import { joinInside } from "../../util/path.ts";
 
@@ -108,4 +109,25 @@ export function fieldSeccompProfile(
     throw new Error("localhostProfile must be set if seccompProfile type is Localhost.");
   }
   return { profileType: "Unconfined" };
+}
+
+/**
+ * kubelet's `getImageUser`: the image's uid, or its user name when not numeric; an image without
+ * either (or one the runtime does not have) runs as root, uid 0.
+ *
+ * @example
+ * ```ts
+ * await getImageUser(imageService, "probelet.local/busybox:1"); // { uid: 0, username: "" }
+ * ```
+ */
+export async function getImageUser(
+  imageService: ImageManagerService,
+  image: string,
+): Promise<{ uid: number | undefined; username: string }> {
+  const { image: status } = await imageService.imageStatus({ image });
+  if (status) {
+    if (status.uid !== undefined) return { uid: Number(status.uid.value), username: "" };
+    if (status.username !== "") return { uid: undefined, username: status.username };
+  }
+  return { uid: 0, username: "" };
 }

@@ -6,7 +6,7 @@
  * RunInContainer in kubelet's pkg/kubelet/kuberuntime/kuberuntime_container.go.
  * @module
  */
-import { buildContainerLogsDirectory } from "./helpers.ts";
+import { buildContainerLogsDirectory, getImageUser } from "./helpers.ts";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type {
   ContainerConfig,
@@ -20,6 +20,8 @@ import { type ContainerID, containerIDString } from "../container/container_id.t
 import { expandContainerCommandOnlyStatic } from "../container/expansion.ts";
 import { generateContainerRef, getPodReference } from "../container/ref.ts";
 import type { EventRecorder, EventType } from "../events/mod.ts";
+import type { ImageManager } from "../images/types.ts";
+import type { Secret } from "../../credentialprovider/keyring.ts";
 import {
   type ContainerKillReason,
   hashContainer,
@@ -98,33 +100,17 @@ export function generateContainerConfig(
   return config;
 }
 
-/**
- * kubelet's `getImageUser`: the image's uid, or its user name when not numeric; an image without
- * either (or one the runtime does not have) runs as root, uid 0.
- *
- * @example
- * ```ts
- * await getImageUser(imageService, "probelet.local/busybox:1"); // { uid: 0, username: "" }
- * ```
- */
-export async function getImageUser(
-  imageService: ImageManagerService,
-  image: string,
-): Promise<{ uid: number | undefined; username: string }> {
-  const { image: status } = await imageService.imageStatus({ image });
-  if (status) {
-    if (status.uid !== undefined) return { uid: Number(status.uid.value), username: "" };
-    if (status.username !== "") return { uid: undefined, username: status.username };
-  }
-  return { uid: 0, username: "" };
-}
-
 /** What starting and killing a container needs from the runtime manager. */
 export interface ContainerManagerContext {
   runtime: RuntimeService;
   recorder: EventRecorder;
   /** The owning node, put in probelet's node label. */
   nodeName: string;
+  /**
+   * Pulls images by the pull policy before a container is created (a CRI runtime's); without
+   * one the image is passed to the runtime by name (the embedded runtime: no images).
+   */
+  imageManager?: ImageManager;
   /**
    * Where the image's user comes from (`ImageStatus`), for `runAsNonRoot` and the default user.
    * Without one (the embedded runtime: its processes run as the agent) no image user is known.
@@ -143,12 +129,15 @@ export interface StartContainerOptions {
   /** The runtime's view of the pod; its newest instance of the container gives the restart count. */
   podStatus: RuntimePodStatus;
   podIP: string;
+  /** The pod's image pull secrets, as read for this sync (kubelet's `getPullSecretsForPod`). */
+  pullSecrets?: Secret[];
 }
 
 /**
- * Creates and starts one container; resolves with the failure (reason and message) or undefined
- * on success. Kubelet's `startContainer` without image pulls and lifecycle hooks: a config that
- * cannot be made (`runAsNonRoot` not met, say) is `CreateContainerConfigError`.
+ * Pulls the image (with an image manager), creates and starts one container; resolves with the
+ * failure (reason and message) or undefined on success. Kubelet's `startContainer` without
+ * lifecycle hooks: a config that cannot be made (`runAsNonRoot` not met, say) is
+ * `CreateContainerConfigError`.
  */
 export async function startContainer(
   m: ContainerManagerContext,
@@ -157,6 +146,26 @@ export async function startContainer(
   const { sandboxID, sandboxConfig, container, pod, podStatus } = options;
   const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
   const restartCount = previous ? previous.restartCount + 1 : 0;
+  // Step 1: pull the image. The failure's reason is the waiting reason; the event says only it.
+  let imageRef: string | undefined;
+  if (m.imageManager) {
+    const pulled = await m.imageManager.ensureImageExists(pod, {
+      objRef: generateContainerRef(pod, container),
+      requestedImage: container.image ?? "",
+      pullSecrets: options.pullSecrets ?? [],
+      podSandboxConfig: sandboxConfig,
+      pullPolicy: container.imagePullPolicy ?? "",
+    });
+    if (pulled.error) {
+      recordEvent(m.recorder, pod, container, {
+        type: "Warning",
+        reason: "Failed",
+        message: `Error: ${pulled.error}`,
+      });
+      return { reason: pulled.error, message: pulled.message };
+    }
+    imageRef = pulled.imageRef;
+  }
   // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
   const failed = (reason: string, e: unknown) => {
     const message = statusMessage(e);
@@ -180,6 +189,9 @@ export async function startContainer(
     });
   } catch (e) {
     return failed(ErrCreateContainerConfig, e);
+  }
+  if (imageRef !== undefined) {
+    config.image = { image: imageRef, userSpecifiedImage: container.image ?? "" };
   }
   let containerID: string;
   try {

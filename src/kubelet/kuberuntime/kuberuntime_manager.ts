@@ -9,6 +9,17 @@
  * PodSandboxChanged from pkg/kubelet/container and pkg/kubelet/kuberuntime/util.
  * @module
  */
+import type { Secret } from "../../credentialprovider/keyring.ts";
+import {
+  ErrImageInspect,
+  ErrImageNeverPull,
+  ErrImagePull,
+  ErrImagePullBackOff,
+  ErrInvalidImageName,
+  ErrRegistryUnavailable,
+  ErrSignatureValidationFailed,
+  type ImageManager,
+} from "../images/types.ts";
 import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type { PodSandboxStatus } from "../../cri_client/api.ts";
@@ -622,6 +633,17 @@ export function podKey(pod: Pod): string {
   return ns ? `${ns}/${pod.metadata.name ?? ""}` : pod.metadata.name ?? "";
 }
 
+// The start failures of the image manager (its error names).
+const imageErrors: ReadonlySet<string> = new Set([
+  ErrImagePull,
+  ErrImagePullBackOff,
+  ErrImageNeverPull,
+  ErrInvalidImageName,
+  ErrImageInspect,
+  ErrRegistryUnavailable,
+  ErrSignatureValidationFailed,
+]);
+
 /** Outcome of one {@linkcode KubeGenericRuntimeManager.syncPod}. */
 export interface SyncResult {
   /**
@@ -633,6 +655,11 @@ export interface SyncResult {
   changed: boolean;
   /** Earliest time (epoch ms) at which a container in back-off may be started, if any. */
   retryAt?: number;
+  /**
+   * A start failed with an image error (`ErrImagePull`, `ImagePullBackOff`, ...): kubelet's sync
+   * returns that error, and its pod worker retries after the back-off period (10 s, jittered).
+   */
+  syncFailed?: boolean;
 }
 
 /** What the runtime manager needs. */
@@ -657,6 +684,10 @@ export interface RuntimeManagerOptions {
   nodeName: string;
   /** Removes a container's logs before the container (a CRI runtime's; kubelet's logManager). */
   logManager?: Pick<ContainerLogManager, "clean">;
+  /** Pulls images before containers are created (a CRI runtime's; kubelet's imagePuller). */
+  imageManager?: ImageManager;
+  /** The pod's image pull secrets (kubelet's `getPullSecretsForPod`); none when undefined. */
+  getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
   /**
    * The runtime's image service, for the image's user (`runAsNonRoot`, the default user). Left
    * out for the embedded runtime, whose processes run as the agent.
@@ -692,6 +723,8 @@ export class KubeGenericRuntimeManager {
   #logsRoot: string;
   #hostNetworkOnly: boolean;
   #logManager?: Pick<ContainerLogManager, "clean">;
+  #imageManager?: ImageManager;
+  #getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
   #imageService?: ImageManagerService;
   #linux: LinuxConfigOptions;
   readonly nodeName: string;
@@ -710,6 +743,8 @@ export class KubeGenericRuntimeManager {
     this.#hostNetworkOnly = options.runtimeHostNetworkOnly ?? false;
     this.nodeName = options.nodeName;
     this.#logManager = options.logManager;
+    this.#imageManager = options.imageManager;
+    this.#getPullSecrets = options.getPullSecrets;
     this.#imageService = options.imageService;
     this.#linux = {
       ...defaultLinuxConfigOptions,
@@ -901,6 +936,8 @@ export class KubeGenericRuntimeManager {
       }
     }
 
+    // Read once per sync, and only when something is to be started.
+    let pullSecrets: Secret[] | undefined;
     const start = async (container: Container, kind: string): Promise<boolean> => {
       const backoff = this.#doBackOff(pod, container, podStatus);
       if (backoff.inBackOff) {
@@ -913,6 +950,9 @@ export class KubeGenericRuntimeManager {
         return false;
       }
       log.V(4).info(`Creating ${kind} in pod`, { containerName: container.name, pod: podKey(pod) });
+      if (this.#imageManager && pullSecrets === undefined) {
+        pullSecrets = (await this.#getPullSecrets?.(pod)) ?? [];
+      }
       const failure = await startContainer(this.#context(), {
         sandboxID,
         sandboxConfig,
@@ -920,7 +960,9 @@ export class KubeGenericRuntimeManager {
         pod,
         podStatus,
         podIP,
+        pullSecrets,
       });
+      if (failure && imageErrors.has(failure.reason)) result.syncFailed = true;
       result.changed = true;
       result.startResults.set(container.name, failure ?? null);
       return failure === undefined;
@@ -1133,6 +1175,7 @@ export class KubeGenericRuntimeManager {
       runtime: this.runtime,
       recorder: this.#recorder,
       nodeName: this.nodeName,
+      imageManager: this.#imageManager,
       imageService: this.#imageService,
       linux: this.#linux,
     };

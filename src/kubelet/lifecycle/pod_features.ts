@@ -324,7 +324,7 @@ const podSecurityContextFields: FieldTable<PodSecurityContext> = {
 const containerFields: FieldTable<Container> = {
   name: both(supported()),
   image: {
-    containerd: supported("must be present: nothing is pulled (issue 16 item 8)"),
+    containerd: supported("pulled by `imagePullPolicy` through the CRI image service"),
     embedded: supported("a name only: the command runs on the host (the runtime's design)"),
   },
   command: {
@@ -367,11 +367,10 @@ const containerFields: FieldTable<Container> = {
     refused("no message from the log tail (issue 16 item 6)", only("`File` (the default)", "File")),
   ),
   imagePullPolicy: {
-    containerd: refused("nothing is pulled (issue 16 item 8)", {
-      text: "`IfNotPresent` and `Never`: a present image runs as kubelet would run it; a missing " +
-        "one fails visibly (`CreateContainerError`)",
-      test: (value) => value === "IfNotPresent" || value === "Never",
-    }),
+    containerd: supported(
+      "kubelet's image manager: `Pulling`/`Pulled` events, `ErrImagePull` → `ImagePullBackOff`, " +
+        "`ErrImageNeverPull`",
+    ),
     embedded: supported("any value: no images on this runtime, nothing to pull (its design)"),
   },
   securityContext: { ...both(supported()), fields: securityContextFields },
@@ -454,7 +453,10 @@ export const podSpecFields: FieldTable<PodSpec> = {
   },
   securityContext: { ...both(supported()), fields: podSecurityContextFields },
   imagePullSecrets: {
-    containerd: refused("nothing is pulled, with or without credentials (issue 16 item 8)"),
+    containerd: supported(
+      "`kubernetes.io/dockerconfigjson` / `dockercfg` secrets read through the API become the " +
+        "pull's credentials",
+    ),
     embedded: supported("no images on this runtime, nothing to pull (its design)"),
   },
   hostname: both(refused("the sandbox's hostname is the pod's name (issue 16 item 7)")),

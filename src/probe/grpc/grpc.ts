@@ -28,7 +28,9 @@ import { joinHostPort } from "../tcp/tcp.ts";
 import { grpcCodeName, GrpcStatus } from "../../util/grpc_codes.ts";
 import {
   grpcFrame,
+  grpcHeadersRejected,
   H2ClientConn,
+  H2ProtocolError,
   type H2Response,
   unaryRequestHeaders,
   unaryResult,
@@ -281,7 +283,7 @@ async function check(
         timeoutMs,
       }),
       grpcFrame(encodeHealthCheckRequest(service)),
-      { maxData: maxReceiveMessageLength + 5 },
+      { maxData: maxReceiveMessageLength + 5, rejectHeaders: grpcHeadersRejected },
     );
   } catch (err) {
     if (deadline.expired) throw deadlineError();
@@ -368,6 +370,10 @@ export function decodeHealthCheckResponse(bytes: Uint8Array): string {
 }
 
 function unavailable(err: unknown): StatusError {
+  // grpc-go closes the transport on a framer error: "error reading from server: <error>".
+  if (err instanceof H2ProtocolError && err.code !== undefined) {
+    return new StatusError(GrpcStatus.Unavailable, `error reading from server: ${err.message}`);
+  }
   const message = err instanceof Error ? err.message : String(err);
   return new StatusError(GrpcStatus.Unavailable, `connection error: desc = ${goQuote(message)}`);
 }

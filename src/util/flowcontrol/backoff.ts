@@ -104,6 +104,17 @@ export class Backoff {
     return this.#clock.since(eventTime) < entry.backoffMs;
   }
 
+  /**
+   * True while less than the current back-off has passed between the last `next()` and
+   * `eventTime` (kubelet's image pulls: "now"). Go's `IsInBackOffSinceUpdate`.
+   */
+  isInBackOffSinceUpdate(id: string, eventTime: number): boolean {
+    const entry = this.#entries.get(id);
+    if (!entry) return false;
+    if (hasExpired(eventTime, entry.lastUpdate, this.#maxMs)) return false;
+    return eventTime - entry.lastUpdate < entry.backoffMs;
+  }
+
   /** Milliseconds left of the back-off that started at `eventTime` (0 when not backing off). */
   remaining(id: string, eventTime: number): number {
     if (!this.isInBackOffSince(id, eventTime)) return 0;

@@ -27,6 +27,7 @@ import {
   H2ProtocolError,
   HeaderDecoder,
   headerFrames,
+  type MetaHeaders,
   parseSettings,
   readUint32,
   Setting,
@@ -43,7 +44,12 @@ export interface H2Response {
   headers: Map<string, string>;
   /** Names that arrived in the trailers (or a trailers-only response). */
   trailerNames: Set<string>;
-  /** The DATA payloads, in order. */
+  /** Every header block of the stream as it arrived: its fields and whether it ended the stream. */
+  blocks: { fields: [string, string][]; endStream: boolean }[];
+  /**
+   * The DATA payloads' bytes, in order, gathered into as few arrays as possible (a flood of tiny
+   * or empty DATA frames must not cost an object per frame).
+   */
   data: Uint8Array[];
   /** DATA bytes received; above the request's `maxData` the stream was cancelled there. */
   received: number;
@@ -58,6 +64,13 @@ export interface H2Response {
    * limit; the stream was reset (FRAME_SIZE_ERROR), as grpc-go does.
    */
   headerListTooLarge?: boolean;
+  /**
+   * Set when a header block held a field HTTP/2 forbids (Go's framer text, e.g. `invalid header
+   * field name "A"`); the stream was reset (PROTOCOL_ERROR), as grpc-go does.
+   */
+  invalidHeader?: string;
+  /** Set when `rejectHeaders` refused a header block; the stream was reset (PROTOCOL_ERROR). */
+  headersRejected?: boolean;
 }
 
 /** Per-request settings. */
@@ -66,6 +79,11 @@ export interface H2RequestOptions {
   maxData: number;
   /** Aborting it resets the stream (RST_STREAM CANCEL) and rejects with its reason. */
   signal?: AbortSignal;
+  /**
+   * Looks at the response after each header block; true ends the stream there with RST_STREAM
+   * PROTOCOL_ERROR (grpc-go closes a stream whose headers it refuses as they arrive).
+   */
+  rejectHeaders?: (response: H2Response) => boolean;
 }
 
 /**
@@ -89,7 +107,7 @@ const maxStreamId = 0x7fff_ffff;
 const maxWindow = 0x7fff_ffff;
 /**
  * The largest header list we take (grpc-go's client default MaxHeaderListSize, 16 MiB), decoded;
- * the raw header block is held to the same size.
+ * past it, header bytes end the connection (frame.ts, Go's CVE-2023-45288 rule).
  */
 const maxHeaderListSize = 16 * 1024 * 1024;
 /**
@@ -105,6 +123,7 @@ interface Stream {
   id: number;
   response: H2Response;
   maxData: number;
+  rejectHeaders?: (response: H2Response) => boolean;
   /** Bytes we may still send on it (the peer's window for it). */
   sendWindow: number;
   /** Bytes received since our last WINDOW_UPDATE for it. */
@@ -256,10 +275,12 @@ export class H2ClientConn {
           httpStatus: 0,
           headers: new Map(),
           trailerNames: new Set(),
+          blocks: [],
           data: [],
           received: 0,
         },
         maxData: options.maxData,
+        rejectHeaders: options.rejectHeaders,
         sendWindow: this.#peerInitialWindow,
         unacked: 0,
         blocks: 0,
@@ -441,8 +462,7 @@ export class H2ClientConn {
     switch (f.type) {
       case FrameType.Headers:
         return this.#onHeaders(
-          f,
-          await this.#reader.headerBlock(f, { maxSize: maxHeaderListSize }),
+          await this.#reader.readMetaHeaders(f, this.#decoder, { maxHeaderListSize }),
         );
       case FrameType.Data:
         return this.#onData(f);
@@ -476,27 +496,34 @@ export class H2ClientConn {
     }
   }
 
-  #onHeaders(f: Frame, block: Uint8Array): void {
-    // Decode even for streams we dropped: the HPACK table must stay in step with the server's.
-    const { fields, truncated } = this.#decoder.decodeList(block, maxHeaderListSize);
+  /** A decoded header block (grpc-go's operateHeaders, the HTTP/2 part). */
+  #onHeaders(meta: MetaHeaders): void {
+    const f = meta.frame;
     const stream = this.#streams.get(f.streamId);
     if (!stream) return;
-    if (truncated) {
-      stream.response.headerListTooLarge = true;
+    const { response } = stream;
+    const endStream = (f.flags & Flag.EndStream) !== 0;
+    if (meta.invalid !== undefined) {
+      response.invalidHeader = meta.invalid;
+      return this.#resetStream(stream, ErrorCode.ProtocolError);
+    }
+    if (meta.truncated) {
+      response.headerListTooLarge = true;
       return this.#resetStream(stream, ErrorCode.FrameSizeError);
     }
-    const status = fields.find(([name]) => name === ":status");
-    // 1xx informational headers carry nothing for gRPC.
-    if (status && status[1].startsWith("1") && (f.flags & Flag.EndStream) === 0) return;
-    const isTrailers = stream.blocks > 0 || (f.flags & Flag.EndStream) !== 0;
+    const isTrailers = stream.blocks > 0 || endStream;
     stream.blocks++;
-    const { response } = stream;
-    for (const [name, value] of fields) {
+    response.blocks.push({ fields: meta.fields, endStream });
+    for (const [name, value] of meta.fields) {
       if (name === ":status") response.httpStatus = Number(value) || 0;
       else response.headers.set(name, value);
       if (isTrailers) response.trailerNames.add(name);
     }
-    if (f.flags & Flag.EndStream) this.#endStream(stream);
+    if (stream.rejectHeaders?.(response)) {
+      response.headersRejected = true;
+      return this.#resetStream(stream, ErrorCode.ProtocolError);
+    }
+    if (endStream) this.#endStream(stream);
   }
 
   #onData(f: Frame): void {
@@ -511,7 +538,7 @@ export class H2ClientConn {
     const stream = this.#streams.get(f.streamId);
     if (stream) {
       const payload = stripPadding(f);
-      stream.response.data.push(payload);
+      appendData(stream.response, payload);
       stream.response.received += payload.length;
       stream.unacked += f.payload.length;
       if (stream.response.received > stream.maxData) {
@@ -606,4 +633,24 @@ export class H2ClientConn {
     this.#reply([frame(FrameType.Settings, Flag.Ack, 0, new Uint8Array(0))]);
     this.#wakeAll();
   }
+}
+
+/**
+ * Appends `payload` to the response's DATA: into the last array's spare room (arrays grow by
+ * doubling, from 16 KiB), so the list holds O(log n) arrays however the bytes were framed.
+ */
+function appendData(response: H2Response, payload: Uint8Array): void {
+  if (payload.length === 0) return;
+  const { data } = response;
+  const last = data.at(-1);
+  if (last && last.byteOffset === 0 && last.length + payload.length <= last.buffer.byteLength) {
+    const grown = new Uint8Array(last.buffer, 0, last.length + payload.length);
+    grown.set(payload, last.length);
+    data[data.length - 1] = grown;
+    return;
+  }
+  const capacity = Math.max(16_384, payload.length, (last?.length ?? 0) * 2);
+  const fresh = new Uint8Array(new ArrayBuffer(capacity), 0, payload.length);
+  fresh.set(payload);
+  data.push(fresh);
 }

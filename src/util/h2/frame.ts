@@ -1,11 +1,16 @@
 /**
- * HTTP/2 framing (RFC 9113 §4, §6) and the HPACK pieces our client needs: frame encoding, a frame
- * reader on a `Deno.Conn`, header blocks encoded as plain literals, and decoding with npm `hpack.js`
- * (RFC 7541 with the Huffman code and the dynamic table; the spec is frozen, so an old, widely used
- * package is fine). Shared by the client connection (client_conn.ts) and the tests' servers.
+ * HTTP/2 framing (RFC 9113 §4, §6) and the header-block pieces our client needs: frame encoding, a
+ * frame reader on a `Deno.Conn`, header blocks encoded as plain literals, and reading a HEADERS
+ * frame with its CONTINUATION frames through the HPACK decoder (hpack.ts) as Go's
+ * `Framer.readMetaFrame` does (golang.org/x/net/http2/frame.go): fragment by fragment, with the
+ * header list's limit applied while decoding and the CVE-2023-45288 rule that ends the connection
+ * when a peer keeps sending header bytes past it. Shared by the client connection (client_conn.ts)
+ * and the tests' servers.
  * @module
  */
-import hpack from "hpack.js";
+import { setImmediate } from "node:timers/promises";
+import { goQuote } from "../go_format.ts";
+import { HpackDecoder, HpackDecodingError } from "./hpack.ts";
 
 /** Frame types (RFC 9113 §6). */
 export const FrameType = {
@@ -47,6 +52,7 @@ export const ErrorCode = {
   FrameSizeError: 0x6,
   RefusedStream: 0x7,
   Cancel: 0x8,
+  Compression: 0x9,
 } as const;
 
 /** The flow-control window every stream and the connection start with. */
@@ -66,12 +72,20 @@ export interface Frame {
   payload: Uint8Array;
 }
 
-/** A protocol violation by the peer; the connection is unusable after it. */
+/**
+ * A protocol violation by the peer; the connection is unusable after it. `code` is set where Go's
+ * framer reports a bare `ConnectionError(code)` (its text is then "connection error: <CODE>").
+ */
 export class H2ProtocolError extends Error {
-  constructor(message: string) {
+  constructor(message: string, readonly code?: number) {
     super(message);
     this.name = "H2ProtocolError";
   }
+}
+
+/** Go's `http2.ConnectionError(code)`: the connection ends, its text names only the code. */
+export function connectionError(code: number): H2ProtocolError {
+  return new H2ProtocolError(`connection error: ${errorCodeName(code)}`, code);
 }
 
 /** Encodes one frame. */
@@ -193,54 +207,78 @@ function pushInteger(out: number[], value: number, prefixBits: number, high: num
   out.push(rest);
 }
 
+/** A header block read whole: its fields, or why the stream must be reset. */
+export interface MetaHeaders {
+  /** The HEADERS frame (its stream and END_STREAM flag). */
+  frame: Frame;
+  /** The fields kept, in order (those within the list limit). */
+  fields: [string, string][];
+  /** The header list went over the limit: later fields were decoded but dropped. */
+  truncated: boolean;
+  /**
+   * Set when a field is not valid HTTP/2 (Go's framer answers with a stream error): the text Go
+   * reports, e.g. `invalid header field name "X-A"`.
+   */
+  invalid?: string;
+}
+
 /**
- * The HPACK decoder of one connection. Every header block the peer sends must pass through it, on
- * any stream, or its dynamic table drifts from the peer's.
+ * The HPACK decoder of one connection with our SETTINGS_HEADER_TABLE_SIZE (4096). Every header
+ * block the peer sends must pass through it, on any stream, or its dynamic table drifts from the
+ * peer's.
+ *
+ * @example
+ * ```ts
+ * new HeaderDecoder().decode(new Uint8Array([0x88])); // [[":status", "200"]]
+ * ```
  */
 export class HeaderDecoder {
-  #decoder = hpack.decompressor.create({ table: { maxSize: 4096 } });
+  /** The connection's decoder, for `FrameReader.readMetaHeaders`. */
+  readonly hpack: HpackDecoder = new HpackDecoder({ maxTableSize: 4096 });
 
-  /** The fields of one complete header block, in order. */
+  /** The fields of one complete header block, in order, without limits (tests' servers). */
   decode(block: Uint8Array): [string, string][] {
-    return this.decodeList(block, Infinity).fields;
-  }
-
-  /**
-   * The fields of one complete header block, keeping at most `maxListSize` bytes of them (each
-   * field counted as name + value + 32, RFC 9113 §6.5.2). Past it the rest of the block is still
-   * decoded, so the dynamic table stays in step, but dropped, and `truncated` is set.
-   */
-  decodeList(
-    block: Uint8Array,
-    maxListSize: number,
-  ): { fields: [string, string][]; truncated: boolean } {
-    let error: unknown;
-    const onError = (err: unknown) => error = err;
-    this.#decoder.once("error", onError);
-    this.#decoder.write(block);
-    this.#decoder.execute();
-    this.#decoder.removeListener("error", onError);
-    if (error) throw new H2ProtocolError(`HPACK: ${(error as Error).message ?? error}`);
     const fields: [string, string][] = [];
-    let size = 0;
-    let truncated = false;
-    for (;;) {
-      const field = this.#decoder.read() as { name: string; value: string } | null;
-      if (field === null) break;
-      size += field.name.length + field.value.length + 32;
-      if (size > maxListSize) truncated = true;
-      if (!truncated) fields.push([field.name, field.value]);
+    this.hpack.startBlock({
+      emit: (name, value) => fields.push([name, value]),
+      maxStringLength: 0,
+    });
+    try {
+      this.hpack.write(block);
+      this.hpack.endBlock();
+    } catch (err) {
+      if (err instanceof HpackDecodingError) throw connectionError(ErrorCode.Compression);
+      throw err;
     }
-    return { fields, truncated };
+    return fields;
   }
 }
 
-/** Reads whole frames from a connection. */
+/**
+ * Frames, or bytes, a reader hands out before it lets timers and other I/O run: a socket that
+ * always has data makes every read complete at once, so a flood of small frames (or of empty
+ * CONTINUATION frames inside one header block) would otherwise hold the event loop for as long as
+ * it lasts.
+ */
+const maxFramesPerTurn = 256;
+const maxBytesPerTurn = 64 * 1024;
+
+/**
+ * Reads whole frames from a connection, yielding to the event loop every 256 frames or 64 KiB.
+ *
+ * @example
+ * ```ts
+ * const reader = new FrameReader(conn);
+ * for (let f = await reader.next(); f; f = await reader.next()) console.log(f.type);
+ * ```
+ */
 export class FrameReader {
   #conn: Deno.Conn;
   #buf = new Uint8Array(0);
   #chunk = new Uint8Array(64 * 1024);
   #maxFrameSize: number;
+  #framesThisTurn = 0;
+  #bytesThisTurn = 0;
 
   constructor(conn: Deno.Conn, options: { maxFrameSize?: number } = {}) {
     this.#conn = conn;
@@ -259,6 +297,13 @@ export class FrameReader {
 
   /** The next frame, or null at a clean end of the connection between frames. */
   async next(): Promise<Frame | null> {
+    if (this.#framesThisTurn >= maxFramesPerTurn || this.#bytesThisTurn >= maxBytesPerTurn) {
+      this.#framesThisTurn = 0;
+      this.#bytesThisTurn = 0;
+      // A macrotask turn: due timers and I/O run, but no 1 ms wait as setTimeout(0) has (that cost
+      // 1-2 ms every 256 frames). node:timers/promises: fake timers in tests leave it alone.
+      await setImmediate();
+    }
     for (;;) {
       if (this.#buf.length >= 9) {
         const length = (this.#buf[0] << 16) | (this.#buf[1] << 8) | this.#buf[2];
@@ -271,6 +316,8 @@ export class FrameReader {
             payload: this.#buf.slice(9, 9 + length),
           };
           this.#buf = this.#buf.subarray(9 + length);
+          this.#framesThisTurn++;
+          this.#bytesThisTurn += 9 + length;
           return f;
         }
       }
@@ -282,30 +329,68 @@ export class FrameReader {
   }
 
   /**
-   * The header block of `first` plus any CONTINUATION frames, padding and priority removed. A
-   * block above `maxSize` bytes is a connection error: a peer sending CONTINUATION without end
-   * would otherwise grow it without bound.
+   * The header block that `first` (HEADERS) starts, read through `decoder` fragment by fragment as
+   * Go's `Framer.readMetaFrame` does: fields are kept while the list (name + value + 32 each)
+   * stays within `maxHeaderListSize`; past it decoding goes on (the dynamic table must stay in
+   * step) but drops them. Nothing is held between fragments but an unfinished field, so a run of
+   * empty CONTINUATION frames costs no memory. CVE-2023-45288: a fragment longer than twice
+   * what the list may still take (so any non-empty one once it is over) ends the connection
+   * (PROTOCOL_ERROR), as does a fragment after an invalid field; bad HPACK is COMPRESSION_ERROR.
    */
-  async headerBlock(first: Frame, options: { maxSize?: number } = {}): Promise<Uint8Array> {
-    const maxSize = options.maxSize ?? Infinity;
+  async readMetaHeaders(
+    first: Frame,
+    decoder: HeaderDecoder,
+    options: { maxHeaderListSize: number },
+  ): Promise<MetaHeaders> {
     let payload = stripPadding(first);
-    if (first.flags & Flag.Priority) payload = payload.subarray(5);
-    const parts = [payload];
-    let size = payload.length;
-    let flags = first.flags;
-    while ((flags & Flag.EndHeaders) === 0) {
-      if (size > maxSize) throw new H2ProtocolError(`header block larger than ${maxSize} bytes`);
-      const next = await this.next();
-      if (!next) throw new H2ProtocolError("EOF inside a header block");
-      if (next.type !== FrameType.Continuation || next.streamId !== first.streamId) {
-        throw new H2ProtocolError("expected CONTINUATION");
-      }
-      parts.push(next.payload);
-      size += next.payload.length;
-      flags = next.flags;
+    if (first.flags & Flag.Priority) {
+      if (payload.length < 5) throw new H2ProtocolError("HEADERS frame too short for priority");
+      payload = payload.subarray(5);
     }
-    if (size > maxSize) throw new H2ProtocolError(`header block larger than ${maxSize} bytes`);
-    return concat(parts);
+    const meta: MetaHeaders = { frame: first, fields: [], truncated: false };
+    const hpack = decoder.hpack;
+    let remain = options.maxHeaderListSize;
+    let sawRegular = false;
+    hpack.startBlock({
+      maxStringLength: options.maxHeaderListSize,
+      emit: (name, value) => {
+        meta.invalid = fieldError(name, value, sawRegular);
+        if (!name.startsWith(":")) sawRegular = true;
+        if (meta.invalid !== undefined) return hpack.setEmitEnabled(false);
+        const size = name.length + value.length + 32;
+        if (size > remain) {
+          hpack.setEmitEnabled(false);
+          meta.truncated = true;
+          remain = 0;
+          return;
+        }
+        remain -= size;
+        meta.fields.push([name, value]);
+      },
+    });
+    let fragment = payload;
+    let flags = first.flags;
+    try {
+      for (;;) {
+        if (fragment.length > 2 * remain) throw connectionError(ErrorCode.ProtocolError);
+        if (meta.invalid !== undefined) throw connectionError(ErrorCode.ProtocolError);
+        hpack.write(fragment);
+        if (flags & Flag.EndHeaders) break;
+        const next = await this.next();
+        if (!next) throw new H2ProtocolError("unexpected EOF");
+        if (next.type !== FrameType.Continuation || next.streamId !== first.streamId) {
+          throw connectionError(ErrorCode.ProtocolError);
+        }
+        fragment = next.payload;
+        flags = next.flags;
+      }
+      hpack.endBlock();
+    } catch (err) {
+      if (err instanceof HpackDecodingError) throw connectionError(ErrorCode.Compression);
+      throw err;
+    }
+    meta.invalid ??= pseudoHeaderError(meta.fields);
+    return meta;
   }
 
   async #fill(): Promise<boolean> {
@@ -371,4 +456,57 @@ const errorCodeNames = [
 /** An error code's name as Go's http2 package prints it. */
 export function errorCodeName(code: number): string {
   return errorCodeNames[code] ?? `unknown error code 0x${code.toString(16)}`;
+}
+
+/**
+ * Why Go's framer refuses a field (its emit callback's checks), or undefined: a value with control
+ * bytes, a name that is not a lower-case token, a pseudo-header after a regular one.
+ */
+function fieldError(name: string, value: string, sawRegular: boolean): string | undefined {
+  // Go checks the value first; a name or order error found after it replaces it.
+  if (name.startsWith(":")) {
+    if (sawRegular) return "pseudo header field after regular";
+  } else if (!validWireHeaderFieldName(name)) {
+    return `invalid header field name ${goQuote(name)}`;
+  }
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09) || c === 0x7f) {
+      return `invalid header field value for ${goQuote(name)}`;
+    }
+  }
+  return undefined;
+}
+
+/** The characters of an HTTP token without upper-case letters, by char code. */
+const lowerTokenChar: boolean[] = (() => {
+  const table = new Array<boolean>(128).fill(false);
+  for (const ch of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz") {
+    table[ch.charCodeAt(0)] = true;
+  }
+  return table;
+})();
+
+/** Go's validWireHeaderFieldName: a non-empty token without upper-case letters. */
+function validWireHeaderFieldName(name: string): boolean {
+  if (name.length === 0) return false;
+  for (let i = 0; i < name.length; i++) if (!lowerTokenChar[name.charCodeAt(i)]) return false;
+  return true;
+}
+
+/** Go's MetaHeadersFrame.checkPseudos on the kept fields. */
+function pseudoHeaderError(fields: [string, string][]): string | undefined {
+  let request = false;
+  let response = false;
+  const seen = new Set<string>();
+  for (const [name] of fields) {
+    if (!name.startsWith(":")) break;
+    if (name === ":status") response = true;
+    else if ([":method", ":path", ":scheme", ":authority"].includes(name)) request = true;
+    else return `invalid pseudo-header ${goQuote(name)}`;
+    if (seen.has(name)) return `duplicate pseudo-header ${goQuote(name)}`;
+    seen.add(name);
+  }
+  if (request && response) return "mix of request and response pseudo headers";
+  return undefined;
 }

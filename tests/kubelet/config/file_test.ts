@@ -174,17 +174,17 @@ Deno.test("TestValidationErrors", async (t) => {
       errors: ["web.yaml: document 1: metadata.name: Required value"],
     },
     {
-      name: "named port not found",
-      text: podYaml("web", ["readinessProbe:", "  httpGet: {port: http}"]),
+      name: "a numeric string port is a name, and not a valid one",
+      text: podYaml("web", ["livenessProbe:", "  tcpSocket: {port: '8080'}"]),
       errors: [
-        'web.yaml: document 1: spec.containers[0].readinessProbe.httpGet.port: port "http" not found',
+        'web.yaml: document 1: spec.containers[0].livenessProbe.tcpSocket.port: "8080": must contain at least one letter (a-z)',
       ],
     },
     {
-      name: "numeric string port is a name",
-      text: podYaml("web", ["livenessProbe:", "  tcpSocket: {port: '8080'}"]),
+      name: "a malformed port name",
+      text: podYaml("web", ["readinessProbe:", "  httpGet: {port: web_http}"]),
       errors: [
-        'web.yaml: document 1: spec.containers[0].livenessProbe.tcpSocket.port: port "8080" not found',
+        'web.yaml: document 1: spec.containers[0].readinessProbe.httpGet.port: "web_http": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)',
       ],
     },
     {
@@ -359,19 +359,33 @@ Deno.test("TestValidationErrors", async (t) => {
 
   await t.step("errors carry their location", () => {
     const text = `${podYaml("one")}---\n${
-      podYaml("two", ["readinessProbe:", "  httpGet: {port: http}"])
+      podYaml("two", ["readinessProbe:", "  httpGet: {port: 0}"])
     }`;
     const { pods, errors } = parse(text, "fixtures/pods/web.yaml");
     assertEquals(pods.map((p) => p.metadata.name), ["one-node-a"]);
     assertEquals(errors.length, 1);
     assertEquals(
       errors[0].message,
-      'fixtures/pods/web.yaml: document 2: spec.containers[0].readinessProbe.httpGet.port: port "http" not found',
+      "fixtures/pods/web.yaml: document 2: spec.containers[0].readinessProbe.httpGet.port: 0: must be between 1 and 65535, inclusive",
     );
     assertEquals(errors[0].file, "fixtures/pods/web.yaml");
     assertEquals(errors[0].document, 2);
     assertEquals(errors[0].field, "spec.containers[0].readinessProbe.httpGet.port");
-    assertEquals(errors[0].detail, 'port "http" not found');
+    assertEquals(errors[0].detail, "0: must be between 1 and 65535, inclusive");
+  });
+
+  await t.step("a probe naming a port the container does not declare is accepted", () => {
+    // kubelet validates only the name's form; the probe errors at run time
+    // ("port http not found"), as TestProbeErrorsOnUndeclaredNamedPort shows.
+    const text = podYaml("web", [
+      "readinessProbe:",
+      "  httpGet: {port: http}",
+      "livenessProbe:",
+      "  tcpSocket: {port: admin}",
+    ]);
+    const { pods, errors } = parse(text, "web.yaml");
+    assertEquals(errors.map((e) => e.message), []);
+    assertEquals(pods.map((p) => p.metadata.name), ["web-node-a"]);
   });
 });
 

@@ -202,17 +202,13 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
   });
 
   await t.step(
-    "images: Always and pull secrets refused on containerd, nothing to pull on embedded",
+    "images: every pull policy and pull secrets admitted on containerd and embedded",
     () => {
-      const pod = getTestPod({ imagePullSecrets: [{ name: "regcred" }] }, {
-        imagePullPolicy: "Always",
-      });
-      assertEquals(paths(pod, containerd), [
-        "spec.containers[0].imagePullPolicy",
-        "spec.imagePullSecrets",
-      ]);
-      assertEquals(paths(pod, embedded), []);
-      assertEquals(paths(getTestPod({}, { imagePullPolicy: "Never" }), containerd), []);
+      for (const imagePullPolicy of ["Always", "IfNotPresent", "Never"]) {
+        const pod = getTestPod({ imagePullSecrets: [{ name: "regcred" }] }, { imagePullPolicy });
+        assertEquals(paths(pod, containerd), []);
+        assertEquals(paths(pod, embedded), []);
+      }
     },
   );
 

@@ -363,13 +363,13 @@ Deno.test("TestProbeEventsAndRetries (prober.go: events, runProbeWithRetries)", 
   await t.step("an error is retried three times, then one Unhealthy event", async () => {
     let calls = 0;
     const { prober, recorder, target } = make({
-      probe: () => (calls++, outcome("unknown", new Error('port "abc" not found'))),
+      probe: () => (calls++, outcome("unknown", new Error("port abc not found"))),
     });
     const got = await prober.probe("liveness", target);
     assert.equal(calls, 3);
     assert.equal(got.result, Result.Failure);
     assert.deepEqual(recorder.events, [
-      'Warning Unhealthy Liveness probe errored and resulted in unknown state: port "abc" not found',
+      "Warning Unhealthy Liveness probe errored and resulted in unknown state: port abc not found",
     ]);
     assert.equal(recorder.refs[0].fieldPath, "spec.containers{app}");
   });
@@ -609,5 +609,57 @@ Deno.test("TestProbeWithRealHandlers (prober.go runProbe, end to end on 127.0.0.
     });
   } finally {
     await server.shutdown();
+  }
+});
+
+Deno.test("TestProbeErrorsOnUndeclaredNamedPort", async (t) => {
+  // A static pod whose probe names a port the container does not declare runs (the manifest is
+  // accepted); kubelet's findPortByName then fails each probe: "port <name> not found", an
+  // Unhealthy event, and a Failure (issue 21 row 13).
+  const pod: Pod = {
+    metadata: { name: "web", namespace: "default", uid: "u1" },
+    spec: { containers: [{ name: "app" }] },
+  };
+  const cases: { name: string; probe: Probe; event: string }[] = [
+    {
+      name: "httpGet",
+      probe: { httpGet: { path: "/", port: "http" } },
+      event:
+        "Warning Unhealthy Readiness probe errored and resulted in unknown state: port http not found",
+    },
+    {
+      name: "tcpSocket",
+      probe: { tcpSocket: { port: "admin" } },
+      event:
+        "Warning Unhealthy Readiness probe errored and resulted in unknown state: port admin not found",
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      const recorder = new FakeRecorder();
+      let sent = 0;
+      const prober = new Prober({
+        exec: fakeExecProber("success"),
+        http: { probe: () => (sent++, outcome("success")) },
+        tcp: { probe: () => (sent++, outcome("success")) },
+        grpc: fakeGRPCProber("success"),
+        recorder,
+      });
+      const container: Container = {
+        name: "app",
+        ports: [{ name: "web", containerPort: 8080 }],
+        readinessProbe: c.probe,
+      };
+      const got = await prober.probe("readiness", {
+        pod,
+        status: { podIP: "127.0.0.1" },
+        container,
+        containerID: { type: "t", id: "1" },
+      });
+      assert.equal(got.result, Result.Failure);
+      assert.equal(got.error?.message, c.event.split("state: ")[1]);
+      assert.equal(sent, 0, "nothing is probed");
+      assert.deepEqual(recorder.events, [c.event]);
+    });
   }
 });

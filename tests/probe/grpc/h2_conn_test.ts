@@ -244,7 +244,15 @@ Deno.test("H2Conn: GOAWAY covering the stream lets the call finish", async () =>
     await peer.readRequest();
     await peer.send(
       frame(0x7, 0, 0, Uint8Array.from([0, 0, 0, 1, 0, 0, 0, 0])),
-      frame(0x1, 0x5, 1, peer.encode([[":status", "200"], ["grpc-status", "12"]])),
+      frame(
+        0x1,
+        0x5,
+        1,
+        peer.encode([[":status", "200"], ["content-type", "application/grpc"], [
+          "grpc-status",
+          "12",
+        ]]),
+      ),
     );
   });
   assert.equal(outcome.result, "failure");

@@ -268,7 +268,7 @@ Deno.test("TestNewRequestForHTTPGetAction", async (t) => {
       { container, podIP: "10.0.0.7" },
     );
     assert.equal(request, undefined);
-    assert.equal(error?.message, 'port "metrics" not found');
+    assert.equal(error?.message, "port metrics not found");
   });
   await t.step("out of range port is an error", () => {
     const { error } = newRequestForHTTPGetAction({ port: 70000 }, { container, podIP: "10.0.0.7" });

@@ -744,6 +744,11 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
     return this.#call(() => ({ image: syntheticImage(image.image), info: {} }));
   }
 
+  /** Nothing to pull: a host process needs no image; the reference is the synthetic image's ID. */
+  pullImage(image: ImageSpec, _options?: CallOptions): Promise<string> {
+    return this.#call(() => syntheticImage(image.image).id);
+  }
+
   // ---------------------------------------------------------------------------------------------
   // ---------------------------------------------------------------------------------------------
   // Shutdown and clean-up
