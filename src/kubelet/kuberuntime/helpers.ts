@@ -121,7 +121,7 @@ export function fieldSeccompProfile(
  * ```
  */
 export async function getImageUser(
-  imageService: ImageManagerService,
+  imageService: Pick<ImageManagerService, "imageStatus">,
   image: string,
 ): Promise<{ uid: number | undefined; username: string }> {
   const { image: status } = await imageService.imageStatus({ image });
