@@ -44,6 +44,8 @@ import { newSourceApiserver, type SourceApiserver } from "./config/apiserver.ts"
 import { PodConfig } from "./config/config.ts";
 import { type PodAdmitResult, PredicateAdmitHandler } from "./lifecycle/predicate.ts";
 import { PodFeaturesAdmitHandler } from "./lifecycle/pod_features.ts";
+import { newAllowlist } from "./sysctl/allowlist.ts";
+import { getSafeSysctlAllowlist } from "./sysctl/safe_sysctls.ts";
 import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
 import { getPodHash } from "./pod/pod_manager.ts";
 import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
@@ -161,8 +163,10 @@ export interface KubeletOptions {
   resolverConfig?: string;
   /** Folder (or file) of static pod manifests; none = pods only via `setPods`. */
   podManifestPath?: string;
-  /** The agent's state folder (pod logs go to `<rootDir>/pods`). */
+  /** The agent's state folder (pod logs go to `<rootDir>/pods`, seccomp profiles are read from `<rootDir>/seccomp`). */
   rootDir: string;
+  /** The node's memory in bytes for Burstable OOM scores; default: this machine's. */
+  memoryCapacity?: number;
   /** Period of each pod's resync when no event asks for one (default 1 min, as kubelet). */
   syncFrequencyMs?: number;
   /**
@@ -185,7 +189,8 @@ export interface KubeletOptions {
   backOff?: { initialMs: number; maxMs: number };
   /**
    * The CRI image service: images are pulled by each container's `imagePullPolicy` before it is
-   * created (kubelet's image manager). Without one (the embedded runtime) nothing is pulled.
+   * created (kubelet's image manager), and the image's user decides `runAsNonRoot` and the default
+   * user. Without one (the embedded runtime: its processes run as the agent) nothing is pulled.
    */
   imageService?: ImageManagerService;
   /** Image pulls one at a time (kubelet's `--serialize-image-pulls`, default true). */
@@ -319,6 +324,8 @@ export class Kubelet {
   #podUpdateWaiters: { target: number; resolve: () => void }[] = [];
   /** Admission of the pod's fields (every pod, static ones too): set by start(). */
   #featuresAdmitHandler?: PodFeaturesAdmitHandler;
+  // kubelet's sysctl admission: the safe sysctls (probelet has no --allowed-unsafe-sysctls).
+  #sysctlsAllowlist = newAllowlist(getSafeSysctlAllowlist());
   /** Admission against the Node (API-server mode only). */
   #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
@@ -437,6 +444,11 @@ export class Kubelet {
       }),
       getPullSecrets: (pod) =>
         getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
+      imageService: this.#options.imageService,
+      linux: {
+        seccompProfileRoot: join(this.#options.rootDir, "seccomp"),
+        memoryCapacity: this.#options.memoryCapacity,
+      },
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,
@@ -780,11 +792,14 @@ export class Kubelet {
     }
   }
 
-  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The predicate
-  // handler (API-server mode; a node-affinity refusal is retried with a freshly read Node, as
-  // generalFilter does), then the pod's fields (every pod, static ones too).
+  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The sysctl
+  // allowlist (every pod), the predicate handler (API-server mode; a node-affinity refusal is
+  // retried with a freshly read Node, as generalFilter does), then the pod's fields (every pod,
+  // static ones too).
   async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
     const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
+    const sysctls = this.#sysctlsAllowlist.admit({ pod, otherPods });
+    if (!sysctls.admit) return sysctls;
     if (this.#admitHandler) {
       this.#admitNode = await this.#nodeForAdmission(false);
       let result = this.#admitHandler.admit({ pod, otherPods });

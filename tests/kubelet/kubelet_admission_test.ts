@@ -133,3 +133,55 @@ Deno.test({
     }
   },
 });
+
+Deno.test("TestStaticPodRejectedForUnsafeSysctl (fake CRI runtime)", async () => {
+  const clock = new FakeClock(1_700_000_000_000);
+  const runtime = new FakeRuntime(clock);
+  const recorder = new FakeRecorder();
+  const rootDir = await Deno.makeTempDir({ prefix: "probelet-admission-test-" });
+  const previous = log.setLogSink(() => {});
+  const kubelet = new Kubelet({
+    runtime,
+    runtimeName: "containerd",
+    clock,
+    nodeName: "node",
+    rootDir,
+    recorders: [recorder],
+    random: () => 0,
+  });
+  try {
+    await kubelet.start();
+    kubelet.setPods([
+      staticPod("unsafe", {
+        securityContext: { sysctls: [{ name: "kernel.msgmax", value: "65536" }] },
+      }, ["sleep", "600"]),
+      staticPod("safe", {
+        securityContext: {
+          sysctls: [{ name: "net.ipv4.ip_local_port_range", value: "2000 3000" }],
+        },
+      }, ["sleep", "600"]),
+    ]);
+    await kubelet.podUpdatesHandled();
+    await clock.step(0);
+    await settle();
+    const message = `forbidden sysctl: "kernel.msgmax" not allowlisted`;
+    const pod = kubelet.pods().find((p) => p.metadata.name === "unsafe");
+    assertEquals(pod?.status.phase, "Failed");
+    assertEquals(pod?.status.reason, "SysctlForbidden");
+    assertEquals(pod?.status.message, `Pod was rejected: ${message}`);
+    assert(
+      recorder.events.includes(`Warning SysctlForbidden ${message}`),
+      JSON.stringify(recorder.events),
+    );
+    // Only the safe pod got a sandbox, with its sysctl.
+    const sandboxes = [...runtime.sandboxes.values()];
+    assertEquals(sandboxes.map((s) => s.config.metadata.name), ["safe"]);
+    assertEquals(sandboxes[0].config.linux?.sysctls, {
+      "net.ipv4.ip_local_port_range": "2000 3000",
+    });
+  } finally {
+    await kubelet.stop();
+    log.setLogSink(previous);
+    await Deno.remove(rootDir, { recursive: true });
+  }
+});

@@ -1,7 +1,8 @@
 /**
  * API defaults for a Pod as the API server (or kubelet, for static pods) applies them before
  * anything uses the pod: probe timings, HTTP probe and hook path and scheme, restart policy, grace
- * period, DNS policy, port protocol, image pull policy, termination message path and policy.
+ * period, DNS policy, port protocol, image pull policy, termination message path and policy,
+ * requests from limits.
  * Mirrors the Pod-related parts of kubernetes' pkg/apis/core/v1/defaults.go.
  * @module
  */
@@ -40,6 +41,14 @@ export function setDefaultsPod(pod: Pod): void {
   spec.dnsPolicy ??= "ClusterFirst";
   for (const c of spec.initContainers ?? []) setDefaultsContainer(c);
   for (const c of spec.containers) setDefaultsContainer(c);
+  // SetDefaults_Pod: a limit without a request requests the limit, so a pod that only limits cpu
+  // and memory is Guaranteed (its QoS class, cpu shares and OOM score follow).
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+    const limits = c.resources?.limits;
+    if (!limits || Object.keys(limits).length === 0) continue;
+    const requests = (c.resources!.requests ??= {});
+    for (const [name, value] of Object.entries(limits)) requests[name] ??= value;
+  }
 }
 
 /**

@@ -7,7 +7,7 @@
  * @module
  */
 import { join } from "node:path";
-import { buildContainerLogsDirectory } from "./helpers.ts";
+import { buildContainerLogsDirectory, getImageUser } from "./helpers.ts";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type {
   ContainerConfig,
@@ -16,7 +16,7 @@ import type {
   Mount,
   PodSandboxConfig,
 } from "../../cri_client/api.ts";
-import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import type { ImageManagerService, RuntimeService } from "../../cri_client/runtime_service.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import type { CommandRunner } from "../container/command_runner.ts";
@@ -36,6 +36,11 @@ import {
   type RuntimePodStatus,
 } from "./kuberuntime_manager.ts";
 import {
+  applyPlatformSpecificContainerConfig,
+  type LinuxConfigOptions,
+} from "./kuberuntime_container_linux.ts";
+import { verifyRunAsNonRoot } from "./security_context_others.ts";
+import {
   containerRestartCountLabel,
   getContainerInfoFromAnnotations,
   getContainerInfoFromLabels,
@@ -50,13 +55,13 @@ export const minimumGracePeriodInSeconds = 2;
 /** Waiting reasons of containers that could not be started (kubecontainer errors). */
 export const ErrCrashLoopBackOff = "CrashLoopBackOff";
 /** See {@linkcode ErrCrashLoopBackOff}. */
+export const ErrCreateContainerConfig = "CreateContainerConfigError";
+/** See {@linkcode ErrCrashLoopBackOff}. */
 export const ErrCreateContainer = "CreateContainerError";
 /** See {@linkcode ErrCrashLoopBackOff}. */
 export const ErrRunContainer = "RunContainerError";
 /** See {@linkcode ErrCrashLoopBackOff}: the postStart hook failed and the container was killed. */
 export const ErrPostStartHook = "PostStartHookError";
-/** See {@linkcode ErrCrashLoopBackOff}: the container config could not be made. */
-export const ErrCreateContainerConfig = "CreateContainerConfigError";
 
 /** Bytes of a container's termination message file read (kubelet's). */
 export const maxContainerTerminationMessageLength = 1024 * 4;
@@ -92,13 +97,28 @@ export interface RuntimeHelper {
   ): Promise<RunContainerOptions>;
 }
 
-/** The container config (kubelet's `generateContainerConfig`), with kubelet's labels. */
+/**
+ * The container config (kubelet's `generateContainerConfig`), with kubelet's labels and the Linux
+ * part (security context, resources). `image` is the image's user as the runtime reports it.
+ * Throws what kubelet reports as `CreateContainerConfigError`: `runAsNonRoot` not met, a
+ * `Localhost` seccomp profile without a name.
+ */
 export function generateContainerConfig(
   pod: Pod,
   container: Container,
-  options: { restartCount: number; nodeName: string; mounts?: Mount[] },
+  options: {
+    restartCount: number;
+    nodeName: string;
+    mounts?: Mount[];
+    image?: { uid: number | undefined; username: string };
+    linux: LinuxConfigOptions;
+  },
 ): ContainerConfig {
   const { restartCount } = options;
+  const image = options.image ?? { uid: undefined, username: "" };
+  // Non-root verification only supports a numeric user.
+  const nonRoot = verifyRunAsNonRoot(pod, container, image);
+  if (nonRoot) throw nonRoot;
   const envs = (container.env ?? []).map((e) => ({ key: e.name, value: e.value ?? "" }));
   const config: ContainerConfig = {
     metadata: { name: container.name, attempt: restartCount },
@@ -110,15 +130,6 @@ export function generateContainerConfig(
       hash: hashContainer(container),
     }),
     logPath: `${container.name}/${restartCount}.log`,
-    linux: {
-      securityContext: {
-        namespaceOptions: {
-          network: pod.spec.hostNetwork ? "NODE" : "POD",
-          pid: "CONTAINER",
-          ipc: "POD",
-        },
-      },
-    },
   };
   if (container.command) {
     config.command = expandContainerCommandOnlyStatic(container.command, container.env);
@@ -128,6 +139,7 @@ export function generateContainerConfig(
   }
   if (container.workingDir) config.workingDir = container.workingDir;
   if (options.mounts && options.mounts.length > 0) config.mounts = options.mounts;
+  applyPlatformSpecificContainerConfig(config, container, pod, image, options.linux);
   return config;
 }
 
@@ -180,6 +192,13 @@ export interface ContainerManagerContext {
   runtimeHelper?: RuntimeHelper;
   /** Times the preStop hook against the grace period. */
   clock?: Clock;
+  /**
+   * Where the image's user comes from (`ImageStatus`), for `runAsNonRoot` and the default user.
+   * Without one (the embedded runtime: its processes run as the agent) no image user is known.
+   */
+  imageService?: ImageManagerService;
+  /** Node settings of the containers' Linux config. */
+  linux: LinuxConfigOptions;
 }
 
 /** Arguments of {@linkcode startContainer}. */
@@ -200,7 +219,8 @@ export interface StartContainerOptions {
 /**
  * Pulls the image (with an image manager), creates and starts one container; resolves with the
  * failure (reason and message) or undefined on success. Kubelet's `startContainer` without
- * lifecycle hooks.
+ * lifecycle hooks: a config that cannot be made (`runAsNonRoot` not met, say) is
+ * `CreateContainerConfigError`.
  */
 export async function startContainer(
   m: ContainerManagerContext,
@@ -210,7 +230,7 @@ export async function startContainer(
   const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
   const restartCount = previous ? previous.restartCount + 1 : 0;
   // Step 1: pull the image. The failure's reason is the waiting reason; the event says only it.
-  let image: ContainerConfig["image"] | undefined;
+  let imageRef: string | undefined;
   if (m.imageManager) {
     const pulled = await m.imageManager.ensureImageExists(pod, {
       objRef: generateContainerRef(pod, container),
@@ -227,7 +247,7 @@ export async function startContainer(
       });
       return { reason: pulled.error, message: pulled.message };
     }
-    image = { image: pulled.imageRef, userSpecifiedImage: container.image ?? "" };
+    imageRef = pulled.imageRef;
   }
   // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
   const failed = (reason: string, e: unknown) => {
@@ -249,12 +269,24 @@ export async function startContainer(
       return failed(ErrCreateContainerConfig, e);
     }
   }
-  const config = generateContainerConfig(pod, container, {
-    restartCount,
-    nodeName: m.nodeName,
-    mounts,
-  });
-  if (image) config.image = image;
+  let config: ContainerConfig;
+  try {
+    const image = m.imageService
+      ? await getImageUser(m.imageService, container.image ?? "")
+      : undefined;
+    config = generateContainerConfig(pod, container, {
+      restartCount,
+      nodeName: m.nodeName,
+      mounts,
+      image,
+      linux: m.linux,
+    });
+  } catch (e) {
+    return failed(ErrCreateContainerConfig, e);
+  }
+  if (imageRef !== undefined) {
+    config.image = { image: imageRef, userSpecifiedImage: container.image ?? "" };
+  }
   let containerID: string;
   try {
     await Deno.mkdir(buildContainerLogsDirectory(sandboxConfig.logDirectory!, container.name), {

@@ -23,7 +23,7 @@ import {
 import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import type { DNSConfig, PodSandboxStatus } from "../../cri_client/api.ts";
-import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import type { ImageManagerService, RuntimeService } from "../../cri_client/runtime_service.ts";
 import { type HttpClient, newHttpClient } from "../../probe/http/mod.ts";
 import type { Clock } from "../../util/clock.ts";
 import type { Backoff } from "../../util/flowcontrol/backoff.ts";
@@ -46,6 +46,11 @@ import {
 import { type HandlerRunner, newHandlerRunner } from "../lifecycle/handlers.ts";
 import type { ContainerLogManager } from "../logs/container_log_manager.ts";
 import { getNodenameForKernel } from "../util/util.ts";
+import { getMachineInfo } from "../cadvisor/cadvisor.ts";
+import {
+  defaultLinuxConfigOptions,
+  type LinuxConfigOptions,
+} from "./kuberuntime_container_linux.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
 import {
   getContainerInfoFromAnnotations,
@@ -697,6 +702,17 @@ export interface RuntimeManagerOptions {
   runtimeHelper?: RuntimeHelper;
   /** Sends HTTP lifecycle hooks; default: kubelet's hook client (TLS unverified, no timeout). */
   httpDoer?: HttpClient;
+  /**
+   * The runtime's image service, for the image's user (`runAsNonRoot`, the default user). Left
+   * out for the embedded runtime, whose processes run as the agent.
+   */
+  imageService?: ImageManagerService;
+  /**
+   * Node settings of the containers' Linux config; kubelet's defaults for what is left out:
+   * `seccompProfileRoot` `/var/lib/kubelet/seccomp`, `cpuCFSQuota` true, `seccompDefault` false,
+   * `memoryCapacity` this machine's memory.
+   */
+  linux?: Partial<LinuxConfigOptions>;
 }
 
 /**
@@ -725,6 +741,8 @@ export class KubeGenericRuntimeManager {
   #getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
   #runtimeHelper?: RuntimeHelper;
   #runner: HandlerRunner;
+  #imageService?: ImageManagerService;
+  #linux: LinuxConfigOptions;
   readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
@@ -751,6 +769,13 @@ export class KubeGenericRuntimeManager {
       eventRecorder: options.recorder,
       clock: options.clock,
     });
+    this.#imageService = options.imageService;
+    this.#linux = {
+      ...defaultLinuxConfigOptions,
+      seccompProfileRoot: "/var/lib/kubelet/seccomp",
+      ...stripUndefined(options.linux ?? {}),
+      memoryCapacity: options.linux?.memoryCapacity ?? getMachineInfo().memoryCapacity,
+    };
   }
 
   /**
@@ -914,6 +939,7 @@ export class KubeGenericRuntimeManager {
         podLogsRootDir: this.#logsRoot,
         nodeName: this.nodeName,
         podStartTime: options.podStartTime,
+        cpuCFSQuota: this.#linux.cpuCFSQuota,
         ...(await this.#sandboxNaming(pod, changes)),
       });
     } catch (e) {
@@ -1218,6 +1244,8 @@ export class KubeGenericRuntimeManager {
       runtimeName: this.runtimeName,
       runtimeHelper: this.#runtimeHelper,
       clock: this.#clock,
+      imageService: this.#imageService,
+      linux: this.#linux,
     };
   }
 
@@ -1243,6 +1271,10 @@ export function getStableKey(pod: Pod, container: Container): string {
 /** kubelet's `format.Pod`: `<name>_<namespace>(<uid>)`. */
 export function formatPod(pod: Pod): string {
   return `${pod.metadata.name ?? ""}_${pod.metadata.namespace ?? ""}(${pod.metadata.uid ?? ""})`;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function compareBigDesc(a: bigint, b: bigint): number {

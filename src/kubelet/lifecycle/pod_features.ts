@@ -236,35 +236,41 @@ const envVarFields: FieldTable<EnvVar> = {
 
 const resourceFields: FieldTable<ResourceRequirements> = {
   requests: {
-    containerd: refused(
-      `${notPassedToCRI} (cpu shares, oom_score_adj by QoS class: issue 16 item 3); ` +
-        "admission still counts them",
+    containerd: supported(
+      "cpu shares and oom_score_adj by QoS class (containerd's `restrict_oom_score_adj` raises " +
+        "Guaranteed's -998 to its own score); admission counts them",
     ),
     embedded: refused(`no cpu shares or oom_score_adj for host processes`),
   },
   limits: {
-    containerd: refused(`${notPassedToCRI} (memory limit, cpu quota: issue 16 item 3)`),
+    containerd: supported("memory limit, CFS quota over a 100 ms period"),
     embedded: refused("no limits on the host processes' cgroup"),
   },
   claims: both(refused("no dynamic resource allocation")),
 };
 
 const capabilitiesFields: FieldTable<Capabilities> = {
-  add: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
-  drop: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
+  add: { containerd: supported(), embedded: refused(hostProcess) },
+  drop: { containerd: supported(), embedded: refused(hostProcess) },
 };
 
 const unconfined = "`type: Unconfined` (what the runtime applies without a profile)";
 const seccompFields: FieldTable<SeccompProfile> = {
   type: {
-    containerd: refused(notPassedToCRI, only(unconfined, "Unconfined")),
+    containerd: supported(
+      "RuntimeDefault, Unconfined, Localhost (a file under `<root-dir>/seccomp`)",
+    ),
     embedded: refused(hostProcess, only(unconfined, "Unconfined")),
   },
-  localhostProfile: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
+  localhostProfile: {
+    containerd: supported("relative to `<root-dir>/seccomp`"),
+    embedded: refused(hostProcess),
+  },
 };
+const noAppArmor = "no AppArmor on this host (containerd runs with `disable_apparmor = true`)";
 const appArmorFields: FieldTable<AppArmorProfile> = {
-  type: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
-  localhostProfile: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
+  type: { containerd: refused(noAppArmor), embedded: refused(hostProcess) },
+  localhostProfile: { containerd: refused(noAppArmor), embedded: refused(hostProcess) },
 };
 
 // Identity on the embedded runtime: a host process runs as the agent, so asking for exactly that
@@ -286,36 +292,39 @@ const nothingAsked = "`false` (asks for nothing)";
 const securityContextFields: FieldTable<SecurityContext> = {
   capabilities: { ...both(supported()), fields: capabilitiesFields },
   privileged: {
-    containerd: refused(notPassedToCRI, only(nothingAsked, false)),
+    containerd: supported("every capability the host's root has, no seccomp, a privileged sandbox"),
     embedded: refused(hostProcess, only(nothingAsked, false)),
   },
   seLinuxOptions: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
   windowsOptions: both(ignored("Windows only: kubelet ignores it on Linux")),
   runAsUser: {
-    containerd: refused(`${notPassedToCRI}: the image's user runs (issue 16 item 2)`),
+    containerd: supported(),
     embedded: refused(hostProcess, agentUid),
   },
   runAsGroup: {
-    containerd: refused(notPassedToCRI),
+    containerd: supported(),
     embedded: refused(hostProcess, agentGid),
   },
   runAsNonRoot: {
-    containerd: refused(`not verified against the image's user`, only(nothingAsked, false)),
+    containerd: supported(
+      "checked against `runAsUser` or the image's user (`ImageStatus`): " +
+        "`CreateContainerConfigError` as kubelet",
+    ),
     embedded: refused(hostProcess, runAsNonRootEmbedded),
   },
   readOnlyRootFilesystem: {
-    containerd: refused(notPassedToCRI, only(nothingAsked, false)),
+    containerd: supported(),
     embedded: refused(hostProcess, only(nothingAsked, false)),
   },
   allowPrivilegeEscalation: {
-    containerd: refused(
-      `${notPassedToCRI} (no_new_privs)`,
-      only("`true` (the default: no_new_privs off)", true),
-    ),
+    containerd: supported("`false` sets no_new_privs"),
     embedded: refused(hostProcess, only("`true` (the default: no_new_privs off)", true)),
   },
   procMount: {
-    containerd: refused(notPassedToCRI, only("`Default`", "Default")),
+    containerd: refused(
+      "`Unmasked` needs a user namespace (`hostUsers: false`), refused here",
+      only("`Default` (kubelet's masked and read-only /proc paths)", "Default"),
+    ),
     embedded: refused(hostProcess, only("`Default`", "Default")),
   },
   seccompProfile: { ...both(supported()), fields: seccompFields },
@@ -328,7 +337,7 @@ const podSecurityContextFields: FieldTable<PodSecurityContext> = {
   runAsUser: securityContextFields.runAsUser,
   runAsGroup: securityContextFields.runAsGroup,
   runAsNonRoot: securityContextFields.runAsNonRoot,
-  supplementalGroups: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
+  supplementalGroups: { containerd: supported(), embedded: refused(hostProcess) },
   supplementalGroupsPolicy: {
     containerd: refused(
       notPassedToCRI,
@@ -337,10 +346,13 @@ const podSecurityContextFields: FieldTable<PodSecurityContext> = {
     embedded: refused(hostProcess, only("`Merge`", "Merge")),
   },
   fsGroup: {
-    containerd: refused(`${notPassedToCRI} (a supplementary group of every container)`),
+    containerd: supported("a supplementary group of every container (volumes are refused)"),
     embedded: refused(hostProcess),
   },
-  sysctls: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
+  sysctls: {
+    containerd: supported("the safe set; any other is `SysctlForbidden`, as kubelet"),
+    embedded: refused(hostProcess),
+  },
   fsGroupChangePolicy: both(
     ignored("only changes how volumes are chowned, and volumes are refused"),
   ),
@@ -584,15 +596,15 @@ export const podSpecFields: FieldTable<PodSpec> = {
     embedded: supported("every pod shares the host network (documented; pod IP 127.0.0.1)"),
   },
   hostPID: {
-    containerd: refused(`${notPassedToCRI} (the PID namespace)`, only(nothingAsked, false)),
+    containerd: supported(),
     embedded: supported("host processes share the host PID namespace (documented)"),
   },
   hostIPC: {
-    containerd: refused(`${notPassedToCRI} (the IPC namespace)`, only(nothingAsked, false)),
+    containerd: supported(),
     embedded: supported("host processes share the host IPC namespace (documented)"),
   },
   shareProcessNamespace: {
-    containerd: refused(`${notPassedToCRI} (a pod PID namespace)`, only(nothingAsked, false)),
+    containerd: supported(),
     embedded: supported("host processes see each other (documented)"),
   },
   securityContext: { ...both(supported()), fields: podSecurityContextFields },
@@ -638,7 +650,12 @@ export const podSpecFields: FieldTable<PodSpec> = {
     }),
   ),
   preemptionPolicy: both(ignored("scheduler only")),
-  overhead: both(refused("no pod cgroup is sized (comes with runtimeClassName, refused)")),
+  overhead: both(
+    refused(
+      "no pod cgroup enforces it: probelet has no pod cgroups (kubelet's pod container " +
+        "manager); it comes with runtimeClassName, refused",
+    ),
+  ),
   topologySpreadConstraints: both(ignored("scheduler only")),
   setHostnameAsFQDN: {
     containerd: supported("the sandbox's host name is the FQDN"),

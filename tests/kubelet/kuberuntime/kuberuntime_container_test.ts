@@ -3,6 +3,7 @@
  * ported from kubelet's pkg/kubelet/kuberuntime/kuberuntime_container_test.go (TestLifeCycleHook)
  * and its termination message helpers. The runtime is a fake on a fake clock.
  */
+import { defaultLinuxConfigOptions } from "../../../src/kubelet/kuberuntime/kuberuntime_container_linux.ts";
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import type { Container, Pod } from "../../../src/api/core/v1/mod.ts";
@@ -50,6 +51,11 @@ function setup(options: { runner?: HandlerRunner } = {}) {
     runner,
     runtimeName: "containerd",
     clock,
+    linux: {
+      ...defaultLinuxConfigOptions,
+      seccompProfileRoot: "/var/lib/kubelet/seccomp",
+      memoryCapacity: 1 << 30,
+    },
   };
   return { clock, runtime, recorder, m };
 }
