@@ -299,7 +299,7 @@ export async function startContainer(
   recordEvent(m.recorder, pod, container, {
     type: "Normal",
     reason: "Created",
-    message: `Created container: ${container.name}`,
+    message: "Container created",
   });
   try {
     await m.runtime.startContainer(containerID);
@@ -309,7 +309,7 @@ export async function startContainer(
   recordEvent(m.recorder, pod, container, {
     type: "Normal",
     reason: "Started",
-    message: `Started container ${container.name}`,
+    message: "Container started",
   });
   const postStart = container.lifecycle?.postStart;
   if (postStart && m.runner) {

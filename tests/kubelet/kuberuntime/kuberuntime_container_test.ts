@@ -218,8 +218,8 @@ Deno.test("TestLifeCycleHook", async (t) => {
               'error: boom, message: ""',
           );
           assertEquals(recorder.events, [
-            "Normal Created Created container: foo",
-            "Normal Started Started container foo",
+            "Normal Created Container created",
+            "Normal Started Container started",
             "Warning FailedPostStartHook PostStartHook failed",
             "Normal Killing FailedPostStartHook",
           ]);
