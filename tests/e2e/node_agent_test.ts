@@ -105,7 +105,7 @@ ${containers}`;
     command: ["sh", "-c", ${JSON.stringify(idle)}]
     livenessProbe:
         httpGet:
-          port: nope
+          port: bad_port
 `,
     ),
     // Asks for a stop signal probelet does not pass: refused at admission, never started.
