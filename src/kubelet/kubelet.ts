@@ -44,6 +44,8 @@ import { newSourceApiserver, type SourceApiserver } from "./config/apiserver.ts"
 import { PodConfig } from "./config/config.ts";
 import { type PodAdmitResult, PredicateAdmitHandler } from "./lifecycle/predicate.ts";
 import { PodFeaturesAdmitHandler } from "./lifecycle/pod_features.ts";
+import { newAllowlist } from "./sysctl/allowlist.ts";
+import { getSafeSysctlAllowlist } from "./sysctl/safe_sysctls.ts";
 import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
 import { getPodHash } from "./pod/pod_manager.ts";
 import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
@@ -77,12 +79,17 @@ import {
 import { EventStore } from "./kubelet_events.ts";
 import {
   generateAPIPodStatus,
+  generatePodHostNameAndDomain,
+  generateRunContainerOptions,
+  getPodDir,
   getPullSecretsForPod,
   rfc3339,
   type StartFailure,
 } from "./kubelet_pods.ts";
+import { nodeRef } from "./kubelet_node_status.ts";
+import { Configurer } from "./network/dns/dns.ts";
 import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
-import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
+import { RuntimeCommandRunner, type RuntimeHelper } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
 import {
   ContainerGC,
@@ -158,10 +165,18 @@ export interface KubeletOptions {
    * when there is no API server; with one, the IPs the Node reports are used once it has any.
    */
   hostIP?: string;
+  /** `--cluster-dns`: nameservers of `ClusterFirst` pods (none: they get the `Default` policy's). */
+  clusterDNS?: string[];
+  /** `--cluster-domain`: the cluster's DNS domain (default none). */
+  clusterDomain?: string;
+  /** `--resolv-conf`: the host's resolver file pods' DNS starts from (default `/etc/resolv.conf`). */
+  resolverConfig?: string;
   /** Folder (or file) of static pod manifests; none = pods only via `setPods`. */
   podManifestPath?: string;
-  /** The agent's state folder (pod logs go to `<rootDir>/pods`). */
+  /** The agent's state folder (pod logs go to `<rootDir>/pods`, seccomp profiles are read from `<rootDir>/seccomp`). */
   rootDir: string;
+  /** The node's memory in bytes for Burstable OOM scores; default: this machine's. */
+  memoryCapacity?: number;
   /** Period of each pod's resync when no event asks for one (default 1 min, as kubelet). */
   syncFrequencyMs?: number;
   /**
@@ -184,7 +199,8 @@ export interface KubeletOptions {
   backOff?: { initialMs: number; maxMs: number };
   /**
    * The CRI image service: images are pulled by each container's `imagePullPolicy` before it is
-   * created (kubelet's image manager). Without one (the embedded runtime) nothing is pulled.
+   * created (kubelet's image manager), and the image's user decides `runAsNonRoot` and the default
+   * user. Without one (the embedded runtime: its processes run as the agent) nothing is pulled.
    */
   imageService?: ImageManagerService;
   /** Image pulls one at a time (kubelet's `--serialize-image-pulls`, default true). */
@@ -318,6 +334,8 @@ export class Kubelet {
   #podUpdateWaiters: { target: number; resolve: () => void }[] = [];
   /** Admission of the pod's fields (every pod, static ones too): set by start(). */
   #featuresAdmitHandler?: PodFeaturesAdmitHandler;
+  // kubelet's sysctl admission: the safe sysctls (probelet has no --allowed-unsafe-sysctls).
+  #sysctlsAllowlist = newAllowlist(getSafeSysctlAllowlist());
   /** Admission against the Node (API-server mode only). */
   #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
@@ -415,16 +433,21 @@ export class Kubelet {
       });
     }
     this.#volumeManager = this.#newVolumeManager();
-    const volumeManager = this.#volumeManager;
+    const hostNetworkOnly = this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded";
     this.#runtimeManager = new KubeGenericRuntimeManager({
       runtime: this.runtime,
       runtimeName,
+      // Host processes get no mounts, hosts file or resolv.conf: admission refuses what needs them.
+      runtimeHelper: hostNetworkOnly ? undefined : this.#runtimeHelper(),
+      // The environment, on both runtimes (a host process gets its variables too).
+      makeEnvironmentVariables: (pod, container, ips) =>
+        makeEnvironmentVariables(pod, container, ips, this.#environmentSources()),
       clock: this.clock,
       recorder: this.events,
       lookups: { livenessManager: this.livenessManager, startupManager: this.startupManager },
       backoff: this.backoff,
       podLogsRootDir: join(this.#options.rootDir, "pods"),
-      runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
+      runtimeHostNetworkOnly: hostNetworkOnly,
       nodeName: this.nodeName,
       logManager: this.#containerLogManager,
       imageManager: this.#options.imageService && newImageManager({
@@ -441,23 +464,10 @@ export class Kubelet {
       }),
       getPullSecrets: (pod) =>
         getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
-      runtimeHelper: {
-        // kubelet's GenerateRunContainerOptions: the environment, then the mounts (whose
-        // subPathExpr expands against that environment).
-        generateRunContainerOptions: async (pod, container, ips) => {
-          const envs = await makeEnvironmentVariables(
-            pod,
-            container,
-            ips ?? { podIP: "", podIPs: [] },
-            this.#environmentSources(),
-          );
-          const mounts = await makeMounts(
-            pod,
-            { ...container, env: envs },
-            volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
-          );
-          return { envs, mounts };
-        },
+      imageService: this.#options.imageService,
+      linux: {
+        seccompProfileRoot: join(this.#options.rootDir, "seccomp"),
+        memoryCapacity: this.#options.memoryCapacity,
       },
     });
     log.info("Starting probelet node agent", {
@@ -495,6 +505,7 @@ export class Kubelet {
       facts: {
         runtime: runtimeName === "embedded" ? "embedded" : "containerd",
         apiServer: kubeClient !== undefined,
+        clusterDNS: (this.#options.clusterDNS ?? []).length > 0,
         uid: Deno.uid() ?? -1,
         gid: Deno.gid() ?? -1,
       },
@@ -815,11 +826,14 @@ export class Kubelet {
     }
   }
 
-  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The predicate
-  // handler (API-server mode; a node-affinity refusal is retried with a freshly read Node, as
-  // generalFilter does), then the pod's fields (every pod, static ones too).
+  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The sysctl
+  // allowlist (every pod), the predicate handler (API-server mode; a node-affinity refusal is
+  // retried with a freshly read Node, as generalFilter does), then the pod's fields (every pod,
+  // static ones too).
   async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
     const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
+    const sysctls = this.#sysctlsAllowlist.admit({ pod, otherPods });
+    if (!sysctls.admit) return sysctls;
     if (this.#admitHandler) {
       this.#admitNode = await this.#nodeForAdmission(false);
       let result = this.#admitHandler.admit({ pod, otherPods });
@@ -1015,6 +1029,57 @@ export class Kubelet {
     })();
   }
 
+  // What the runtime manager asks of the kubelet (kubelet's RuntimeHelper): the pod's DNS, host
+  // name, volume mounts, hosts file and termination message folder (the last two under
+  // <rootDir>/pod-dirs/<uid>; the volumes are under <rootDir>/pods/<uid>/volumes).
+  #runtimeHelper(): RuntimeHelper {
+    const clusterDomain = this.#options.clusterDomain ?? "";
+    const dns = new Configurer({
+      recorder: this.events,
+      nodeRef: nodeRef(this.nodeName),
+      nodeIPs: this.#hostIPs(),
+      clusterDNS: this.#options.clusterDNS ?? [],
+      clusterDomain,
+      resolverConfig: this.#options.resolverConfig ?? "/etc/resolv.conf",
+    });
+    const podsDir = this.#podsDir();
+    return {
+      getPodDNS: (pod) => dns.getPodDNS(pod),
+      generatePodHostNameAndDomain: (pod) => generatePodHostNameAndDomain(pod, clusterDomain),
+      // kubelet's makeMounts: the container's volume mounts, then the managed /etc/hosts.
+      generateRunContainerOptions: async (pod, container, { podIPs, envs }) => {
+        const volumeMounts = this.#volumeManager
+          ? await makeMounts(
+            pod,
+            // subPathExpr expands against the environment makeEnvironmentVariables built.
+            envs ? { ...container, env: envs } : container,
+            this.#volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
+          )
+          : [];
+        const options = await generateRunContainerOptions(pod, container, {
+          podsDir,
+          podIPs,
+          clusterDomain,
+        });
+        return { ...options, mounts: [...volumeMounts, ...options.mounts] };
+      },
+    };
+  }
+
+  // Kubelet's <root-dir>/pods; probelet's <root-dir>/pods holds the container logs.
+  #podsDir(): string {
+    return join(this.#options.rootDir, "pod-dirs");
+  }
+
+  // kubelet's cleanupOrphanedPodDirs, for one pod whose containers are gone.
+  async #removePodDir(pod: Pod): Promise<void> {
+    await Deno.remove(getPodDir(this.#podsDir(), pod), { recursive: true }).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        log.error(e, "Failed to remove the pod's folder", { pod: podKey(pod) });
+      }
+    });
+  }
+
   /**
    * Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions; then
    * the pod worker's requeue (its resync period, the end of a restart back-off, or the back-off
@@ -1053,10 +1118,11 @@ export class Kubelet {
         });
         throw e;
       }
-      // kubelet's SyncPod: a host-network pod's IPs are the node's (#24576), for its env.
-      if (pod.spec.hostNetwork && runtimeStatus.ips.length === 0) {
-        runtimeStatus = { ...runtimeStatus, ips: this.#hostIPs() };
-      }
+      // As kubelet: the runtime status takes the API status's pod IPs (a host-network pod's are
+      // the node's, which its hosts file needs).
+      const apiIPs = (this.statusManager.getPodStatus(pod.metadata.uid ?? "")?.podIPs ?? [])
+        .map((p) => p.ip);
+      if (apiIPs.length > 0) runtimeStatus = { ...runtimeStatus, ips: apiIPs };
       const result = await runtimeManager.syncPod(pod, runtimeStatus, {
         podStartTime: worker.startTime,
       });
@@ -1422,6 +1488,7 @@ export class Kubelet {
           });
           try {
             await runtimeManager.removeOrphanedPod(pod);
+            await this.#removePodDir(pod);
           } catch (e) {
             log.error(e, "Failed to clean up orphaned pod, will retry", { pod: podKey(pod) });
           }
@@ -1519,6 +1586,7 @@ export class Kubelet {
           recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
         });
         await runtimeManager.removePod(pod, after);
+        await this.#removePodDir(pod);
       }
       // kubelet's reconciler unmounts the volumes of a pod gone from the desired state; its
       // tokens go with it.

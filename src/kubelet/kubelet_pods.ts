@@ -1,19 +1,24 @@
 /**
  * The API pod status the agent reports, generated from the runtime's view of a pod: container
  * states, restart counts, the last termination, CrashLoopBackOff waiting reasons, the pod phase
- * (kubelet's `getPhase` rules) and the pod IP; the pod's image pull secrets; and each container's
- * environment (env, envFrom, the downward API, service links, `$(VAR)` expansion).
+ * (kubelet's `getPhase` rules) and the pod IP; the pod's image pull secrets; what a container
+ * gets besides its spec: the managed `/etc/hosts`, the pod's host name, the folder of its
+ * termination message file; and each container's environment (env, envFrom, the downward API,
+ * service links, `$(VAR)` expansion).
  * Mirrors generateAPIPodStatus / convertToAPIContainerStatuses / getPhase / getPullSecretsForPod,
+ * GenerateRunContainerOptions / makeHostsMount / ensureHostsFile / GeneratePodHostNameAndDomain,
  * makeEnvironmentVariables / getServiceEnvVarMap / podFieldSelectorRuntimeValue /
  * containerResourceRuntimeValue / sortPodIPs in kubelet's pkg/kubelet/kubelet_pods.go.
  * @module
  */
+import { join } from "node:path";
 import type {
   ConfigMap,
   Container,
   ContainerState,
   ContainerStatus,
   EnvVar,
+  HostAlias,
   ObjectFieldSelector,
   Pod,
   PodPhase,
@@ -34,6 +39,9 @@ import {
   containerResourceRuntimeValue,
   defaultPodLimitsForDownwardAPI,
 } from "./kubelet_resources.ts";
+import type { Mount } from "../cri_client/api.ts";
+import * as log from "../util/log.ts";
+import { isDNS1123Label } from "../util/validation/validation.ts";
 import { metav1Time } from "../api/meta/v1/mod.ts";
 import { containerIDString } from "./container/container_id.ts";
 import {
@@ -42,11 +50,11 @@ import {
   type RuntimePodStatus,
   shouldContainerBeRestarted,
 } from "./kuberuntime/kuberuntime_manager.ts";
+import type { RunContainerOptions } from "./kuberuntime/kuberuntime_container.ts";
 import { isStaticPod } from "./types/pod_update.ts";
 import type { Secret } from "../credentialprovider/keyring.ts";
 import { getPodReference } from "./container/ref.ts";
 import type { EventRecorder } from "./events/mod.ts";
-import * as log from "../util/log.ts";
 
 /**
  * The secrets named by the pod's `imagePullSecrets` that could be read, in order (kubelet's
@@ -702,4 +710,200 @@ export function sortPodIPs(podIPs: string[], nodeIP: string | undefined): string
   const second = podIPs.find(secondary);
   if (second !== undefined) ips.push(second);
   return ips;
+}
+
+/** Where containers see the managed hosts file. */
+export const etcHostsPath = "/etc/hosts";
+/** First line of a pod's managed hosts file. */
+export const managedHostsHeader = "# Kubernetes-managed hosts file.\n";
+/** First line of a host-network pod's hosts file (the node's file follows). */
+export const managedHostsHeaderWithHostNetwork =
+  "# Kubernetes-managed hosts file (host network).\n";
+
+/** A pod's folder under the kubelet's pods folder: `<podsDir>/<uid>` (kubelet's `getPodDir`). */
+export function getPodDir(podsDir: string, pod: Pod): string {
+  return join(podsDir, pod.metadata.uid ?? "");
+}
+
+/** A container's folder in its pod's: `<podDir>/containers/<name>` (`getPodContainerDir`). */
+export function getPodContainerDir(podsDir: string, pod: Pod, containerName: string): string {
+  return join(getPodDir(podsDir, pod), "containers", containerName);
+}
+
+/**
+ * The pod's host name (`spec.hostname`, else its name, cut to 63 characters) and domain
+ * (`<subdomain>.<namespace>.svc.<cluster domain>` when `spec.subdomain` is set), kubelet's
+ * `GeneratePodHostNameAndDomain`.
+ *
+ * @example
+ * ```ts
+ * generatePodHostNameAndDomain(pod, "cluster.local"); // { hostname: "web-0", hostDomain: "web.default.svc.cluster.local" }
+ * ```
+ */
+export function generatePodHostNameAndDomain(
+  pod: Pod,
+  clusterDomain: string,
+): { hostname: string; hostDomain: string } {
+  let hostname = pod.metadata.name ?? "";
+  if (pod.spec.hostname) {
+    const msgs = isDNS1123Label(pod.spec.hostname);
+    if (msgs.length > 0) {
+      throw new Error(
+        `pod Hostname "${pod.spec.hostname}" is not a valid DNS label: ${msgs.join(";")}`,
+      );
+    }
+    hostname = pod.spec.hostname;
+  }
+  hostname = truncatePodHostnameIfNeeded(pod.metadata.name ?? "", hostname);
+  let hostDomain = "";
+  if (pod.spec.subdomain) {
+    const msgs = isDNS1123Label(pod.spec.subdomain);
+    if (msgs.length > 0) {
+      throw new Error(
+        `pod Subdomain "${pod.spec.subdomain}" is not a valid DNS label: ${msgs.join(";")}`,
+      );
+    }
+    hostDomain = `${pod.spec.subdomain}.${pod.metadata.namespace ?? ""}.svc.${clusterDomain}`;
+  }
+  return { hostname, hostDomain };
+}
+
+/** A host name cut to 63 characters, without a trailing `-` or `.` (kubelet's). */
+export function truncatePodHostnameIfNeeded(podName: string, hostname: string): string {
+  const hostnameMaxLen = 63;
+  if (hostname.length <= hostnameMaxLen) return hostname;
+  let truncated = hostname.slice(0, hostnameMaxLen);
+  log.error(undefined, "Hostname for pod was too long, truncated it", {
+    podName,
+    hostnameMaxLen,
+    truncatedHostname: truncated,
+  });
+  truncated = truncated.replace(/[-.]+$/, "");
+  if (truncated === "") throw new Error(`hostname for pod "${podName}" was invalid: "${hostname}"`);
+  return truncated;
+}
+
+/**
+ * The content of a pod's managed hosts file (kubelet's `managedHostsFileContent`): localhost
+ * entries, one line per pod IP with the host name (FQDN first when the pod has a domain), then
+ * the host aliases.
+ */
+export function managedHostsFileContent(
+  hostIPs: string[],
+  hostName: string,
+  hostDomainName: string,
+  hostAliases: HostAlias[] | undefined,
+): string {
+  let content = managedHostsHeader +
+    "127.0.0.1\tlocalhost\n" +
+    "::1\tlocalhost ip6-localhost ip6-loopback\n" +
+    "fe00::0\tip6-localnet\n" +
+    "fe00::0\tip6-mcastprefix\n" +
+    "fe00::1\tip6-allnodes\n" +
+    "fe00::2\tip6-allrouters\n";
+  for (const ip of hostIPs) {
+    content += hostDomainName !== ""
+      ? `${ip}\t${hostName}.${hostDomainName}\t${hostName}\n`
+      : `${ip}\t${hostName}\n`;
+  }
+  return content + hostsEntriesFromHostAliases(hostAliases);
+}
+
+/** The host aliases as hosts-file lines, after a comment (kubelet's). */
+export function hostsEntriesFromHostAliases(hostAliases: HostAlias[] | undefined): string {
+  if (!hostAliases || hostAliases.length === 0) return "";
+  let content = "\n# Entries added by HostAliases.\n";
+  for (const alias of hostAliases) {
+    content += `${alias.ip}\t${(alias.hostnames ?? []).join("\t")}\n`;
+  }
+  return content;
+}
+
+/** A host-network pod's hosts file: the node's, then the host aliases (kubelet's). */
+export async function nodeHostsFileContent(
+  hostsFilePath: string,
+  hostAliases: HostAlias[] | undefined,
+): Promise<string> {
+  const node = await Deno.readTextFile(hostsFilePath);
+  return managedHostsHeaderWithHostNetwork + node + hostsEntriesFromHostAliases(hostAliases);
+}
+
+/**
+ * Writes the pod's hosts file (mode 0644): the node's for a host-network pod, else a managed one
+ * (kubelet's `ensureHostsFile`).
+ */
+export async function ensureHostsFile(
+  fileName: string,
+  options: {
+    hostIPs: string[];
+    hostName: string;
+    hostDomainName: string;
+    hostAliases?: HostAlias[];
+    useHostNetwork: boolean;
+    /** The node's hosts file (default `/etc/hosts`). */
+    nodeHostsFile?: string;
+  },
+): Promise<void> {
+  const content = options.useHostNetwork
+    ? await nodeHostsFileContent(options.nodeHostsFile ?? etcHostsPath, options.hostAliases)
+    : managedHostsFileContent(
+      options.hostIPs,
+      options.hostName,
+      options.hostDomainName,
+      options.hostAliases,
+    );
+  await Deno.writeTextFile(fileName, content);
+  await Deno.chmod(fileName, 0o644);
+}
+
+/**
+ * Writes `<podDir>/etc-hosts` and returns its mount at `/etc/hosts` (kubelet's `makeHostsMount`).
+ */
+export async function makeHostsMount(
+  podDir: string,
+  options: Parameters<typeof ensureHostsFile>[1],
+): Promise<Mount> {
+  await Deno.mkdir(podDir, { recursive: true });
+  const hostPath = join(podDir, "etc-hosts");
+  await ensureHostsFile(hostPath, options);
+  // kubelet asks for a relabel only where SELinux is enabled; probelet does not check SELinux.
+  return { hostPath, containerPath: etcHostsPath, readonly: false };
+}
+
+/**
+ * What a container gets besides its spec (kubelet's `GenerateRunContainerOptions`): the managed
+ * `/etc/hosts` once the pod has an IP (unless the container mounts its own), and the folder of
+ * its termination message file.
+ */
+export async function generateRunContainerOptions(
+  pod: Pod,
+  container: Container,
+  options: { podsDir: string; podIPs: string[]; clusterDomain: string; nodeHostsFile?: string },
+): Promise<RunContainerOptions> {
+  const { hostname, hostDomain } = generatePodHostNameAndDomain(pod, options.clusterDomain);
+  const mounts: Mount[] = [];
+  const mountsEtcHosts = (container.volumeMounts ?? []).some((m) => m.mountPath === etcHostsPath);
+  if (options.podIPs.length > 0 && !mountsEtcHosts) {
+    mounts.push(
+      await makeHostsMount(getPodDir(options.podsDir, pod), {
+        hostIPs: options.podIPs,
+        hostName: hostname,
+        hostDomainName: hostDomain,
+        hostAliases: pod.spec.hostAliases,
+        useHostNetwork: pod.spec.hostNetwork === true,
+        nodeHostsFile: options.nodeHostsFile,
+      }),
+    );
+  }
+  let podContainerDir = "";
+  if (container.terminationMessagePath) {
+    const dir = getPodContainerDir(options.podsDir, pod, container.name);
+    try {
+      await Deno.mkdir(dir, { recursive: true, mode: 0o750 });
+      podContainerDir = dir;
+    } catch (e) {
+      log.error(e, "Error on creating dir", { path: dir });
+    }
+  }
+  return { mounts, podContainerDir };
 }

@@ -8,7 +8,7 @@
  */
 import type { Container, Pod, ResourceList } from "../api/core/v1/mod.ts";
 import type { ResourceFieldSelector } from "../api/core/v1/mod.ts";
-import { parseQuantity, scaledQuantityValue } from "../api/resource/quantity.ts";
+import { parseQuantity, scaledValue } from "../api/resource/quantity.ts";
 import { goQuote } from "./go_format.ts";
 
 /**
@@ -130,7 +130,7 @@ export function extractContainerResourceValue(
   container: Container,
 ): string {
   const divisorText = String(fs.divisor ?? "0");
-  const isZero = scaledQuantityValue(divisorText, -9) === 0n;
+  const isZero = scaledValue(divisorText, -9) === 0;
   const divisor = isZero ? "1" : divisorText;
   const dot = fs.resource.indexOf(".");
   const kind = fs.resource.slice(0, dot);
@@ -141,11 +141,13 @@ export function extractContainerResourceValue(
   }
   const list = kind === "limits" ? container.resources?.limits : container.resources?.requests;
   const scale = name === "cpu" ? -3 : 0;
-  const value = scaledQuantityValue(String(list?.[name] ?? "0"), scale) ?? 0n;
-  const by = scaledQuantityValue(divisor, scale) ?? 1n;
-  if (by === 0n) throw new Error(`unsupported container resource : ${fs.resource}`);
-  const quotient = value / by;
-  return String(value % by > 0n ? quotient + 1n : quotient);
+  const value = scaledValue(String(list?.[name] ?? "0"), scale);
+  const by = scaledValue(divisor, scale);
+  if (!(by > 0) || Number.isNaN(value)) {
+    throw new Error(`unsupported container resource : ${fs.resource}`);
+  }
+  // Whole units on both sides (Go's MilliValue/Value), so only this division rounds.
+  return String(Math.ceil(value / by));
 }
 
 /**
@@ -160,7 +162,7 @@ export function mergeContainerResourceLimits(
   const limits = resources.limits ??= {};
   for (const name of standardResources) {
     const set = limits[name];
-    if (set !== undefined && scaledQuantityValue(String(set), -9) !== 0n) continue;
+    if (set !== undefined && scaledValue(String(set), -9) !== 0) continue;
     if (allocatable[name] !== undefined) limits[name] = allocatable[name];
   }
 }

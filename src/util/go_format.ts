@@ -62,6 +62,9 @@ const shortEscapes: Record<string, string> = {
  * ```
  */
 export function goQuote(s: string): string {
+  // Printable ASCII without quotes or backslashes is copied as is: a URL of megabytes (a hostile
+  // redirect) took seconds through the loop below.
+  if (plainAscii.test(s)) return `"${s}"`;
   let out = '"';
   for (const ch of s) {
     const short = shortEscapes[ch];
@@ -130,6 +133,8 @@ function utf8SequenceLength(b: Uint8Array, i: number): number {
   }
   return 0;
 }
+
+const plainAscii = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 // C1 controls, lone surrogates, and the Unicode "other" categories Go's IsPrint rejects.
 function isUnprintable(code: number): boolean {

@@ -1,7 +1,7 @@
 /**
- * The few libc calls Deno has no API for (inotify without opening files, resource limits), through
- * Deno's FFI. Loaded once, on first use; `undefined` when FFI is not allowed or libc is not glibc's
- * `libc.so.6`, so that every caller has a fallback.
+ * The few libc calls Deno has no API for (inotify without opening files, resource limits, socket
+ * options and shutdown), through Deno's FFI. Loaded once, on first use; `undefined` when FFI is
+ * not allowed or libc is not glibc's `libc.so.6`, so that every caller has a fallback.
  * @module
  */
 
@@ -19,6 +19,11 @@ const symbols = {
   ftruncate: { parameters: ["i32", "i64"], result: "i32" },
   getrlimit: { parameters: ["i32", "buffer"], result: "i32" },
   setrlimit: { parameters: ["i32", "buffer"], result: "i32" },
+  // Resetting a TCP connection a pending write holds (socket.ts).
+  getsockname: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
+  getpeername: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
+  setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
+  shutdown: { parameters: ["i32", "i32"], result: "i32" },
 } as const;
 
 /** The loaded libc symbols. */

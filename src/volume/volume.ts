@@ -71,7 +71,7 @@ export function getPodVolumeDir(
   return joinInside(podsDir, podUID, "volumes", escapeQualifiedName(pluginName), volumeName);
 }
 
-/** The mount point of `dir` per /proc/self/mountinfo, or undefined when it is not one. */
+/** Whether `dir` is not a mount point of this mount namespace (per /proc/self/mountinfo). */
 export async function isLikelyNotMountPoint(dir: string): Promise<boolean> {
   const mounts = await listMountPoints();
   return !mounts.includes(dir);

@@ -183,8 +183,10 @@ Deno.test({
         }
       }
       assert(conns.length > 64, `only ${conns.length} connections`);
-      // The server closes what it cannot keep (over its limit) at once and the rest once idle for
-      // the injected 2 s; every connection ends without the test closing it.
+      // The server closes what it cannot keep (over its limit, the connections waiting longest
+      // for a request head) and the rest at the 10 s request header timeout (the injected 2 s
+      // idle timeout is for kept-alive connections); every connection ends without the test
+      // closing it.
       const closedByServer = await Promise.all(conns.map(async (c) => {
         const n = await c.read(new Uint8Array(1)).catch(() => null);
         return n === null;

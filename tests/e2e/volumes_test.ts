@@ -164,16 +164,28 @@ Deno.test({
                 },
               },
               { name: "cache", emptyDir: { medium: "Memory", sizeLimit: "16Mi" } },
+              {
+                name: "made",
+                hostPath: { path: join(dir, "made/here"), type: "DirectoryOrCreate" },
+              },
+              // HostToContainer needs a shared (or slave) mount at the host path.
+              { name: "host", hostPath: { path: join(dir, "shared"), type: "Directory" } },
             ], [
               { name: "cfg", mountPath: "/etc/config" },
               { name: "sec", mountPath: "/etc/secret", readOnly: true },
               { name: "info", mountPath: "/etc/podinfo" },
               { name: "cache", mountPath: "/cache" },
               { name: "cache", mountPath: "/sub", subPathExpr: "data/$(SUB_DIR)" },
+              { name: "made", mountPath: "/made" },
+              { name: "host", mountPath: "/host", mountPropagation: "HostToContainer" },
             ]),
           },
         }),
       );
+      const shared = join(dir, "shared");
+      await Deno.mkdir(shared);
+      await run("mount", ["--bind", shared, shared]);
+      await run("mount", ["--make-shared", shared]);
       agent = await startAgent();
 
       const pod: Json = await waitFor("the Deployment's pod Running and Ready", async () => {
@@ -215,6 +227,20 @@ Deno.test({
         // subPathExpr: /sub is data/web inside the cache volume.
         await exec(["sh", "-c", "echo here > /sub/f"]);
         assertEquals(await exec(["cat", "/cache/data/web/f"]), "here\n");
+        // hostPath DirectoryOrCreate made the folder 0755; HostToContainer: a mount made on the
+        // host after the container started shows inside it.
+        assertEquals((await Deno.stat(join(dir, "made/here"))).mode! & 0o777, 0o755);
+        await exec(["touch", "/made/f"]);
+        await Deno.stat(join(dir, "made/here/f"));
+        const shared = join(dir, "shared");
+        await Deno.mkdir(join(shared, "later"));
+        await run("mount", ["-t", "tmpfs", "tmpfs", join(shared, "later")]);
+        try {
+          await Deno.writeTextFile(join(shared, "later", "f"), "propagated");
+          assertEquals(await exec(["cat", "/host/later/f"]), "propagated");
+        } finally {
+          await run("umount", [join(shared, "later")]);
+        }
       });
 
       await t.step(

@@ -23,6 +23,7 @@ import {
 } from "../../src/kubelet/kubelet_pods.ts";
 import { fromServices } from "../../src/kubelet/envvars/envvars.ts";
 import { generateContainerConfig } from "../../src/kubelet/kuberuntime/kuberuntime_container.ts";
+import { defaultLinuxConfigOptions } from "../../src/kubelet/kuberuntime/kuberuntime_container_linux.ts";
 import { encodeBase64 } from "../../src/util/base64.ts";
 
 const testKubeletHostIP = "127.0.0.1";
@@ -835,7 +836,12 @@ Deno.test("TestGenerateContainerConfig: command and args expand against the envi
     name: "KUBERNETES_SERVICE_HOST",
     value: "10.0.0.1",
   }];
-  const config = generateContainerConfig(pod, container, { restartCount: 0, nodeName: "n", envs });
+  const config = generateContainerConfig(pod, container, {
+    restartCount: 0,
+    nodeName: "n",
+    envs,
+    linux: { ...defaultLinuxConfigOptions, memoryCapacity: 2 ** 30, seccompProfileRoot: "/x" },
+  });
   assertEquals(config.command, ["sh", "-c", "echo p $(MISSING) $(POD_NAME)"]);
   assertEquals(config.args, ["10.0.0.1"]);
   assertEquals(config.envs, [

@@ -56,29 +56,53 @@ const decimalExponents: Record<string, number> = {
 const binaryExponents: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
 
 /**
- * The quantity in units of 10^`scale` (0: base units, -3: milli-units), rounded up as Go's
- * `Quantity.ScaledValue` does; undefined when `q` is not a quantity. Exact (no float rounding).
+ * Go's `Quantity.ScaledValue(scale)`: the quantity in units of 10^scale, rounded up (away from
+ * zero), computed exactly (`100m` is 100 milli-units, not 100.00000000000001); NaN when the text
+ * is not a quantity.
  *
  * @example
  * ```ts
- * scaledQuantityValue("250m", -3); // 250n
- * scaledQuantityValue("1.5", 0); // 2n
- * scaledQuantityValue("64Mi", 0); // 67108864n
+ * scaledValue("100m", -3); // 100
+ * scaledValue("1.5Ki", 0); // 1536
+ * scaledValue("1m", 0); // 1 (rounded up)
  * ```
  */
-export function scaledQuantityValue(q: string, scale: number): bigint | undefined {
+export function scaledValue(q: string, scale: number): number {
   const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?(n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/
     .exec(q.trim());
-  if (!m || (m[2] === "" && (m[3] ?? "") === "")) return undefined;
+  if (!m || (m[2] === "" && (m[3] ?? "") === "")) return NaN;
   const [, sign, whole, fraction = "", exponent = "0", suffix = ""] = m;
-  let numerator = BigInt(whole + fraction || "0");
+  let numerator = BigInt(`${whole}${fraction}` || "0");
+  let denominator = 1n;
   let exp10 = Number(exponent) - fraction.length - scale;
   if (suffix in binaryExponents) numerator *= 2n ** BigInt(binaryExponents[suffix]);
   else exp10 += decimalExponents[suffix];
-  if (sign === "-") numerator = -numerator;
-  if (exp10 >= 0) return numerator * 10n ** BigInt(exp10);
-  const denominator = 10n ** BigInt(-exp10);
-  const quotient = numerator / denominator;
-  // Round towards +infinity, as Go's ScaledValue.
-  return numerator % denominator > 0n ? quotient + 1n : quotient;
+  if (exp10 >= 0) numerator *= 10n ** BigInt(exp10);
+  else denominator = 10n ** BigInt(-exp10);
+  const rounded = (numerator + denominator - 1n) / denominator;
+  return Number(sign === "-" ? -rounded : rounded);
+}
+
+/**
+ * Go's `Quantity.Value()`: whole base units, rounded up.
+ *
+ * @example
+ * ```ts
+ * quantityValue("64Mi"); // 67108864
+ * ```
+ */
+export function quantityValue(q: string): number {
+  return scaledValue(q, 0);
+}
+
+/**
+ * Go's `Quantity.MilliValue()`: thousandths of a base unit, rounded up.
+ *
+ * @example
+ * ```ts
+ * quantityMilliValue("0.25"); // 250
+ * ```
+ */
+export function quantityMilliValue(q: string): number {
+  return scaledValue(q, -3);
 }

@@ -201,6 +201,9 @@ async function startAgent(
     initialNode: api ? () => node!.nodeStatus.initialNode() : undefined,
     maxPods: flags.maxPods,
     hostIP: parseNodeIP(flags.nodeIP)[0],
+    clusterDNS: flags.clusterDNS,
+    clusterDomain: flags.clusterDomain,
+    resolverConfig: flags.resolvConf,
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let node: NodeAgent | undefined;

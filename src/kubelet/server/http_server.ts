@@ -5,11 +5,18 @@
  * - accept errors (EMFILE when descriptors run out) are retried with Go's back-off (5 ms doubling
  *   to 1 s) instead of ending the process (`Deno.serve` rejects an uncaught promise and the agent
  *   dies; `node:http` stops accepting for good);
- * - at most `maxConnections` connections at once; one more is closed at once (like Node's
- *   `server.maxConnections`), so a flood cannot take the descriptors probes and containers need;
- * - a connection waiting for a request (new, or kept alive after a response) is closed after
- *   `idleTimeoutMs` (kubelet's `IdleTimeout`, 90 s); a request head is at most `maxHeaderBytes`;
- *   a response that cannot be written within `writeTimeoutMs` closes the connection.
+ * - a request head must arrive within `readHeaderTimeoutMs` (Go's `ReadHeaderTimeout`), counted
+ *   from the accept, or from its first byte on a kept-alive connection, which may wait
+ *   `idleTimeoutMs` for it (kubelet's `IdleTimeout`, 90 s); a request head is at most
+ *   `maxHeaderBytes`;
+ * - at most `maxConnections` connections at once, so a flood cannot take the descriptors probes
+ *   and containers need; at the limit a new connection takes the place of the one that has waited
+ *   longest for a request head (slowloris connections, idle ones), and is closed at once only when
+ *   every connection is busy with a request. Go has no such limit (the descriptor limit is it);
+ *   kubelet's read-only server keeps answering a slowloris flood, and so does this one;
+ * - a response that cannot be written within `writeTimeoutMs` closes the connection, even when
+ *   the client stopped reading (util/socket.ts: `close()` alone does not end a blocked write in
+ *   Deno 2.9.3).
  *
  * Requests are GET/HEAD without bodies here, so the server supports exactly that: a request with
  * a body gets its answer and the connection is closed; chunked request bodies are refused.
@@ -18,11 +25,18 @@
  */
 import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { abortConn, writeAll } from "../../util/socket.ts";
 
 /** kubelet's `IdleTimeout` of its servers. */
 export const defaultIdleTimeoutMs = 90_000;
 /** How long writing one response may take. */
 export const defaultWriteTimeoutMs = 60_000;
+/**
+ * How long a request head may take to arrive (Go's `ReadHeaderTimeout`). kubelet sets only its
+ * 4-hour `ReadTimeout`, which Go also applies to the head; a head that is not complete after 10 s
+ * is a slowloris client, not a slow network.
+ */
+export const defaultReadHeaderTimeoutMs = 10_000;
 /**
  * Largest request head: the endpoints take no headers worth more; Go's default (1 MiB) per
  * connection would let the connection limit pin a gigabyte.
@@ -49,6 +63,8 @@ export interface HttpServerOptions {
   idleTimeoutMs?: number;
   /** Time allowed to write one response (default 60 s). */
   writeTimeoutMs?: number;
+  /** Time allowed to read one request head (default 10 s). */
+  readHeaderTimeoutMs?: number;
   /** Largest request head in bytes (default 64 KiB). */
   maxHeaderBytes?: number;
   /** Drives the idle, write and back-off timers (default: the wall clock). */
@@ -61,10 +77,16 @@ export interface HttpServerStats {
   open: number;
   /** Connections accepted since the start. */
   accepted: number;
-  /** Connections closed at once because `maxConnections` were open. */
+  /** Connections closed at once because `maxConnections` were open and all of them busy. */
   rejected: number;
+  /** Connections closed at the limit to make room: the one waiting longest for a request head. */
+  evicted: number;
   /** Connections closed because they were idle too long. */
   idleClosed: number;
+  /** Connections closed because a request head did not arrive within `readHeaderTimeoutMs`. */
+  headerTimeouts: number;
+  /** Connections closed because a response was not written within `writeTimeoutMs`. */
+  writeTimeouts: number;
   /** Accept calls that failed and were retried. */
   acceptErrors: number;
 }
@@ -102,7 +124,10 @@ export class HttpServer {
     open: 0,
     accepted: 0,
     rejected: 0,
+    evicted: 0,
     idleClosed: 0,
+    headerTimeouts: 0,
+    writeTimeouts: 0,
     acceptErrors: 0,
   };
   #options: HttpServerOptions;
@@ -111,7 +136,10 @@ export class HttpServer {
   #idleTimeoutMs: number;
   #writeTimeoutMs: number;
   #maxHeaderBytes: number;
-  #conns = new Set<Deno.Conn>();
+  #readHeaderTimeoutMs: number;
+  // Open connections, each with the time it started waiting for a request head (undefined while
+  // a request is handled or its response written).
+  #conns = new Map<Deno.Conn, { waitingSince: number | undefined }>();
   #closed = false;
   #backoffTimer: ClockTimer | undefined;
   #wakeBackoff: (() => void) | undefined;
@@ -128,6 +156,7 @@ export class HttpServer {
     this.#idleTimeoutMs = options.idleTimeoutMs ?? defaultIdleTimeoutMs;
     this.#writeTimeoutMs = options.writeTimeoutMs ?? defaultWriteTimeoutMs;
     this.#maxHeaderBytes = options.maxHeaderBytes ?? defaultMaxHeaderBytes;
+    this.#readHeaderTimeoutMs = options.readHeaderTimeoutMs ?? defaultReadHeaderTimeoutMs;
     this.#acceptLoop = this.#serve();
   }
 
@@ -147,7 +176,7 @@ export class HttpServer {
       } catch {
         // already closed
       }
-      for (const conn of this.#conns) closeQuietly(conn);
+      for (const conn of this.#conns.keys()) abortConn(conn);
     }
     await this.#acceptLoop;
     await Promise.all([...this.#connLoops]);
@@ -177,21 +206,14 @@ export class HttpServer {
         closeQuietly(conn);
         return;
       }
-      if (this.#conns.size >= this.#maxConnections) {
+      if (this.#conns.size >= this.#maxConnections && !this.#evictOne()) {
         this.stats.rejected++;
         closeQuietly(conn);
-        // One line per 10 s at most: a flood must not turn into a log flood.
-        if (this.#clock.now() - this.#lastRejectLog >= 10_000) {
-          this.#lastRejectLog = this.#clock.now();
-          log.info("http: connection limit reached, closing new connections", {
-            limit: this.#maxConnections,
-            rejected: this.stats.rejected,
-          });
-        }
+        this.#logAtLimit("http: connection limit reached, closing new connections");
         continue;
       }
       this.stats.accepted++;
-      this.#conns.add(conn);
+      this.#conns.set(conn, { waitingSince: this.#clock.now() });
       this.stats.open = this.#conns.size;
       const loop = this.#serveConn(conn).finally(() => {
         this.#conns.delete(conn);
@@ -202,38 +224,77 @@ export class HttpServer {
     }
   }
 
+  // One line per 10 s at most: a flood must not turn into a log flood.
+  #logAtLimit(message: string): void {
+    if (this.#clock.now() - this.#lastRejectLog < 10_000) return;
+    this.#lastRejectLog = this.#clock.now();
+    log.info(message, {
+      limit: this.#maxConnections,
+      rejected: this.stats.rejected,
+      evicted: this.stats.evicted,
+    });
+  }
+
+  // Closes the connection that has waited longest for a request head, to make room for a new one;
+  // false when every connection is busy with a request.
+  #evictOne(): boolean {
+    let oldest: Deno.Conn | undefined;
+    let oldestSince = Infinity;
+    for (const [conn, { waitingSince }] of this.#conns) {
+      if (waitingSince !== undefined && waitingSince < oldestSince) {
+        oldest = conn;
+        oldestSince = waitingSince;
+      }
+    }
+    if (!oldest) return false;
+    this.stats.evicted++;
+    this.#conns.delete(oldest);
+    abortConn(oldest);
+    this.#logAtLimit("http: connection limit reached, closing the connection waiting longest");
+    return true;
+  }
+
   async #serveConn(conn: Deno.Conn): Promise<void> {
     const pending = new ByteBuffer();
     const chunk = new Uint8Array(16 * 1024);
+    let requests = 0;
     try {
       for (;;) {
-        // Read one request head, closing the connection if it stays idle too long.
-        let idle = false;
-        const timer = this.#clock.afterFunc(this.#idleTimeoutMs, () => {
-          idle = true;
-          closeQuietly(conn);
-        });
+        // Read one request head. A kept-alive connection may wait idleTimeoutMs for its first
+        // byte; from then (from the accept for a new connection) the head has readHeaderTimeoutMs.
+        const state = this.#conns.get(conn);
+        if (state) state.waitingSince = this.#clock.now();
+        let timedOut: "idle" | "header" | undefined;
+        let idle = pending.length === 0 && requests > 0;
+        let timer = this.#armReadTimer(conn, idle, (why) => timedOut = why);
         let end = indexOf(pending.bytes, crlfcrlf, 0);
         try {
           while (end < 0 && pending.length <= this.#maxHeaderBytes) {
             const n = await conn.read(chunk);
             if (n === null) return; // the client closed
+            if (idle) {
+              idle = false;
+              timer.stop();
+              timer = this.#armReadTimer(conn, false, (why) => timedOut = why);
+            }
             // Only the new bytes (and the 3 before them) can complete the terminator.
             const from = Math.max(0, pending.length - 3);
             pending.append(chunk.subarray(0, n));
             end = indexOf(pending.bytes, crlfcrlf, from);
           }
         } catch (e) {
-          if (idle) this.stats.idleClosed++;
+          if (timedOut) this.#countTimeout(timedOut);
           else if (!this.#closed) log.V(4).info("http: read failed", { err: String(e) });
           return;
         } finally {
           timer.stop();
         }
-        if (idle) {
-          this.stats.idleClosed++;
+        if (timedOut) {
+          this.#countTimeout(timedOut);
           return;
         }
+        if (state) state.waitingSince = undefined;
+        requests++;
         if (end < 0 || end > this.#maxHeaderBytes) {
           await this.#write(conn, plain(431, "request header too large\n"), "GET", true);
           return;
@@ -262,6 +323,24 @@ export class HttpServer {
     }
   }
 
+  // The timer that closes a connection waiting for (idle) or reading (header) a request head.
+  #armReadTimer(
+    conn: Deno.Conn,
+    idle: boolean,
+    onExpire: (why: "idle" | "header") => void,
+  ): ClockTimer {
+    const why = idle ? "idle" : "header";
+    return this.#clock.afterFunc(idle ? this.#idleTimeoutMs : this.#readHeaderTimeoutMs, () => {
+      onExpire(why);
+      closeQuietly(conn);
+    });
+  }
+
+  #countTimeout(why: "idle" | "header"): void {
+    if (why === "idle") this.stats.idleClosed++;
+    else this.stats.headerTimeouts++;
+  }
+
   /** Writes a response; false when the connection failed or the write timed out. */
   async #write(conn: Deno.Conn, res: Response, method: string, close: boolean): Promise<boolean> {
     const body = new Uint8Array(await res.arrayBuffer());
@@ -274,9 +353,13 @@ export class HttpServer {
     if (close) lines.push("connection: close");
     const head = encoder.encode(lines.join("\r\n") + "\r\n\r\n");
     const bytes = method === "HEAD" ? head : concat(head, body);
-    const timer = this.#clock.afterFunc(this.#writeTimeoutMs, () => closeQuietly(conn));
+    // abortConn: a client that stopped reading holds a plain close() off (util/socket.ts).
+    const timer = this.#clock.afterFunc(this.#writeTimeoutMs, () => {
+      this.stats.writeTimeouts++;
+      abortConn(conn);
+    });
     try {
-      for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
+      await writeAll(conn, bytes);
       return true;
     } catch {
       return false;

@@ -10,7 +10,12 @@ import type { StoredEvent } from "../kubelet_events.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { openFileLimit } from "../../util/rlimit.ts";
-import { defaultIdleTimeoutMs, HttpServer, type HttpServerStats } from "./http_server.ts";
+import {
+  defaultIdleTimeoutMs,
+  defaultReadHeaderTimeoutMs,
+  HttpServer,
+  type HttpServerStats,
+} from "./http_server.ts";
 
 /** What the server reads; the `Kubelet` provides all of it. */
 export interface ServerSource {
@@ -24,7 +29,10 @@ export interface KubeletServer {
   /** The port actually bound (useful with port 0). */
   port: number;
   hostname: string;
-  /** Connection counters (open, accepted, rejected at the limit, closed idle, accept errors). */
+  /**
+   * Connection counters (open, accepted, rejected or evicted at the limit, closed idle or at the
+   * header or write timeout, accept errors).
+   */
   stats: HttpServerStats;
   /** Starts answering from `source` (see {@linkcode serve}). */
   setSource(source: ServerSource): void;
@@ -91,6 +99,8 @@ export interface ServeOptions {
   maxConnections?: number;
   /** Idle connections are closed after this long (default 90 s, kubelet's `IdleTimeout`). */
   idleTimeoutMs?: number;
+  /** A request head must arrive within this (default 10 s, Go's `ReadHeaderTimeout`). */
+  readHeaderTimeoutMs?: number;
   /** Drives the server's timers (default: the wall clock). */
   clock?: Clock;
 }
@@ -140,6 +150,7 @@ export function serve(source: ServerSource | undefined, options: ServeOptions): 
     },
     maxConnections,
     idleTimeoutMs: options.idleTimeoutMs,
+    readHeaderTimeoutMs: options.readHeaderTimeoutMs,
     clock: options.clock,
   });
   const addr = listener.addr;
@@ -148,6 +159,7 @@ export function serve(source: ServerSource | undefined, options: ServeOptions): 
     port: addr.port,
     maxConnections,
     idleTimeout: `${(options.idleTimeoutMs ?? defaultIdleTimeoutMs) / 1000}s`,
+    readHeaderTimeout: `${(options.readHeaderTimeoutMs ?? defaultReadHeaderTimeoutMs) / 1000}s`,
   });
   return {
     port: addr.port,

@@ -9,6 +9,7 @@
  * @module
  */
 import { dialErrorText } from "../tcp/tcp.ts";
+import { abortConn, writeAll } from "../../util/socket.ts";
 import { joinHostPort } from "./url.ts";
 import {
   type BodyReader,
@@ -166,7 +167,10 @@ export class ConnExchange {
       this.#conn = conn;
       const bytes = enc.encode(head);
       try {
-        for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
+        // Plain TCP through writeAll, so that the deadline's abortConn can end a write the server
+        // never reads (TLS writes go through it in tls_conn.ts).
+        if (conn === tcp) await writeAll(tcp, bytes);
+        else for (let off = 0; off < bytes.length;) off += await conn.write(bytes.subarray(off));
       } catch (err) {
         if (deadline.expired) throw new Error(errors.timeout);
         throw new Error(ioErrorText("write", err, this.#peers));
@@ -228,11 +232,12 @@ export class ConnExchange {
     if (this.#closed) return;
     this.#closed = true;
     try {
-      // The TLS layer closes the connection under it; before it exists, the TCP one is closed.
-      (this.#conn ?? this.#tcp)?.close();
+      this.#conn?.close();
     } catch {
       // Already closed by a failed read or write.
     }
+    // Not close() alone: a write the server does not read would keep the socket (util/socket.ts).
+    if (this.#tcp) abortConn(this.#tcp);
   }
 
   // ---- reading ----
@@ -241,7 +246,10 @@ export class ConnExchange {
   async #read(p: Uint8Array): Promise<number | null> {
     if (!this.#conn || this.#closed) throw new Error("use of closed network connection");
     try {
-      return await this.#conn.read(p);
+      const n = await this.#conn.read(p);
+      // Closed by us (the deadline): TLS reports that as its stream's end, not the server's EOF.
+      if (n === null && this.#closed) throw new Error("use of closed network connection");
+      return n;
     } catch (err) {
       if (this.#closed) throw new Error("use of closed network connection");
       throw new Error(ioErrorText("read", err, this.#peers));

@@ -69,6 +69,27 @@ export function newHttpProber(
 }
 
 /**
+ * Go's `http.Client` as kubelet builds it for HTTP lifecycle hooks: TLS unverified, redirects
+ * checked as for probes, and no timeout unless `timeoutMs` is set (`0`: none, as Go's zero
+ * `Client.Timeout`).
+ *
+ * @example
+ * ```ts
+ * const client = newHttpClient({ followNonLocalRedirects: false });
+ * const { response, error } = await client.do(request);
+ * ```
+ */
+export function newHttpClient(
+  options: { timeoutMs?: number; followNonLocalRedirects?: boolean; clock?: Clock } = {},
+): HttpClient {
+  return new ProbeClient({
+    timeoutMs: options.timeoutMs ?? 0,
+    checkRedirect: redirectChecker(options.followNonLocalRedirects ?? false),
+    clock: options.clock ?? new RealClock(),
+  });
+}
+
+/**
  * Go's `http.ErrUseLastResponse`: returned by a redirect check to stop following and use the 3xx
  * response as the final one.
  */
@@ -162,7 +183,8 @@ export async function doHTTPProbe(req: ProbeRequest, client: HttpClient): Promis
   }
 }
 
-const timeoutAwaitingHeaders =
+/** Go's client timeout text while no response head has arrived yet. */
+export const timeoutAwaitingHeaders =
   "context deadline exceeded (Client.Timeout exceeded while awaiting headers)";
 const timeoutReadingBody =
   "context deadline exceeded (Client.Timeout or context cancellation while reading body)";
@@ -351,7 +373,15 @@ function refererForURL(lastReq: ProbeURL, newReq: ProbeURL, explicitRef: string)
   return withoutUser.toString();
 }
 
-function stripPassword(url: ProbeURL): string {
+/**
+ * The URL as Go's `url.Error` prints it: a password in it masked as `***`.
+ *
+ * @example
+ * ```ts
+ * stripPassword(ProbeURL.parse("http://u:p@h/")); // "http://u:***@h/"
+ * ```
+ */
+export function stripPassword(url: ProbeURL): string {
   const colon = url.user?.indexOf(":") ?? -1;
   if (url.user === undefined || colon < 0) return url.toString();
   const masked = url.clone();

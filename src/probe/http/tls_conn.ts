@@ -17,6 +17,7 @@
 import { Duplex } from "node:stream";
 import * as tls from "node:tls";
 import { type ByteConn, type ConnPeers, GoConnError, ioErrorText } from "./conn.ts";
+import { abortConn, writeAll } from "../../util/socket.ts";
 
 // crypto/tls's maxCiphertext: the largest record body a TLS 1.2 peer may send.
 const maxCiphertext = 16384 + 2048;
@@ -89,11 +90,8 @@ function wireStream(tcp: Deno.TcpConn, wire: Wire): Duplex {
   const closeTcp = () => {
     if (wire.closed) return;
     wire.closed = true;
-    try {
-      tcp.close();
-    } catch {
-      // Already closed by the exchange's deadline.
-    }
+    // Ends a write the server does not read too (util/socket.ts).
+    abortConn(tcp);
   };
   wire.closeTcp = closeTcp;
   const stream = new Duplex({
@@ -142,10 +140,6 @@ function wireStream(tcp: Deno.TcpConn, wire: Wire): Duplex {
     }
   })();
   return stream;
-}
-
-async function writeAll(tcp: Deno.TcpConn, bytes: Uint8Array): Promise<void> {
-  for (let off = 0; off < bytes.length;) off += await tcp.write(bytes.subarray(off));
 }
 
 // One context for every probe connection: building it per connection cost ~5 % of a probe's CPU.

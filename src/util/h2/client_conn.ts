@@ -15,6 +15,7 @@
 import {
   clientPreface,
   concat,
+  connectionError,
   defaultMaxFrameSize,
   defaultWindow,
   encodeHeaderBlock,
@@ -35,6 +36,7 @@ import {
   stripPadding,
   uint32Frame,
 } from "./frame.ts";
+import { abortConn, writeAll } from "../socket.ts";
 
 /** What the server sent on a request's stream. */
 export interface H2Response {
@@ -398,7 +400,8 @@ export class H2ClientConn {
         const bytes = concat(this.#out);
         this.#out = [];
         this.#queuedReplies = 0;
-        for (let off = 0; off < bytes.length;) off += await this.#conn.write(bytes.subarray(off));
+        // Through writeAll, so that closing can end a write the peer never reads (socket.ts).
+        await writeAll(this.#conn, bytes);
       }
     } catch (err) {
       this.#fail(err);
@@ -417,11 +420,8 @@ export class H2ClientConn {
       ? err.message
       : String(err);
     this.#out = [];
-    try {
-      this.#conn.close();
-    } catch {
-      // Already closed.
-    }
+    // Not close() alone: a write the peer does not read would keep the socket (socket.ts).
+    abortConn(this.#conn);
     this.#ready.reject(err ?? new H2ConnectionClosedError("EOF before the server's SETTINGS"));
     for (const stream of [...this.#streams.values()]) {
       if (err === undefined) {
@@ -467,6 +467,8 @@ export class H2ClientConn {
       case FrameType.Data:
         return this.#onData(f);
       case FrameType.RstStream: {
+        // Go's framer: RST_STREAM on stream 0 is a connection error, as is a wrong size.
+        if (f.streamId === 0) throw connectionError(ErrorCode.ProtocolError);
         if (f.payload.length !== 4) throw new H2ProtocolError("RST_STREAM of wrong size");
         const stream = this.#streams.get(f.streamId);
         if (!stream) return;
@@ -527,7 +529,7 @@ export class H2ClientConn {
   }
 
   #onData(f: Frame): void {
-    if (f.streamId === 0) throw new H2ProtocolError("DATA on stream 0");
+    if (f.streamId === 0) throw connectionError(ErrorCode.ProtocolError);
     // Flow control counts the whole payload, padding included, on closed streams too.
     this.#connUnacked += f.payload.length;
     const updates: Uint8Array[] = [];

@@ -153,7 +153,7 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     },
   );
 
-  await t.step("security context: refused on containerd; the agent's own ids on embedded", () => {
+  await t.step("security context: honoured on containerd; the agent's own ids on embedded", () => {
     const pod = getTestPod({ securityContext: { runAsUser: 1000, runAsNonRoot: true } }, {
       securityContext: {
         capabilities: { drop: ["ALL"] },
@@ -161,26 +161,31 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
         readOnlyRootFilesystem: true,
       },
     });
-    assertEquals(paths(pod, containerd), [
+    assertEquals(paths(pod, containerd), []);
+    assertEquals(paths(pod, embedded), [
       "spec.containers[0].securityContext.capabilities.drop",
       "spec.containers[0].securityContext.allowPrivilegeEscalation",
       "spec.containers[0].securityContext.readOnlyRootFilesystem",
-      "spec.securityContext.runAsUser",
-      "spec.securityContext.runAsNonRoot",
     ]);
     const own = getTestPod({ securityContext: { runAsUser: 1000, runAsGroup: 1000 } });
     assertEquals(paths(own, embedded), []);
-    assertEquals(paths(own, containerd), [
-      "spec.securityContext.runAsUser",
-      "spec.securityContext.runAsGroup",
-    ]);
+    assertEquals(paths(own, containerd), []);
     const other = getTestPod({ securityContext: { runAsUser: 0 } });
     assertEquals(paths(other, embedded), ["spec.securityContext.runAsUser"]);
     const seccomp = (type: string) =>
       getTestPod({}, { securityContext: { seccompProfile: { type } } });
     assertEquals(paths(seccomp("Unconfined"), containerd), []);
-    assertEquals(paths(seccomp("RuntimeDefault"), containerd), [
+    assertEquals(paths(seccomp("RuntimeDefault"), containerd), []);
+    assertEquals(paths(seccomp("RuntimeDefault"), embedded), [
       "spec.containers[0].securityContext.seccompProfile.type",
+    ]);
+    // No AppArmor on this host; Unmasked /proc needs a user namespace.
+    const refusedHere = getTestPod({}, {
+      securityContext: { appArmorProfile: { type: "RuntimeDefault" }, procMount: "Unmasked" },
+    });
+    assertEquals(paths(refusedHere, containerd), [
+      "spec.containers[0].securityContext.appArmorProfile.type",
+      "spec.containers[0].securityContext.procMount",
     ]);
     // Values that ask for nothing: admitted.
     const defaults = getTestPod({ hostPID: false }, {
@@ -215,26 +220,55 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     assertEquals(paths(pod, containerd), []);
   });
 
-  await t.step("resources: requests and limits are refused on both runtimes", () => {
+  await t.step("resources: honoured on containerd, refused on embedded", () => {
     const pod = getTestPod({}, {
       resources: { requests: { cpu: "100m" }, limits: { memory: "64Mi" } },
     });
     const want = ["spec.containers[0].resources.requests", "spec.containers[0].resources.limits"];
-    assertEquals(paths(pod, containerd), want);
+    assertEquals(paths(pod, containerd), []);
     assertEquals(paths(pod, embedded), want);
+    // No pod cgroup enforces an overhead, nor pod-level resources.
+    const overhead = getTestPod({ overhead: { cpu: "10m" }, resources: { limits: { cpu: "1" } } });
+    assertEquals(paths(overhead, containerd), ["spec.overhead", "spec.resources"]);
   });
 
-  await t.step("hooks and termination messages", () => {
-    const pod = getTestPod({}, {
-      lifecycle: { postStart: { exec: { command: ["true"] } }, preStop: { sleep: { seconds: 4 } } },
-      terminationMessagePath: "/tmp/msg",
-      terminationMessagePolicy: "FallbackToLogsOnError",
-    });
-    assertEquals(paths(pod, containerd), [
-      "spec.containers[0].lifecycle.postStart",
-      "spec.containers[0].lifecycle.preStop",
-      "spec.containers[0].terminationMessagePath",
-      "spec.containers[0].terminationMessagePolicy",
+  await t.step(
+    "hooks and termination messages: run; a stop signal and, on embedded, a message path refused",
+    () => {
+      const pod = getTestPod({}, {
+        lifecycle: {
+          postStart: { exec: { command: ["true"] } },
+          preStop: { sleep: { seconds: 4 } },
+          stopSignal: "SIGUSR1",
+        },
+        terminationMessagePath: "/tmp/msg",
+        terminationMessagePolicy: "FallbackToLogsOnError",
+      });
+      assertEquals(paths(pod, containerd), ["spec.containers[0].lifecycle.stopSignal"]);
+      assertEquals(paths(pod, embedded), [
+        "spec.containers[0].lifecycle.stopSignal",
+        "spec.containers[0].terminationMessagePath",
+      ]);
+    },
+  );
+
+  await t.step("hosts and DNS: honoured on containerd, refused for host processes", () => {
+    const pod = getTestPod({
+      hostname: "h",
+      subdomain: "s",
+      setHostnameAsFQDN: true,
+      hostAliases: [{ ip: "10.1.2.3", hostnames: ["a"] }],
+      dnsPolicy: "None",
+      dnsConfig: { nameservers: ["10.0.0.53"], options: [{ name: "ndots", value: "2" }] },
+    }, {});
+    assertEquals(paths(pod, containerd), []);
+    assertEquals(paths(pod, embedded), [
+      "spec.hostname",
+      "spec.subdomain",
+      "spec.setHostnameAsFQDN",
+      "spec.hostAliases",
+      "spec.dnsPolicy",
+      "spec.dnsConfig",
     ]);
   });
 
@@ -249,9 +283,14 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     },
   );
 
-  await t.step("namespaces: host ones refused on containerd, the embedded runtime's own", () => {
-    const pod = getTestPod({ hostNetwork: true, hostPID: true, hostIPC: true });
-    assertEquals(paths(pod, containerd), ["spec.hostPID", "spec.hostIPC"]);
+  await t.step("namespaces: honoured on containerd, the embedded runtime's own", () => {
+    const pod = getTestPod({
+      hostNetwork: true,
+      hostPID: true,
+      hostIPC: true,
+      shareProcessNamespace: true,
+    });
+    assertEquals(paths(pod, containerd), []);
     assertEquals(paths(pod, embedded), []);
   });
 
@@ -450,6 +489,18 @@ const holders: Record<string, (value: unknown) => { pod: Pod; path: string }> = 
   VolumeMount: (v) => ({
     pod: podWith({ container: { volumeMounts: [{ x: v }] } }),
     path: "spec.containers[0].volumeMounts[0].x",
+  }),
+  Lifecycle: (v) => ({
+    pod: podWith({ container: { lifecycle: { x: v } } }),
+    path: "spec.containers[0].lifecycle.x",
+  }),
+  LifecycleHandler: (v) => ({
+    pod: podWith({ container: { lifecycle: { preStop: { x: v } } } }),
+    path: "spec.containers[0].lifecycle.preStop.x",
+  }),
+  SleepAction: (v) => ({
+    pod: podWith({ container: { lifecycle: { preStop: { sleep: { x: v } } } } }),
+    path: "spec.containers[0].lifecycle.preStop.sleep.x",
   }),
 };
 

@@ -1,8 +1,10 @@
 /**
  * The agent's HTTP server against hostile clients, on real sockets with the fake clock driving the
- * idle, write and accept back-off timers: idle connections are closed after the idle timeout, one
- * connection past the limit is closed at once, failed accepts (EMFILE) are retried with Go's
- * back-off instead of ending the server, and requests on a kept-alive connection are answered.
+ * idle, header, write and accept back-off timers: a new connection that sends no request is closed
+ * after the header timeout and a kept-alive one after the idle timeout, one connection past the
+ * limit is closed at once when every connection is busy, failed accepts (EMFILE) are retried with
+ * Go's back-off instead of ending the server, and requests on a kept-alive connection are
+ * answered. Slowloris clients and clients that never read: http_server_deadline_test.ts.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import {
@@ -98,9 +100,9 @@ async function readChunk(conn: Deno.Conn): Promise<Uint8Array | undefined> {
   return n === null ? undefined : buf.subarray(0, n);
 }
 
-Deno.test("HttpServer: idle connections are closed after the idle timeout", async () => {
+Deno.test("HttpServer: silent and idle connections are closed after their timeouts", async () => {
   const clock = new FakeClock(0);
-  const { server, port } = start({ clock, idleTimeoutMs: 90_000 });
+  const { server, port } = start({ clock, idleTimeoutMs: 90_000, readHeaderTimeoutMs: 10_000 });
   try {
     // One connection never sends a request; one is kept alive after a response.
     const silent = await Deno.connect({ hostname: "127.0.0.1", port });
@@ -108,12 +110,18 @@ Deno.test("HttpServer: idle connections are closed after the idle timeout", asyn
     await kept.write(encoder.encode("GET /x HTTP/1.1\r\n\r\n"));
     assert((await readResponse(kept, 8)).endsWith("hello /x"));
     await until("both connections accepted", () => server.stats.open === 2);
-    await clock.step(89_999);
-    assertEquals(server.stats.open, 2, "nothing is closed before the timeout");
+    await clock.step(9_999);
+    assertEquals(server.stats.open, 2, "nothing is closed before the header timeout");
     await clock.step(1);
-    await until("idle connections closed", () => server.stats.open === 0);
-    assertEquals(server.stats.idleClosed, 2);
+    // Go's ReadHeaderTimeout runs from the accept for a connection's first request.
+    await until("the silent connection closed", () => server.stats.open === 1);
+    assertEquals(server.stats.headerTimeouts, 1);
     assertEquals(await readToEnd(silent), "");
+    await clock.step(79_999);
+    assertEquals(server.stats.open, 1, "nothing more is closed before the idle timeout");
+    await clock.step(1);
+    await until("the idle connection closed", () => server.stats.open === 0);
+    assertEquals(server.stats.idleClosed, 1);
     assertEquals(await readToEnd(kept), "");
     silent.close();
     kept.close();
@@ -122,21 +130,36 @@ Deno.test("HttpServer: idle connections are closed after the idle timeout", asyn
   }
 });
 
-Deno.test("HttpServer: past the connection limit a new connection is closed at once", async () => {
-  const { server, port } = start({ clock: new FakeClock(0), maxConnections: 2 });
+Deno.test("HttpServer: past the connection limit with every connection busy, a new one is closed at once", async () => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => release = resolve);
+  const { server, port } = start({
+    clock: new FakeClock(0),
+    maxConnections: 2,
+    handler: async (req) => {
+      await released;
+      return new Response(`hello ${new URL(req.url).pathname}`);
+    },
+  });
   const silence = log.setLogSink(() => {});
   try {
     const a = await Deno.connect({ hostname: "127.0.0.1", port });
     const b = await Deno.connect({ hostname: "127.0.0.1", port });
+    await a.write(encoder.encode("GET /a HTTP/1.1\r\nconnection: close\r\n\r\n"));
+    await b.write(encoder.encode("GET /b HTTP/1.1\r\nconnection: close\r\n\r\n"));
     await until("two connections open", () => server.stats.open === 2);
     const c = await Deno.connect({ hostname: "127.0.0.1", port });
     assertEquals(await readToEnd(c), "", "the third connection is closed without an answer");
     assertEquals(server.stats.rejected, 1);
-    a.close();
-    await until("a slot freed", () => server.stats.open === 1);
+    assertEquals(server.stats.evicted, 0, "a connection busy with a request is never evicted");
+    release();
+    assert((await readToEnd(a)).endsWith("hello /a"));
+    assert((await readToEnd(b)).endsWith("hello /b"));
+    await until("slots freed", () => server.stats.open === 0);
     const d = await Deno.connect({ hostname: "127.0.0.1", port });
     await d.write(encoder.encode("GET /d HTTP/1.1\r\nconnection: close\r\n\r\n"));
     assert((await readToEnd(d)).endsWith("hello /d"));
+    a.close();
     b.close();
     c.close();
     d.close();

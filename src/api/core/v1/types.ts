@@ -181,8 +181,44 @@ export type ContainerResizePolicy = Record<string, unknown>;
 /** A rule that overrides the container's restart policy for some exit codes. */
 export type ContainerRestartRule = Record<string, unknown>;
 
+/** A lifecycle hook's pause (`sleep.seconds`). */
+export interface SleepAction {
+  seconds: number;
+}
+
+/** One lifecycle hook: exactly one of `exec`, `httpGet`, `sleep` (`tcpSocket` is deprecated). */
+export interface LifecycleHandler {
+  exec?: ExecAction;
+  httpGet?: HTTPGetAction;
+  tcpSocket?: TCPSocketAction;
+  sleep?: SleepAction;
+}
+
 /** `postStart` and `preStop` hooks, and the stop signal. */
-export type Lifecycle = Record<string, unknown>;
+export interface Lifecycle {
+  postStart?: LifecycleHandler;
+  preStop?: LifecycleHandler;
+  stopSignal?: string;
+}
+
+/** An extra `/etc/hosts` entry: an IP and its host names. */
+export interface HostAlias {
+  ip: string;
+  hostnames?: string[];
+}
+
+/** One resolver option of `dnsConfig.options` (`ndots: "2"`, `edns0`). */
+export interface PodDNSConfigOption {
+  name?: string;
+  value?: string;
+}
+
+/** The pod's DNS parameters, merged with those `dnsPolicy` generates. */
+export interface PodDNSConfig {
+  nameservers?: string[];
+  searches?: string[];
+  options?: PodDNSConfigOption[];
+}
 
 /** Linux capabilities added to and dropped from the runtime's default set. */
 export interface Capabilities {
@@ -374,10 +410,10 @@ export interface PodSpec {
   affinity?: Affinity;
   schedulerName?: string;
   tolerations?: Toleration[];
-  hostAliases?: Record<string, unknown>[];
+  hostAliases?: HostAlias[];
   priorityClassName?: string;
   priority?: number;
-  dnsConfig?: Record<string, unknown>;
+  dnsConfig?: PodDNSConfig;
   readinessGates?: PodReadinessGate[];
   runtimeClassName?: string;
   enableServiceLinks?: boolean;
