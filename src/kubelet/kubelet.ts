@@ -17,7 +17,7 @@
  */
 import type { ProbePool } from "../probe/pool/pool.ts";
 import { join, resolve } from "node:path";
-import type { Node, Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
+import type { Node, Pod, PodCondition, PodStatus, Service } from "../api/core/v1/mod.ts";
 import { isNotFound } from "../client/errors.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import type { ImageManagerService, RuntimeService } from "../cri_client/runtime_service.ts";
@@ -57,6 +57,16 @@ import { TokenManager, tokenRequester } from "./token/token_manager.ts";
 import { FailedMountVolume, VolumeManager } from "./volumemanager/volume_manager.ts";
 import { cleanupOrphanedPodDirs } from "./kubelet_volumes.ts";
 import { makeMounts } from "./kubelet_pods_mounts.ts";
+import {
+  type EnvironmentSources,
+  makeEnvironmentVariables,
+  type ServiceLister,
+} from "./kubelet_pods.ts";
+import type { ConfigMapManager } from "./configmap/configmap_manager.ts";
+import type { SecretManager } from "./secret/secret_manager.ts";
+import { MemoryStore } from "../client/cache/store.ts";
+import { Reflector } from "../client/cache/reflector.ts";
+import { newListWatchFromClient } from "../client/cache/listwatch.ts";
 import type { VolumeHost } from "../volume/volume.ts";
 import {
   ApiserverSource,
@@ -332,6 +342,13 @@ export class Kubelet {
   /** Sets up the pods' volumes under `<rootDir>/pods/<uid>/volumes`. */
   #volumeManager?: VolumeManager;
   #tokenManager?: TokenManager;
+  /** Config maps and secrets through the API server (volumes and env); none without one. */
+  #configMapManager?: ConfigMapManager;
+  #secretManager?: SecretManager;
+  /** The services for service links (API-server mode). */
+  #serviceLister?: ServiceLister;
+  #serviceReflectorStop = new AbortController();
+  #serviceReflectorRun?: Promise<void>;
   /** Pods refused by admission, by UID: never run; listed by pods() with their Failed status. */
   #rejected = new Map<string, Pod>();
   #mirrorClient?: MirrorClient;
@@ -422,6 +439,9 @@ export class Kubelet {
       runtimeName,
       // Host processes get no mounts, hosts file or resolv.conf: admission refuses what needs them.
       runtimeHelper: hostNetworkOnly ? undefined : this.#runtimeHelper(),
+      // The environment, on both runtimes (a host process gets its variables too).
+      makeEnvironmentVariables: (pod, container, ips) =>
+        makeEnvironmentVariables(pod, container, ips, this.#environmentSources()),
       clock: this.clock,
       recorder: this.events,
       lookups: { livenessManager: this.livenessManager, startupManager: this.startupManager },
@@ -518,6 +538,18 @@ export class Kubelet {
       await this.#watcher.start();
     }
     if (kubeClient) {
+      // kubelet's service informer: every service of every namespace, for service links.
+      const store = new MemoryStore<Service>();
+      const reflector = new Reflector(
+        newListWatchFromClient(kubeClient.coreV1.services("")),
+        store,
+        {
+          name: "services",
+          clock: this.clock,
+        },
+      );
+      this.#serviceLister = { list: () => store.list(), hasSynced: () => reflector.hasSynced() };
+      this.#serviceReflectorRun = reflector.run(this.#serviceReflectorStop.signal);
       this.#apiSource = newSourceApiserver(kubeClient, {
         nodeName: this.nodeName,
         clock: this.clock,
@@ -540,6 +572,8 @@ export class Kubelet {
     }
     const configMaps = rest ? newSimpleConfigMapManager(rest) : undefined;
     const secrets = rest ? newSimpleSecretManager(rest) : undefined;
+    this.#configMapManager = configMaps;
+    this.#secretManager = secrets;
     const tokens = this.#tokenManager;
     const host: VolumeHost = {
       podsDir: resolve(this.#options.rootDir, "pods"),
@@ -863,6 +897,18 @@ export class Kubelet {
     return this.#node ?? known;
   }
 
+  // What a container's environment reads: kubelet's managers, service lister and node.
+  #environmentSources(): EnvironmentSources {
+    return {
+      configMapManager: this.#configMapManager,
+      secretManager: this.#secretManager,
+      serviceLister: this.#serviceLister,
+      getHostIPs: () => this.#hostIPs(),
+      getNodeAllocatable: async () =>
+        (await this.#nodeForAdmission(false)).status?.allocatable ?? {},
+    };
+  }
+
   // kubelet's getHostIPsAnyWay: in API mode the IPs the Node reports (as registered, else as
   // admission last saw it), so pods and `kubectl get node` agree; --node-ip (or 127.0.0.1) when
   // there is no API server or the Node has no address yet.
@@ -1001,11 +1047,12 @@ export class Kubelet {
       getPodDNS: (pod) => dns.getPodDNS(pod),
       generatePodHostNameAndDomain: (pod) => generatePodHostNameAndDomain(pod, clusterDomain),
       // kubelet's makeMounts: the container's volume mounts, then the managed /etc/hosts.
-      generateRunContainerOptions: async (pod, container, { podIPs }) => {
+      generateRunContainerOptions: async (pod, container, { podIPs, envs }) => {
         const volumeMounts = this.#volumeManager
           ? await makeMounts(
             pod,
-            container,
+            // subPathExpr expands against the environment makeEnvironmentVariables built.
+            envs ? { ...container, env: envs } : container,
             this.#volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
           )
           : [];
@@ -1658,6 +1705,8 @@ export class Kubelet {
     // Nothing reaches the API server from here on: pods stopped with the agent are not deleted
     // or failed there.
     await this.#apiSource?.stop();
+    this.#serviceReflectorStop.abort();
+    await this.#serviceReflectorRun;
     await this.statusManager.stop();
     await this.#watcher?.stop();
     this.#syncTimer?.stop();

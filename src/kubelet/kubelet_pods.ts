@@ -1,24 +1,44 @@
 /**
  * The API pod status the agent reports, generated from the runtime's view of a pod: container
  * states, restart counts, the last termination, CrashLoopBackOff waiting reasons, the pod phase
- * (kubelet's `getPhase` rules) and the pod IP; the pod's image pull secrets; and what a container
+ * (kubelet's `getPhase` rules) and the pod IP; the pod's image pull secrets; what a container
  * gets besides its spec: the managed `/etc/hosts`, the pod's host name, the folder of its
- * termination message file.
+ * termination message file; and each container's environment (env, envFrom, the downward API,
+ * service links, `$(VAR)` expansion).
  * Mirrors generateAPIPodStatus / convertToAPIContainerStatuses / getPhase / getPullSecretsForPod,
- * and GenerateRunContainerOptions / makeHostsMount / ensureHostsFile / GeneratePodHostNameAndDomain
- * in kubelet's pkg/kubelet/kubelet_pods.go.
+ * GenerateRunContainerOptions / makeHostsMount / ensureHostsFile / GeneratePodHostNameAndDomain,
+ * makeEnvironmentVariables / getServiceEnvVarMap / podFieldSelectorRuntimeValue /
+ * containerResourceRuntimeValue / sortPodIPs in kubelet's pkg/kubelet/kubelet_pods.go.
  * @module
  */
 import { join } from "node:path";
 import type {
+  ConfigMap,
   Container,
   ContainerState,
   ContainerStatus,
+  EnvVar,
   HostAlias,
+  ObjectFieldSelector,
   Pod,
   PodPhase,
   PodStatus,
+  ResourceList,
+  Secret as APISecret,
+  Service,
 } from "../api/core/v1/mod.ts";
+import { isServiceIPSet } from "../api/core/v1/helper.ts";
+import { isNotFound } from "../client/errors.ts";
+import { decodeBase64 } from "../util/base64.ts";
+import { extractFieldPathAsString, splitMaybeSubscriptedPath } from "../util/fieldpath.ts";
+import { expand, mappingFuncFor } from "../third_party/forked/golang/expansion/expand.ts";
+import type { ConfigMapManager } from "./configmap/configmap_manager.ts";
+import type { SecretManager } from "./secret/secret_manager.ts";
+import { fromServices } from "./envvars/envvars.ts";
+import {
+  containerResourceRuntimeValue,
+  defaultPodLimitsForDownwardAPI,
+} from "./kubelet_resources.ts";
 import type { Mount } from "../cri_client/api.ts";
 import * as log from "../util/log.ts";
 import { isDNS1123Label } from "../util/validation/validation.ts";
@@ -364,6 +384,332 @@ export function generateAPIPodStatus(
     status.initContainerStatuses = initContainerStatuses;
   }
   return status;
+}
+
+/** The services kubelet knows (an informer over all namespaces; kubelet's `serviceLister`). */
+export interface ServiceLister {
+  /** Every service in the cache. */
+  list(): Service[];
+  /** True once the first LIST filled the cache (kubelet's `serviceHasSynced`). */
+  hasSynced(): boolean;
+}
+
+/**
+ * What building a container's environment reads besides the pod: kubelet's managers and node.
+ * Without `configMapManager`/`secretManager` (no API server: kubelet's nil `kubeClient`), a
+ * reference to one fails; without `serviceLister` there are no service variables.
+ */
+export interface EnvironmentSources {
+  configMapManager?: ConfigMapManager;
+  secretManager?: SecretManager;
+  serviceLister?: ServiceLister;
+  /** The node's IPs, the first the primary (kubelet's `getHostIPsAnyWay`). */
+  getHostIPs(): string[] | Promise<string[]>;
+  /** The node's allocatable resources (kubelet's `getNodeAnyWay().Status.Allocatable`). */
+  getNodeAllocatable(): ResourceList | Promise<ResourceList>;
+}
+
+// The services whose variables every pod gets, from the default namespace.
+const masterServices = new Set(["kubernetes"]);
+
+/**
+ * The service variables a pod in namespace `ns` sees (kubelet's `getServiceEnvVarMap`): those of
+ * the `kubernetes` service in `default` always, those of the services in `ns` when
+ * `enableServiceLinks`; services without a cluster IP are skipped.
+ *
+ * @example
+ * ```ts
+ * getServiceEnvVarMap("default", true, lister).get("KUBERNETES_SERVICE_HOST"); // "10.0.0.1"
+ * ```
+ */
+export function getServiceEnvVarMap(
+  ns: string,
+  enableServiceLinks: boolean,
+  serviceLister: ServiceLister | undefined,
+): Map<string, string> {
+  const m = new Map<string, string>();
+  // Kubelets without an API server set no service variables.
+  if (!serviceLister) return m;
+  let services: Service[];
+  try {
+    services = serviceLister.list();
+  } catch {
+    throw new Error("failed to list services when setting up env vars");
+  }
+  const serviceMap = new Map<string, Service>();
+  for (const service of services) {
+    if (!isServiceIPSet(service)) continue;
+    const name = service.metadata.name ?? "";
+    if (service.metadata.namespace === "default" && masterServices.has(name)) {
+      if (!serviceMap.has(name)) serviceMap.set(name, service);
+    } else if (service.metadata.namespace === ns && enableServiceLinks) {
+      serviceMap.set(name, service);
+    }
+  }
+  for (const e of fromServices([...serviceMap.values()])) m.set(e.name, e.value ?? "");
+  return m;
+}
+
+/** Where the pod's IPs come from, for `status.podIP(s)`. */
+export interface PodIPs {
+  /** The sandbox's primary IP ("" before it has one). */
+  podIP: string;
+  /** All of the sandbox's IPs. */
+  podIPs: string[];
+}
+
+/**
+ * The environment of `container` (kubelet's `makeEnvironmentVariables`): `envFrom` first (config
+ * maps and secrets, with their prefix), then `env` in order, each value with `$(VAR)` expanded
+ * against the variables before it and the service variables, or taken from its `valueFrom`
+ * source; then the service variables not already set. A missing config map, secret or key that
+ * is not `optional` throws kubelet's message (the container's `CreateContainerConfigError`).
+ *
+ * @example
+ * ```ts
+ * await makeEnvironmentVariables(pod, pod.spec.containers[0], { podIP: "10.1.0.5", podIPs: ["10.1.0.5"] }, sources);
+ * // [{ name: "POD_IP", value: "10.1.0.5" }, { name: "KUBERNETES_SERVICE_HOST", value: "10.0.0.1" }, ...]
+ * ```
+ */
+export async function makeEnvironmentVariables(
+  pod: Pod,
+  container: Container,
+  ips: PodIPs,
+  sources: EnvironmentSources,
+): Promise<EnvVar[]> {
+  // The API server and kubelet's file source both default it to true (SetDefaults_PodSpec);
+  // probelet's static pods are not defaulted, so an absent field reads as that default here.
+  if (pod.spec.enableServiceLinks === null) {
+    throw new Error("nil pod.spec.enableServiceLinks encountered, cannot construct envvars");
+  }
+  const enableServiceLinks = pod.spec.enableServiceLinks ?? true;
+  // A restarted kubelet may read pods before services: wait for one LIST, so that
+  // KUBERNETES_SERVICE_HOST (read by in-cluster clients) is not missed. Static pods do not wait.
+  if (!isStaticPod(pod) && sources.serviceLister && !sources.serviceLister.hasSynced()) {
+    throw new Error("services have not yet been read at least once, cannot construct envvars");
+  }
+  const serviceEnv = getServiceEnvVarMap(
+    pod.metadata.namespace ?? "",
+    enableServiceLinks,
+    sources.serviceLister,
+  );
+  const namespace = pod.metadata.namespace ?? "";
+  const configMaps = new Map<string, ConfigMap>();
+  const secrets = new Map<string, APISecret>();
+  const tmpEnv = new Map<string, string>();
+
+  // Read once per container; undefined when optional and absent.
+  const getConfigMap = async (name: string, optional: boolean) => {
+    const known = configMaps.get(name);
+    if (known) return known;
+    if (!sources.configMapManager) {
+      throw new Error(`couldn't get configMap ${namespace}/${name}, no kubeClient defined`);
+    }
+    try {
+      const configMap = await sources.configMapManager.getConfigMap(namespace, name);
+      configMaps.set(name, configMap);
+      return configMap;
+    } catch (e) {
+      if (isNotFound(e) && optional) return undefined;
+      throw e;
+    }
+  };
+  const getSecret = async (name: string, optional: boolean) => {
+    const known = secrets.get(name);
+    if (known) return known;
+    if (!sources.secretManager) {
+      throw new Error(`couldn't get secret ${namespace}/${name}, no kubeClient defined`);
+    }
+    try {
+      const secret = await sources.secretManager.getSecret(namespace, name);
+      secrets.set(name, secret);
+      return secret;
+    } catch (e) {
+      if (isNotFound(e) && optional) return undefined;
+      throw e;
+    }
+  };
+
+  // env replaces envFrom: envFrom first. Keys are taken as they are (kubelet no longer checks
+  // them: any printable name is valid since RelaxedEnvironmentVariableValidation).
+  for (const envFrom of container.envFrom ?? []) {
+    const prefix = envFrom.prefix ?? "";
+    if (envFrom.configMapRef) {
+      const ref = envFrom.configMapRef;
+      const configMap = await getConfigMap(ref.name ?? "", ref.optional === true);
+      if (!configMap) continue;
+      for (const [k, v] of Object.entries(configMap.data ?? {})) tmpEnv.set(prefix + k, v);
+    } else if (envFrom.secretRef) {
+      const ref = envFrom.secretRef;
+      const secret = await getSecret(ref.name ?? "", ref.optional === true);
+      if (!secret) continue;
+      for (const [k, v] of Object.entries(secret.data ?? {})) {
+        tmpEnv.set(prefix + k, bytesToString(v));
+      }
+    }
+  }
+
+  // Each value: `value` expanded against the variables so far and the services', else its
+  // source; the container's variables in declared order.
+  const mapping = mappingFuncFor(tmpEnv, serviceEnv);
+  for (const envVar of container.env ?? []) {
+    let runtimeVal = envVar.value ?? "";
+    if (runtimeVal !== "") {
+      runtimeVal = expand(runtimeVal, mapping);
+    } else if (envVar.valueFrom) {
+      const from = envVar.valueFrom;
+      if (from.fieldRef) {
+        runtimeVal = await podFieldSelectorRuntimeValue(from.fieldRef, pod, ips, sources);
+      } else if (from.resourceFieldRef) {
+        const defaulted = defaultPodLimitsForDownwardAPI(
+          pod,
+          container,
+          await sources.getNodeAllocatable(),
+        );
+        runtimeVal = containerResourceRuntimeValue(
+          from.resourceFieldRef,
+          defaulted.pod,
+          defaulted.container,
+        );
+      } else if (from.configMapKeyRef) {
+        const { name = "", key, optional = false } = from.configMapKeyRef;
+        const configMap = await getConfigMap(name, optional);
+        if (!configMap) continue;
+        const value = Object.hasOwn(configMap.data ?? {}, key) ? configMap.data![key] : undefined;
+        if (value === undefined) {
+          if (optional) continue;
+          throw new Error(`couldn't find key ${key} in ConfigMap ${namespace}/${name}`);
+        }
+        runtimeVal = value;
+      } else if (from.secretKeyRef) {
+        const { name = "", key, optional = false } = from.secretKeyRef;
+        const secret = await getSecret(name, optional);
+        if (!secret) continue;
+        const value = Object.hasOwn(secret.data ?? {}, key) ? secret.data![key] : undefined;
+        if (value === undefined) {
+          if (optional) continue;
+          throw new Error(`couldn't find key ${key} in Secret ${namespace}/${name}`);
+        }
+        runtimeVal = bytesToString(value);
+      }
+      // fileKeyRef (the EnvFiles feature) is refused at admission: no value here.
+    }
+    tmpEnv.set(envVar.name, runtimeVal);
+  }
+
+  // Go appends from maps (in no order); here the order is envFrom, env, then services.
+  const result: EnvVar[] = [];
+  for (const [name, value] of tmpEnv) result.push({ name, value });
+  for (const [name, value] of serviceEnv) {
+    if (!tmpEnv.has(name)) result.push({ name, value });
+  }
+  return result;
+}
+
+// A secret's value as Go's string([]byte) would pass it on (invalid UTF-8 replaced here).
+function bytesToString(base64: string): string {
+  return new TextDecoder().decode(decodeBase64(base64));
+}
+
+/**
+ * The value of a `fieldRef` (kubelet's `podFieldSelectorRuntimeValue`): `spec.nodeName`,
+ * `spec.serviceAccountName`, `status.hostIP(s)`, `status.podIP(s)` (comma-separated, the node's
+ * IP family first), else the pod's metadata through the downward API paths.
+ *
+ * @example
+ * ```ts
+ * await podFieldSelectorRuntimeValue({ fieldPath: "status.podIPs" }, pod, { podIP: "10.1.0.5", podIPs: ["10.1.0.5", "fd00::5"] }, sources);
+ * // "10.1.0.5,fd00::5"
+ * ```
+ */
+export async function podFieldSelectorRuntimeValue(
+  fs: ObjectFieldSelector,
+  pod: Pod,
+  ips: PodIPs,
+  sources: Pick<EnvironmentSources, "getHostIPs">,
+): Promise<string> {
+  const internalFieldPath = convertDownwardAPIFieldLabel(fs.apiVersion || "v1", fs.fieldPath);
+  let podIP = ips.podIP;
+  let podIPs = ips.podIPs;
+  // The pod's IPs in the node's family preference (kubelet #97979).
+  const hostIPs = async () => {
+    const hosts = await sources.getHostIPs();
+    if (hosts.length === 0) throw new Error("host IP unknown; known addresses: []");
+    return hosts;
+  };
+  if (podIPs.length > 0) {
+    podIPs = sortPodIPs(podIPs, (await sources.getHostIPs())[0]);
+    if (podIPs.length > 0) podIP = podIPs[0];
+  }
+  switch (internalFieldPath) {
+    case "spec.nodeName":
+      return pod.spec.nodeName ?? "";
+    case "spec.serviceAccountName":
+      return pod.spec.serviceAccountName ?? "";
+    case "status.hostIP":
+      return (await hostIPs())[0];
+    case "status.hostIPs":
+      return (await hostIPs()).join(",");
+    case "status.podIP":
+      return podIP;
+    case "status.podIPs":
+      return podIPs.join(",");
+  }
+  return extractFieldPathAsString(pod, internalFieldPath);
+}
+
+// The field paths a pod's downward API accepts, as the API converts them
+// (pkg/apis/core/pods ConvertDownwardAPIFieldLabel).
+function convertDownwardAPIFieldLabel(version: string, label: string): string {
+  if (version !== "v1") throw new Error(`unsupported pod version: ${version}`);
+  const [path, , subscripted] = splitMaybeSubscriptedPath(label);
+  if (subscripted) {
+    if (path === "metadata.annotations" || path === "metadata.labels") return label;
+    throw new Error(`field label does not support subscript: ${label}`);
+  }
+  switch (label) {
+    case "metadata.annotations":
+    case "metadata.labels":
+    case "metadata.name":
+    case "metadata.namespace":
+    case "metadata.uid":
+    case "spec.nodeName":
+    case "spec.restartPolicy":
+    case "spec.serviceAccountName":
+    case "spec.schedulerName":
+    case "status.phase":
+    case "status.hostIP":
+    case "status.hostIPs":
+    case "status.podIP":
+    case "status.podIPs":
+      return label;
+    case "spec.host":
+      // Old v1 clients' name for spec.nodeName.
+      return "spec.nodeName";
+  }
+  throw new Error(`field label not supported: ${label}`);
+}
+
+/**
+ * At most one IP of each family, the node's family first (kubelet's `sortPodIPs`).
+ *
+ * @example
+ * ```ts
+ * sortPodIPs(["fd00::5", "10.1.0.5"], "192.168.1.2"); // ["10.1.0.5", "fd00::5"]
+ * ```
+ */
+export function sortPodIPs(podIPs: string[], nodeIP: string | undefined): string[] {
+  const isIPv6 = (ip: string) => ip.includes(":");
+  const isIPv4 = (ip: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(ip);
+  const [primary, secondary] = nodeIP === undefined || !isIPv6(nodeIP)
+    ? [isIPv4, isIPv6]
+    : [isIPv6, isIPv4];
+  const ips: string[] = [];
+  const first = podIPs.find(primary);
+  if (first !== undefined) ips.push(first);
+  const second = podIPs.find(secondary);
+  if (second !== undefined) ips.push(second);
+  return ips;
 }
 
 /** Where containers see the managed hosts file. */

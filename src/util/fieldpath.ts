@@ -6,9 +6,9 @@
  * SplitMaybeSubscriptedPath) and pkg/api/v1/resource's ExtractResourceValueByContainerName.
  * @module
  */
-import type { Pod } from "../api/core/v1/mod.ts";
+import type { Container, Pod, ResourceList } from "../api/core/v1/mod.ts";
 import type { ResourceFieldSelector } from "../api/core/v1/mod.ts";
-import { parseQuantity } from "../api/resource/quantity.ts";
+import { parseQuantity, scaledValue } from "../api/resource/quantity.ts";
 import { goQuote } from "./go_format.ts";
 
 /**
@@ -108,4 +108,61 @@ function splitResource(resource: string): ["limits" | "requests", string] {
     }
   }
   throw new Error(`unsupported container resource : ${resource}`);
+}
+
+const standardResources = ["cpu", "memory", "ephemeral-storage"];
+
+/**
+ * A container's resource for the downward API (pkg/api/v1/resource's
+ * `ExtractContainerResourceValue`): `limits.cpu`/`requests.cpu` in milli-units divided by the
+ * divisor's, memory, ephemeral storage and `hugepages-<size>` in units divided by the divisor's,
+ * rounded up (an unset resource is 0, a zero divisor is 1). Exact, where Go divides floats.
+ * Throws `unsupported container resource : <name>` for others.
+ *
+ * @example
+ * ```ts
+ * extractContainerResourceValue({ resource: "limits.cpu", divisor: "1m" }, { name: "c", resources: { limits: { cpu: "250m" } } });
+ * // "250"
+ * ```
+ */
+export function extractContainerResourceValue(
+  fs: ResourceFieldSelector,
+  container: Container,
+): string {
+  const divisorText = String(fs.divisor ?? "0");
+  const isZero = scaledValue(divisorText, -9) === 0;
+  const divisor = isZero ? "1" : divisorText;
+  const dot = fs.resource.indexOf(".");
+  const kind = fs.resource.slice(0, dot);
+  const name = fs.resource.slice(dot + 1);
+  const known = standardResources.includes(name) || name.startsWith("hugepages-");
+  if (dot < 0 || (kind !== "limits" && kind !== "requests") || !known) {
+    throw new Error(`unsupported container resource : ${fs.resource}`);
+  }
+  const list = kind === "limits" ? container.resources?.limits : container.resources?.requests;
+  const scale = name === "cpu" ? -3 : 0;
+  const value = scaledValue(String(list?.[name] ?? "0"), scale);
+  const by = scaledValue(divisor, scale);
+  if (!(by > 0) || Number.isNaN(value)) {
+    throw new Error(`unsupported container resource : ${fs.resource}`);
+  }
+  // Whole units on both sides (Go's MilliValue/Value), so only this division rounds.
+  return String(Math.ceil(value / by));
+}
+
+/**
+ * Sets the unset (or zero) cpu, memory and ephemeral-storage limits of `container` to the node's
+ * allocatable, in place (pkg/api/v1/resource's `MergeContainerResourceLimits`).
+ */
+export function mergeContainerResourceLimits(
+  container: Container,
+  allocatable: ResourceList,
+): void {
+  const resources = container.resources ??= {};
+  const limits = resources.limits ??= {};
+  for (const name of standardResources) {
+    const set = limits[name];
+    if (set !== undefined && scaledValue(String(set), -9) !== 0) continue;
+    if (allocatable[name] !== undefined) limits[name] = allocatable[name];
+  }
 }

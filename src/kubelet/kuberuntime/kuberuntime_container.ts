@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { buildContainerLogsDirectory, getImageUser } from "./helpers.ts";
-import type { Container, Pod } from "../../api/core/v1/mod.ts";
+import type { Container, EnvVar, Pod } from "../../api/core/v1/mod.ts";
 import type {
   ContainerConfig,
   ContainerStatus as CriContainerStatus,
@@ -21,7 +21,7 @@ import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import type { CommandRunner } from "../container/command_runner.ts";
 import { type ContainerID, containerIDString } from "../container/container_id.ts";
-import { expandContainerCommandOnlyStatic } from "../container/expansion.ts";
+import { expandContainerCommandAndArgs } from "../container/expansion.ts";
 import { generateContainerRef, getPodReference } from "../container/ref.ts";
 import type { EventRecorder, EventType } from "../events/mod.ts";
 import type { ImageManager } from "../images/types.ts";
@@ -89,11 +89,14 @@ export interface RuntimeHelper {
   getPodDNS(pod: Pod): Promise<DNSConfig>;
   /** The pod's host name and domain (kubelet's `GeneratePodHostNameAndDomain`). */
   generatePodHostNameAndDomain(pod: Pod): { hostname: string; hostDomain: string };
-  /** Mounts and message folder (kubelet's `GenerateRunContainerOptions`). */
+  /**
+   * Mounts and message folder (kubelet's `GenerateRunContainerOptions`); `envs` is the
+   * container's environment, which `subPathExpr` expands against.
+   */
   generateRunContainerOptions(
     pod: Pod,
     container: Container,
-    options: { podIPs: string[] },
+    options: { podIPs: string[]; envs?: EnvVar[] },
   ): Promise<RunContainerOptions>;
 }
 
@@ -110,6 +113,11 @@ export function generateContainerConfig(
     restartCount: number;
     nodeName: string;
     mounts?: Mount[];
+    /**
+     * The container's environment as `makeEnvironmentVariables` built it; without it, the
+     * literal `env` values (a caller with no kubelet behind it).
+     */
+    envs?: EnvVar[];
     image?: { uid: number | undefined; username: string };
     linux: LinuxConfigOptions;
   },
@@ -119,7 +127,10 @@ export function generateContainerConfig(
   // Non-root verification only supports a numeric user.
   const nonRoot = verifyRunAsNonRoot(pod, container, image);
   if (nonRoot) throw nonRoot;
-  const envs = (container.env ?? []).map((e) => ({ key: e.name, value: e.value ?? "" }));
+  const optsEnvs = options.envs ??
+    (container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? "" }));
+  const envs = optsEnvs.map((e) => ({ key: e.name, value: e.value ?? "" }));
+  const { command, args } = expandContainerCommandAndArgs(container, optsEnvs);
   const config: ContainerConfig = {
     metadata: { name: container.name, attempt: restartCount },
     image: { image: container.image ?? "" },
@@ -131,12 +142,8 @@ export function generateContainerConfig(
     }),
     logPath: `${container.name}/${restartCount}.log`,
   };
-  if (container.command) {
-    config.command = expandContainerCommandOnlyStatic(container.command, container.env);
-  }
-  if (container.args) {
-    config.args = expandContainerCommandOnlyStatic(container.args, container.env);
-  }
+  if (command) config.command = command;
+  if (args) config.args = args;
   if (container.workingDir) config.workingDir = container.workingDir;
   if (options.mounts && options.mounts.length > 0) config.mounts = options.mounts;
   applyPlatformSpecificContainerConfig(config, container, pod, image, options.linux);
@@ -190,6 +197,16 @@ export interface ContainerManagerContext {
   runtimeName?: string;
   /** Mounts (volumes, /etc/hosts) and the message folder of a container; without one, none. */
   runtimeHelper?: RuntimeHelper;
+  /**
+   * The container's environment (kubelet's `makeEnvironmentVariables`, the first step of its
+   * `GenerateRunContainerOptions`), on every runtime; throws what makes the container's config
+   * fail (`CreateContainerConfigError`). Without it, the literal `env` values.
+   */
+  makeEnvironmentVariables?: (
+    pod: Pod,
+    container: Container,
+    ips: { podIP: string; podIPs: string[] },
+  ) => Promise<EnvVar[]>;
   /** Times the preStop hook against the grace period. */
   clock?: Clock;
   /**
@@ -212,7 +229,10 @@ export interface StartContainerOptions {
   podIP: string;
   /** The pod's image pull secrets, as read for this sync (kubelet's `getPullSecretsForPod`). */
   pullSecrets?: Secret[];
-  /** Every IP of the pod (the managed /etc/hosts lists them); defaults to `[podIP]`. */
+  /**
+   * Every IP of the pod (the managed /etc/hosts lists them, `status.podIPs` reads them); defaults
+   * to `[podIP]`.
+   */
   podIPs?: string[];
 }
 
@@ -260,14 +280,24 @@ export async function startContainer(
     return { reason, message };
   };
   let mounts: Mount[] = [];
-  if (m.runtimeHelper) {
-    const podIPs = options.podIPs ?? (options.podIP ? [options.podIP] : []);
-    try {
-      const opts = await m.runtimeHelper.generateRunContainerOptions(pod, container, { podIPs });
+  let envs: EnvVar[] | undefined;
+  const podIPs = options.podIPs ?? (options.podIP ? [options.podIP] : []);
+  try {
+    // kubelet's GenerateRunContainerOptions: the environment, then the mounts (whose subPathExpr
+    // expands against it).
+    envs = await m.makeEnvironmentVariables?.(pod, container, {
+      podIP: podIPs[0] ?? "",
+      podIPs,
+    });
+    if (m.runtimeHelper) {
+      const opts = await m.runtimeHelper.generateRunContainerOptions(pod, container, {
+        podIPs,
+        envs,
+      });
       mounts = await makeMounts(opts, container);
-    } catch (e) {
-      return failed(ErrCreateContainerConfig, e);
     }
+  } catch (e) {
+    return failed(ErrCreateContainerConfig, e);
   }
   let config: ContainerConfig;
   try {
@@ -278,6 +308,7 @@ export async function startContainer(
       restartCount,
       nodeName: m.nodeName,
       mounts,
+      envs,
       image,
       linux: m.linux,
     });

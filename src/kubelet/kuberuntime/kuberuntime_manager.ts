@@ -22,7 +22,7 @@ import {
 } from "../images/types.ts";
 import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
-import type { DNSConfig, PodSandboxStatus } from "../../cri_client/api.ts";
+import type { DNSConfig, PodSandboxNetworkStatus, PodSandboxStatus } from "../../cri_client/api.ts";
 import type { ImageManagerService, RuntimeService } from "../../cri_client/runtime_service.ts";
 import { type HttpClient, newHttpClient } from "../../probe/http/mod.ts";
 import type { Clock } from "../../util/clock.ts";
@@ -672,6 +672,14 @@ export interface SyncResult {
   syncFailed?: boolean;
 }
 
+/**
+ * The sandbox's IPs, primary first (kubelet's `determinePodSandboxIPs`); none without a network.
+ */
+export function determinePodSandboxIPs(network: PodSandboxNetworkStatus | undefined): string[] {
+  if (!network?.ip) return [];
+  return [network.ip, ...(network.additionalIps ?? []).map((a) => a.ip)];
+}
+
 /** What the runtime manager needs. */
 export interface RuntimeManagerOptions {
   runtime: RuntimeService;
@@ -700,6 +708,8 @@ export interface RuntimeManagerOptions {
   getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
   /** A container's mounts (volumes, /etc/hosts) and message folder (the kubelet's); none without. */
   runtimeHelper?: RuntimeHelper;
+  /** A container's environment (the kubelet's, on every runtime); literal values without. */
+  makeEnvironmentVariables?: ContainerManagerContext["makeEnvironmentVariables"];
   /** Sends HTTP lifecycle hooks; default: kubelet's hook client (TLS unverified, no timeout). */
   httpDoer?: HttpClient;
   /**
@@ -740,6 +750,7 @@ export class KubeGenericRuntimeManager {
   #imageManager?: ImageManager;
   #getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
   #runtimeHelper?: RuntimeHelper;
+  #makeEnvironmentVariables?: ContainerManagerContext["makeEnvironmentVariables"];
   #runner: HandlerRunner;
   #imageService?: ImageManagerService;
   #linux: LinuxConfigOptions;
@@ -762,6 +773,7 @@ export class KubeGenericRuntimeManager {
     this.#imageManager = options.imageManager;
     this.#getPullSecrets = options.getPullSecrets;
     this.#runtimeHelper = options.runtimeHelper;
+    this.#makeEnvironmentVariables = options.makeEnvironmentVariables;
     this.#runner = newHandlerRunner({
       httpDoer: options.httpDoer ?? newHttpClient({ clock: options.clock }),
       commandRunner: new RuntimeCommandRunner(options.runtime),
@@ -823,9 +835,7 @@ export class KubeGenericRuntimeManager {
       }
       sandboxStatuses.push(status);
       // Only the newest sandbox's IPs count, and only while it is ready.
-      if (i === 0 && status.state === "SANDBOX_READY" && status.network?.ip) {
-        ips = [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)];
-      }
+      if (i === 0 && status.state === "SANDBOX_READY") ips = determinePodSandboxIPs(status.network);
     }
     const containers = await this.runtime.listContainers(selector);
     const statuses: RuntimeContainerStatus[] = [];
@@ -962,9 +972,7 @@ export class KubeGenericRuntimeManager {
         const { status } = await this.runtime.podSandboxStatus(sandboxID);
         // A host-network pod keeps the IPs it came with (the node's): its sandbox reports none.
         if (!pod.spec.hostNetwork) {
-          podIPs = status.network?.ip
-            ? [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)]
-            : [];
+          podIPs = determinePodSandboxIPs(status.network);
         }
       } catch (e) {
         log.error(e, "CreatePodSandbox for pod failed", { pod: podKey(pod) });
@@ -1243,6 +1251,7 @@ export class KubeGenericRuntimeManager {
       runner: this.#runner,
       runtimeName: this.runtimeName,
       runtimeHelper: this.#runtimeHelper,
+      makeEnvironmentVariables: this.#makeEnvironmentVariables,
       clock: this.#clock,
       imageService: this.#imageService,
       linux: this.#linux,

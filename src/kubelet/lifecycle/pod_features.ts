@@ -24,7 +24,9 @@ import type {
   Container,
   ContainerPort,
   EmptyDirVolumeSource,
+  EnvFromSource,
   EnvVar,
+  EnvVarSource,
   ExecAction,
   GRPCAction,
   HTTPGetAction,
@@ -219,19 +221,26 @@ const containerPortFields: FieldTable<ContainerPort> = {
   },
 };
 
+// The environment: kubelet's makeEnvironmentVariables, the same on both runtimes (a host process
+// gets its environment as a container does).
+const fromAPI = "read through the API server (kubelet's configmap/secret managers); a missing " +
+  "one that is not `optional` is `CreateContainerConfigError`, as in kubelet";
+const envVarSourceFields: FieldTable<EnvVarSource> = {
+  fieldRef: both(supported("the downward API paths, `spec.nodeName`, `status.podIP(s)`, ...")),
+  resourceFieldRef: both(supported("limits default to the node's allocatable, as in kubelet")),
+  configMapKeyRef: both(supported(fromAPI)),
+  secretKeyRef: both(supported(fromAPI)),
+  fileKeyRef: both(refused("no env files (the `EnvFiles` feature)")),
+};
+const envFromSourceFields: FieldTable<EnvFromSource> = {
+  prefix: both(supported()),
+  configMapRef: both(supported(fromAPI)),
+  secretRef: both(supported(fromAPI)),
+};
 const envVarFields: FieldTable<EnvVar> = {
   name: both(supported()),
-  value: both(
-    refused("`$(VAR)` and `$$` in a value are not expanded (issue 16 item 4)", {
-      text: "a value without `$(` or `$$` (the value as written; `$(VAR)` in command and args " +
-        "is expanded)",
-      test: (value) => typeof value === "string" && !value.includes("$(") && !value.includes("$$"),
-    }),
-  ),
-  valueFrom: {
-    ...both(refused("config maps, secrets, the downward API: issue 16 item 4")),
-    nameSource: true,
-  },
+  value: both(supported("`$(VAR)` expanded against earlier variables and the services'")),
+  valueFrom: { ...both(supported()), fields: envVarSourceFields },
 };
 
 const resourceFields: FieldTable<ResourceRequirements> = {
@@ -482,7 +491,7 @@ const containerFields: FieldTable<Container> = {
   args: both(supported()),
   workingDir: both(supported()),
   ports: { ...both(supported()), fields: containerPortFields },
-  envFrom: { ...both(refused("config maps, secrets: issue 16 item 4")), nameSource: true },
+  envFrom: { ...both(supported()), fields: envFromSourceFields },
   env: { ...both(supported()), fields: envVarFields },
   resources: { ...both(supported()), fields: resourceFields },
   resizePolicy: both(ignored("read only for an in-place resize, which needs resources (refused)")),
@@ -586,7 +595,7 @@ export const podSpecFields: FieldTable<PodSpec> = {
   nodeSelector: both(supported(predicateChecked)),
   serviceAccountName: {
     containerd: supported("the account of projected service-account tokens"),
-    embedded: ignored("kubelet reads it only for token volumes and env, which are refused"),
+    embedded: supported("read by `fieldRef: spec.serviceAccountName` (token volumes are refused)"),
   },
   serviceAccount: both(ignored("deprecated alias of serviceAccountName")),
   automountServiceAccountToken: both(ignored("read by the API server, which adds the volume")),
@@ -643,11 +652,10 @@ export const podSpecFields: FieldTable<PodSpec> = {
   readinessGates: both(supported()),
   runtimeClassName: both(refused("no runtime handler is passed to CRI")),
   enableServiceLinks: both(
-    refused("no service environment variables (issue 16 item 4)", {
-      text: "`false`; `true` (the API default) only without an API server, where kubelet knows " +
-        "no services either",
-      test: (value, ctx) => value === false || !ctx.facts.apiServer,
-    }),
+    supported(
+      "the services of the pod's namespace as variables, from a watch of all services; " +
+        "`KUBERNETES_SERVICE_HOST`/`PORT` either way (none without an API server, as in kubelet)",
+    ),
   ),
   preemptionPolicy: both(ignored("scheduler only")),
   overhead: both(
@@ -685,6 +693,8 @@ export const podFieldTables: Readonly<Record<string, Readonly<Record<string, Fie
   Container: containerFields,
   ContainerPort: containerPortFields,
   EnvVar: envVarFields,
+  EnvVarSource: envVarSourceFields,
+  EnvFromSource: envFromSourceFields,
   ResourceRequirements: resourceFields,
   Probe: probeFields,
   ExecAction: execActionFields,

@@ -194,29 +194,30 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     assertEquals(paths(defaults, containerd), []);
   });
 
-  await t.step("env: valueFrom and envFrom are refused, naming the source", () => {
+  await t.step("env: valueFrom and envFrom run on both runtimes; fileKeyRef is refused", () => {
     const pod = getTestPod({}, {
       env: [
         { name: "A", value: "1" },
         { name: "B", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+        { name: "C", valueFrom: { resourceFieldRef: { resource: "limits.cpu" } } },
+        { name: "D", valueFrom: { configMapKeyRef: { name: "cm", key: "k" } } },
+        { name: "E", valueFrom: { secretKeyRef: { name: "s", key: "k" } } },
+        { name: "F", valueFrom: { fileKeyRef: { volumeName: "v", path: "p", key: "k" } } },
       ],
-      envFrom: [{ configMapRef: { name: "cm" } }],
+      envFrom: [{ prefix: "P_", configMapRef: { name: "cm" } }, { secretRef: { name: "s" } }],
     });
-    assertEquals(paths(pod, containerd), [
-      "spec.containers[0].env[1].valueFrom.fieldRef",
-      "spec.containers[0].envFrom[0].configMapRef",
-    ]);
+    const want = ["spec.containers[0].env[5].valueFrom.fileKeyRef"];
+    assertEquals(paths(pod, containerd), want);
+    assertEquals(paths(pod, embedded), want);
   });
 
-  await t.step("env: a value kubelet would expand is refused; a literal one runs", () => {
+  await t.step("env: values with $(VAR) and $$ run: kubelet's expansion is done", () => {
     const pod = getTestPod({}, {
       env: [{ name: "A", value: "x" }, { name: "B", value: "$(A)/y" }, { name: "C", value: "$$" }],
       command: ["sh", "-c", "echo $(A)"],
     });
-    assertEquals(paths(pod, embedded), [
-      "spec.containers[0].env[1].value",
-      "spec.containers[0].env[2].value",
-    ]);
+    assertEquals(paths(pod, embedded), []);
+    assertEquals(paths(pod, containerd), []);
   });
 
   await t.step("resources: honoured on containerd, refused on embedded", () => {
@@ -310,9 +311,10 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     assertEquals(paths(regular, containerd), ["spec.containers[0].restartPolicy"]);
   });
 
-  await t.step("service links: the API default is refused with an API server only", () => {
+  await t.step("service links: admitted with or without an API server", () => {
     const pod = getTestPod({ enableServiceLinks: true });
-    assertEquals(paths(pod, containerd), ["spec.enableServiceLinks"]);
+    assertEquals(paths(pod, containerd), []);
+    assertEquals(paths(pod, embedded), []);
     assertEquals(paths(pod, { ...containerd, apiServer: false }), []);
   });
 
@@ -408,6 +410,14 @@ const holders: Record<string, (value: unknown) => { pod: Pod; path: string }> = 
   EnvVar: (v) => ({
     pod: podWith({ container: { env: [{ name: "A", x: v }] } }),
     path: "spec.containers[0].env[0].x",
+  }),
+  EnvVarSource: (v) => ({
+    pod: podWith({ container: { env: [{ name: "A", valueFrom: { x: v } }] } }),
+    path: "spec.containers[0].env[0].valueFrom.x",
+  }),
+  EnvFromSource: (v) => ({
+    pod: podWith({ container: { envFrom: [{ x: v }] } }),
+    path: "spec.containers[0].envFrom[0].x",
   }),
   ResourceRequirements: (v) => ({
     pod: podWith({ container: { resources: { x: v } } }),

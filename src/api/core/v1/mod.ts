@@ -4,3 +4,4 @@
  */
 export * from "./types.ts";
 export * from "./volume_types.ts";
+export * from "./service_types.ts";

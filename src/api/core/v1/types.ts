@@ -16,6 +16,8 @@ import type {
   DownwardAPIVolumeFile,
   DownwardAPIVolumeSource,
   HostPathVolumeSource,
+  ObjectFieldSelector,
+  ResourceFieldSelector,
   SecretProjection,
   SecretVolumeSource,
   ServiceAccountTokenProjection,
@@ -107,11 +109,55 @@ export type RestartPolicy = "Always" | "OnFailure" | "Never";
 /** Container-level restart policy (only `Always`, for restartable init containers). */
 export type ContainerRestartPolicy = "Always";
 
-/** Where an environment variable's value comes from (config map, secret, field or resource). */
-export type EnvVarSource = Record<string, unknown>;
+/** A key of a config map, for one environment variable. */
+export interface ConfigMapKeySelector {
+  name?: string;
+  key: string;
+  optional?: boolean;
+}
+
+/** A key of a secret, for one environment variable. */
+export interface SecretKeySelector {
+  name?: string;
+  key: string;
+  optional?: boolean;
+}
+
+/** A key of an env file in one of the pod's volumes (the `EnvFiles` feature). */
+export interface FileKeySelector {
+  volumeName: string;
+  path: string;
+  key: string;
+  optional?: boolean;
+}
+
+/** Where an environment variable's value comes from (exactly one source). */
+export interface EnvVarSource {
+  fieldRef?: ObjectFieldSelector;
+  resourceFieldRef?: ResourceFieldSelector;
+  configMapKeyRef?: ConfigMapKeySelector;
+  secretKeyRef?: SecretKeySelector;
+  fileKeyRef?: FileKeySelector;
+}
+
+/** A whole config map as environment variables. */
+export interface ConfigMapEnvSource {
+  name?: string;
+  optional?: boolean;
+}
+
+/** A whole secret as environment variables. */
+export interface SecretEnvSource {
+  name?: string;
+  optional?: boolean;
+}
 
 /** A set of environment variables taken from a config map or a secret, with an optional prefix. */
-export type EnvFromSource = Record<string, unknown>;
+export interface EnvFromSource {
+  prefix?: string;
+  configMapRef?: ConfigMapEnvSource;
+  secretRef?: SecretEnvSource;
+}
 
 /** A volume mounted into a container. */
 export interface VolumeMount {
