@@ -8,7 +8,7 @@
  */
 import type { Container, Pod, ResourceList } from "../api/core/v1/mod.ts";
 import type { ResourceFieldSelector } from "../api/core/v1/mod.ts";
-import { parseQuantity, scaledValue } from "../api/resource/quantity.ts";
+import { scaledValue } from "../api/resource/quantity.ts";
 import { goQuote } from "./go_format.ts";
 
 /**
@@ -71,7 +71,8 @@ export function extractFieldPathAsString(pod: Pod, fieldPath: string): string {
 
 /**
  * A container's resource (`limits.cpu`, `requests.memory`, `limits.ephemeral-storage`, ...)
- * divided by the divisor and rounded up, as a string; an unset limit is the node's allocatable.
+ * divided by the divisor and rounded up, exactly, as a string; an unset limit is the node's
+ * allocatable (kubelet's `ExtractResourceValueByContainerNameAndNodeAllocatable`).
  * Throws `unsupported container resource : <name>` for others.
  */
 export function extractResourceValueByContainerName(
@@ -84,30 +85,11 @@ export function extractResourceValueByContainerName(
     c.name === containerName
   );
   if (!container) throw new Error(`container ${containerName} not found`);
-  const [kind, name] = splitResource(fs.resource);
-  const resources = container.resources ?? {};
-  let value = kind === "limits"
-    ? resources.limits?.[name] ?? nodeAllocatable[name]
-    : resources.requests?.[name];
-  if (kind === "requests" && value === undefined) value = "0";
-  if (value === undefined) throw new Error(`unsupported container resource : ${fs.resource}`);
-  const divisor = parseQuantity(String(fs.divisor ?? "1"));
-  const q = parseQuantity(String(value));
-  if (!(divisor > 0) || Number.isNaN(q)) {
-    throw new Error(`unsupported container resource : ${fs.resource}`);
-  }
-  return String(Math.ceil(q / divisor));
-}
-
-function splitResource(resource: string): ["limits" | "requests", string] {
-  const known = ["cpu", "memory", "ephemeral-storage"];
-  for (const kind of ["limits", "requests"] as const) {
-    const prefix = `${kind}.`;
-    if (resource.startsWith(prefix) && known.includes(resource.slice(prefix.length))) {
-      return [kind, resource.slice(prefix.length)];
-    }
-  }
-  throw new Error(`unsupported container resource : ${resource}`);
+  // ExtractResourceValueByContainerNameAndNodeAllocatable: the unset limits read the node's
+  // allocatable, then the exact division of extractContainerResourceValue.
+  const merged = structuredClone(container);
+  mergeContainerResourceLimits(merged, nodeAllocatable);
+  return extractContainerResourceValue(fs, merged);
 }
 
 const standardResources = ["cpu", "memory", "ephemeral-storage"];

@@ -16,7 +16,7 @@ const pod: Pod = {
     containers: [{
       name: "c",
       resources: { limits: { memory: "64Mi" }, requests: { cpu: "250m" } },
-    }],
+    }, { name: "d", resources: { limits: { cpu: "70m" } } }],
   },
 };
 const host = { getNodeAllocatable: () => ({ cpu: "4", memory: "8Gi" }) };
@@ -27,6 +27,7 @@ Deno.test("TestDownwardAPI", async (t) => {
     fieldPath?: string;
     resource?: string;
     divisor?: string;
+    container?: string;
     want: string;
   }[] = [
     { name: "labels", fieldPath: "metadata.labels", want: 'key1="value1"\nkey2="value2"' },
@@ -39,12 +40,24 @@ Deno.test("TestDownwardAPI", async (t) => {
     { name: "limits.cpu from the node's allocatable", resource: "limits.cpu", want: "4" },
     { name: "requests.cpu in millicores", resource: "requests.cpu", divisor: "1m", want: "250" },
     { name: "requests.cpu rounded up to cores", resource: "requests.cpu", want: "1" },
+    // Exact, as Go's MilliValue division: 70m / 10m is 7 (a float division gives 7.000…1 → 8).
+    {
+      name: "limits.cpu 70m in 10m units",
+      resource: "limits.cpu",
+      divisor: "10m",
+      container: "d",
+      want: "7",
+    },
   ];
   for (const c of cases) {
     await t.step(c.name, () => {
       const item = c.fieldPath ? { path: "f", fieldRef: { fieldPath: c.fieldPath } } : {
         path: "f",
-        resourceFieldRef: { containerName: "c", resource: c.resource!, divisor: c.divisor },
+        resourceFieldRef: {
+          containerName: c.container ?? "c",
+          resource: c.resource!,
+          divisor: c.divisor,
+        },
       };
       const data = collectData([item], pod, host, 0o644);
       assertEquals(dec.decode(data.f.data), c.want);
