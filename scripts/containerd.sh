@@ -7,8 +7,11 @@
 #   bash scripts/containerd.sh status   # print what is running
 #
 # Everything lives under <repo>/.run/containerd (git-ignored): config, root, state, the gRPC socket
-# (.run/containerd/containerd.sock), CNI config and IPAM state. Pods get addresses on a private bridge
-# (probelet0, 10.88.77.0/24). Registry hosts (a test registry's CA) are read from
+# (.run/containerd/containerd.sock), CNI config and IPAM state. Pods get addresses on a bridge of this
+# clone's own: its name (probelet-<6 hex>), CNI network name and /24 in 10.88.100-199.0 derive from the
+# state folder's path, so two clones never share one (PROBELET_CNI_BRIDGE and PROBELET_CNI_SUBNET set
+# them instead); `up` records them in .run/containerd/network.env, which `down` and `status` read.
+# Registry hosts (a test registry's CA) are read from
 # .run/containerd/certs.d/<host:port>/hosts.toml (scripts/registry.sh writes them).
 # Images are built locally from busybox-static, no registry involved:
 #   probelet.local/pause:1    the sandbox ("pause") image: busybox sleep
@@ -26,9 +29,16 @@ log=$base/containerd.log
 # Written by write_config: only a folder holding it is unmounted under and removed by `down`.
 marker=$base/.probelet-containerd
 namespace=k8s.io
-network_name=probelet
-bridge=probelet0
-subnet=10.88.77.0/24
+network_env=$base/network.env
+# This clone's network: recorded by `up`, else derived from the state folder's path.
+clone_hash=$(printf '%s' "$base" | sha256sum | cut -c1-6)
+network_name=probelet-$clone_hash
+bridge=${PROBELET_CNI_BRIDGE:-probelet-$clone_hash}
+subnet=${PROBELET_CNI_SUBNET:-10.88.$((100 + 16#$clone_hash % 100)).0/24}
+if [ -f "$network_env" ]; then
+  # shellcheck disable=SC1090
+  . "$network_env"
+fi
 pause_image=probelet.local/pause:1
 test_image=probelet.local/busybox:1
 packages=(containerd runc containernetworking-plugins busybox-static iproute2 python3)
@@ -36,7 +46,7 @@ sandbox_ids="" # filled by cmd_down before the state goes
 
 say() { echo "containerd.sh: $*"; }
 die() {
-  say "error=$(printf '%q' "$*")"
+  say "error=\"$*\""
   exit 1
 }
 
@@ -145,6 +155,30 @@ owned() {
   return 1
 }
 
+# This clone's bridge, CNI network and subnet, recorded for `down` and `status`. Each clone claims
+# its /24 in /run/probelet-subnets/<third octet> (holding its state folder); a derived subnet that
+# another live clone claimed, or another interface routes, moves to the next free /24.
+claims=/run/probelet-subnets
+choose_network() {
+  if [ -z "${PROBELET_CNI_SUBNET:-}" ] && [ ! -f "$network_env" ]; then
+    local third=${subnet#10.88.} i owner
+    third=${third%%.*}
+    mkdir -p "$claims"
+    for ((i = 0; i < 100; i++)); do
+      owner=$(cat "$claims/$third" 2>/dev/null || true)
+      if { [ -z "$owner" ] || [ "$owner" = "$base" ] || [ ! -f "$owner/network.env" ]; } &&
+        ! ip -4 route show "10.88.$third.0/24" 2>/dev/null | grep -q .; then
+        break
+      fi
+      third=$((100 + (third - 100 + 1) % 100))
+    done
+    echo "$base" >"$claims/$third"
+    subnet=10.88.$third.0/24
+  fi
+  printf 'network_name=%s\nbridge=%s\nsubnet=%s\n' "$network_name" "$bridge" "$subnet" >"$network_env"
+  say "network=$network_name bridge=$bridge subnet=$subnet"
+}
+
 write_config() {
   case "$base" in
     / | "" | "$HOME" | /root | /var | /var/lib | /run | /tmp | /etc | /usr) die "refusing PROBELET_CONTAINERD_DIR=$base" ;;
@@ -154,6 +188,7 @@ write_config() {
   fi
   mkdir -p "$base"/{root,state,tmp,opt,cni/net.d,cni/ipam,images,certs.d}
   echo "created by scripts/containerd.sh; \`down\` removes this folder" >"$marker"
+  choose_network
   # A free loopback port for the metrics endpoint, below the ephemeral range.
   local metrics_addr
   metrics_addr=$(python3 - <<'PY'
@@ -461,23 +496,20 @@ unmount_all() {
   say "unmounted=$n"
 }
 
-# Other worktrees' containerds started by this script share the bridge (same name, same subnet):
-# deleting it under them would cut their running pods off. Ours is stopped by the time this runs.
-other_containerds() {
-  ps -eo pid=,args= | awk -v own="$config" \
-    '$2 == "containerd" && $3 == "--config" && $4 ~ /\/\.run\/containerd\/config\.toml$/ && $4 != own { print $1 }'
-}
-
+# Only this clone's bridge: another clone's containerd has its own (name and subnet), so deleting
+# ours never cuts its pods off.
 delete_bridge() {
-  local others
-  others=$(other_containerds | tr '\n' ' ')
-  if [ -n "$others" ]; then
-    say "bridge=kept name=$bridge reason=in-use-by-other-containerd pids=${others% }"
-  elif ip link show "$bridge" >/dev/null 2>&1; then
+  if ip link show "$bridge" >/dev/null 2>&1; then
     ip link delete "$bridge"
     say "bridge=deleted name=$bridge"
   else
     say "bridge=absent name=$bridge"
+  fi
+  local third=${subnet#10.88.}
+  third=${third%%.*}
+  if [ "$(cat "$claims/$third" 2>/dev/null || true)" = "$base" ]; then
+    rm -f "$claims/$third"
+    rmdir "$claims" 2>/dev/null || true
   fi
 }
 
@@ -593,7 +625,7 @@ cmd_status() {
   fi
   say "shims=$(our_shims | wc -w)"
   say "mounts=$(awk -v b="$base/" 'index($5, b) == 1' /proc/self/mountinfo | wc -l)"
-  if ip link show "$bridge" >/dev/null 2>&1; then say "bridge=present name=$bridge"; else say "bridge=absent name=$bridge"; fi
+  if ip link show "$bridge" >/dev/null 2>&1; then say "bridge=present name=$bridge subnet=$subnet"; else say "bridge=absent name=$bridge subnet=$subnet"; fi
 }
 
 case "${1:-}" in

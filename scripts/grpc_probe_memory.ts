@@ -1,5 +1,5 @@
 /**
- * A/B of the gRPC probe's memory and CPU (README, Benchmarks): heap and RSS growth per probe after
+ * A/B of the gRPC probe's memory and CPU (docs/benchmarks/): heap and RSS growth per probe after
  * a forced GC over N probes against a silent TCP listener and against a SERVING grpc.health.v1
  * server, and CPU ms per probe against the SERVING one. The servers run in their own process, so
  * the figures are the prober's alone; each implementation runs in a fresh process, alternating.

@@ -1,5 +1,5 @@
 /**
- * Measures the JS heap a destroyed `node:http2` client session keeps (see README, Soak run): a
+ * Measures the JS heap a destroyed `node:http2` client session keeps (see docs/reliability.md): a
  * TCP port that accepts and never answers, 1,000 sessions per round, each destroyed after 50 ms,
  * a forced GC before and after. Three ways of ending a session are tried; on Deno 2.9.3 each
  * keeps 2-4 KiB per session.

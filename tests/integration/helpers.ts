@@ -20,8 +20,21 @@ export const repoRoot: string = new URL("../../", import.meta.url).pathname.repl
 export const pauseImage = "probelet.local/pause:1";
 /** The test image `scripts/containerd.sh` imports: busybox with sh, httpd, nc, sleep, ... */
 export const testImage = "probelet.local/busybox:1";
-/** The pod subnet of the script's CNI bridge. */
-export const podSubnetPrefix = "10.88.77.";
+/**
+ * The pod subnet of this clone's CNI bridge (`10.88.<n>.`), read from the `network.env` that
+ * `scripts/containerd.sh up` records; each clone has its own bridge and /24.
+ */
+export const podSubnetPrefix: string = (() => {
+  const dir = Deno.env.get("PROBELET_CONTAINERD_DIR") || `${repoRoot}/.run/containerd`;
+  try {
+    const env = Deno.readTextFileSync(`${dir}/network.env`);
+    const subnet = env.match(/^subnet=(\d+\.\d+\.\d+)\.0\/24$/m)?.[1];
+    if (subnet) return `${subnet}.`;
+  } catch {
+    // Not up: the tests that need the subnet are ignored anyway.
+  }
+  return "10.88.";
+})();
 
 /** `PROBELET_CRI_ENDPOINT`, or the socket `scripts/containerd.sh up` starts. */
 export function criEndpoint(): string {

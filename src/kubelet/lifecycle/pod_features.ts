@@ -686,7 +686,7 @@ export const podSpecFields: FieldTable<PodSpec> = {
 
 /**
  * Every field table by the API type it covers (`PodSpec`, `Container`, `Probe`, ...): what the
- * README's table and the tests walk.
+ * generated table (docs/reference/pod_fields.md) and the tests walk.
  */
 export const podFieldTables: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
   PodSpec: podSpecFields,

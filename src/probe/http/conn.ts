@@ -3,7 +3,7 @@
  * it for HTTPS, see tls_conn.ts), the request bytes written as given, and the response read as
  * Go's persistConn does (response.ts parses heads and bodies): 1xx answers skipped, all heads of
  * one response within `MaxResponseHeaderBytes`. About half the CPU of a `node:http` request in
- * Deno (measured in the README's Benchmarks).
+ * Deno (measured in docs/benchmarks/).
  * Error texts are those of Go's transport (`EOF`, `net/http: HTTP/1.x transport connection broken:
  * malformed HTTP response "..."`, `read tcp a->b: read: connection reset by peer`).
  * @module

@@ -8,7 +8,7 @@
  * bytes are seen: Go names a non-TLS answer by them (`http: server gave HTTP response to HTTPS
  * client`, `tls: first record does not look like a TLS handshake`), and the TLS library reports
  * all of these with one error. Going through `tls.connect` directly instead of `node:https`'s
- * agent and client request costs about a third less CPU per probe (README, Benchmarks).
+ * agent and client request costs about a third less CPU per probe (docs/benchmarks/).
  * Known difference: `node:tls` is rustls, which refuses any handshake message over 64 KiB, so a
  * certificate chain between 64 and 256 KiB (Go's `maxHandshakeCertificateMsg`) fails here and
  * passes in kubelet; no option lifts it (docs/hardening/http1.md).

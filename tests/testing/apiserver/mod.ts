@@ -1,6 +1,6 @@
 /**
  * The strict kube-apiserver double for probelet's API-mode tests. See server.ts for what it serves
- * and the hooks it offers; README "Testing against an API server" for how to use it.
+ * and the hooks it offers; docs/testing.md for how to use it.
  * @module
  */
 export {
