@@ -5,7 +5,7 @@
  * Mirrors kubelet's cmd/kubelet/app/server.go (RunKubelet), reduced.
  * @module
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { newRemoteRuntimeService } from "../../cri_client/remote_runtime.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { Kubelet, type KubeletOptions } from "../../kubelet/kubelet.ts";
@@ -80,6 +80,9 @@ export interface RunningKubelet {
  */
 export async function runKubelet(options: RunKubeletOptions = {}): Promise<RunningKubelet> {
   const flags: KubeletFlags = { ...defaultFlags(), ...stripUndefined(options) };
+  // Absolute, as kubelet's --root-dir: the paths under it become CRI mount sources (the managed
+  // /etc/hosts, volumes), which runc would resolve inside its bundle folder if relative.
+  flags.rootDir = resolve(flags.rootDir);
   const clock = options.clock ?? new RealClock();
   // One agent per state folder, and the port bound before anything is cleaned up: a second
   // agent started by mistake must stop here, leaving the first one's containers alone.
