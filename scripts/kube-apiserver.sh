@@ -27,7 +27,7 @@
 # and audit.log (metadata of every request, JSON lines) so tests can check no request was refused.
 # The node's address: kube-apiserver reaches a node at its InternalIP
 # (--kubelet-preferred-address-types=InternalIP,...) and refuses loopback, and the machine's own
-# address is no test target, so `up` (as root) adds a dummy interface $node_if with
+# address is no test target, so `up` (as root) adds a dummy interface (else an empty bridge) $node_if with
 # $node_ip/32; an agent runs with --node-ip $node_ip --address $node_ip. `down` removes it.
 # kube-apiserver runs with --authorization-mode=Node,RBAC and --enable-admission-plugins=NodeRestriction,
 # serving on https://127.0.0.1:$PROBELET_KUBE_PORT. Processes are stopped by pid file, never by name.
@@ -218,7 +218,8 @@ node_address_up() {
     say "node_ip= reason=$(printf '%q' "adding $node_if needs root and iproute2")"
     return
   fi
-  ip link add "$node_if" type dummy 2>/dev/null || true
+  # A dummy interface, or where the kernel has no dummy driver, a bridge without ports.
+  ip link add "$node_if" type dummy 2>/dev/null || ip link add "$node_if" type bridge
   ip addr add "$node_ip/32" dev "$node_if"
   ip link set "$node_if" up
   touch "$base/node_if.ours"

@@ -1,0 +1,218 @@
+// kubectl logs against a probelet node on the local control plane, with containerd: the API server
+// reaches the agent's secure port at the node's InternalIP (scripts/kube-apiserver.sh puts
+// 10.88.99.1 on its own interface probelet-kube0) with its kubelet client certificate, which the
+// agent trusts through --client-ca-file and authorizes through SubjectAccessReview. Checked with
+// kubectl: logs, --tail, -f, --previous, --since, --timestamps; and on the secure port itself, an
+// ordinary user is refused with kubelet's text while the API server's certificate is let in.
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { join } from "node:path";
+import { runKubelet, type RunningKubelet } from "../../src/cmd/probelet/app.ts";
+import * as log from "../../src/util/log.ts";
+import { realKubeApiServer } from "../testing/apiserver_targets.ts";
+import { criEndpoint, integrationSkipReason, repoRoot, testImage } from "../integration/helpers.ts";
+import { waitFor } from "./helpers.ts";
+
+const real = await realKubeApiServer();
+const nodeIP = Deno.env.get("PROBELET_NODE_IP") ?? "10.88.99.1";
+const pki = join(repoRoot, ".run", "kube-apiserver", "pki");
+const haveKubectl = await new Deno.Command("kubectl", { args: ["version", "--client"] }).output()
+  .then((o) => o.success, () => false);
+const haveNodeIP = await Deno.readTextFile("/proc/net/fib_trie").then(
+  (t) => t.includes(nodeIP),
+  () => false,
+);
+const skip = typeof real === "string"
+  ? real
+  : !haveKubectl
+  ? "kubectl not found"
+  : !haveNodeIP
+  ? `no interface has ${nodeIP} (scripts/kube-apiserver.sh up adds it as root)`
+  : await integrationSkipReason() ?? "";
+if (skip) console.log(`kubectl_logs_test: skipped: ${skip}`);
+
+async function kubectl(
+  kubeconfig: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command("kubectl", {
+    args: ["--kubeconfig", kubeconfig, "--request-timeout", "20s", ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+// The container writes "first run", then numbered lines to stdout and stderr, five a second.
+function podManifest(node: string): string {
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "logger", namespace: "default" },
+    spec: {
+      nodeName: node,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      tolerations: [{ operator: "Exists" }],
+      containers: [{
+        name: "app",
+        image: testImage,
+        imagePullPolicy: "Never",
+        command: [
+          "sh",
+          "-c",
+          "echo first run; " +
+          "i=0; while true; do i=$((i+1)); echo line $i; echo err $i >&2; sleep 0.2; done",
+        ],
+      }],
+    },
+  });
+}
+
+Deno.test({
+  name: "kubectl logs on a probelet node (containerd, kube-apiserver v1.36.3)",
+  ignore: skip !== "",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const api = real as Exclude<typeof real, string>;
+    const admin = api.adminKubeconfig;
+    const quiet = Deno.env.get("PROBELET_E2E_LOG") === "1" ? undefined : log.setLogSink(() => {});
+    const dir = await Deno.makeTempDir({ prefix: "probelet-logs-" });
+    await Deno.mkdir(join(dir, "pods"));
+    await kubectl(admin, ["delete", "pod", "logger", "--grace-period=0", "--force"]);
+    await api.admin("DELETE", `/api/v1/nodes/${api.nodeName}`);
+    let agent: RunningKubelet | undefined;
+    try {
+      agent = await runKubelet({
+        kubeconfig: api.nodeKubeconfig,
+        nodeName: api.nodeName,
+        containerRuntimeEndpoint: criEndpoint(),
+        podManifestPath: join(dir, "pods"),
+        rootDir: join(dir, "root"),
+        port: -1,
+        securePort: 0,
+        address: nodeIP,
+        nodeIP,
+        clientCAFile: join(pki, "ca.crt"),
+        authorizationMode: "Webhook",
+        authenticationTokenWebhook: true,
+        nodeStatusUpdateFrequencyMs: 1000,
+      });
+      const securePort = agent.secureServer!.port;
+      // The node advertises the secure port and an address the API server dials.
+      const node = await waitFor("node with the secure port", async () => {
+        const res = await api.admin("GET", `/api/v1/nodes/${api.nodeName}`);
+        return res.body?.status?.daemonEndpoints?.kubeletEndpoint?.Port === securePort && res.body;
+      });
+      assert(
+        node.status.addresses.some((a: { type: string; address: string }) =>
+          a.type === "InternalIP" && a.address === nodeIP
+        ),
+      );
+      const applied = await new Deno.Command("kubectl", {
+        args: ["--kubeconfig", admin, "apply", "-f", "-"],
+        stdin: "piped",
+        stdout: "null",
+        stderr: "piped",
+      }).spawn();
+      const w = applied.stdin.getWriter();
+      await w.write(new TextEncoder().encode(podManifest(api.nodeName)));
+      await w.close();
+      assert((await applied.output()).success);
+      await waitFor("pod Running with lines logged", async () => {
+        const r = await kubectl(admin, ["logs", "logger"]);
+        return r.code === 0 && r.stdout.includes("line 3") && r.stdout;
+      }, { timeoutMs: 60_000 });
+
+      // --tail: the last lines, both streams.
+      const tail = await kubectl(admin, ["logs", "logger", "--tail", "2"]);
+      assertEquals(tail.code, 0, tail.stderr);
+      const lines = tail.stdout.trimEnd().split("\n");
+      assertEquals(lines.length, 2);
+      assert(lines.every((l) => /^(line|err) \d+$/.test(l)), tail.stdout);
+
+      // --timestamps: RFC 3339 before each line.
+      const ts = await kubectl(admin, ["logs", "logger", "--tail", "1", "--timestamps"]);
+      assert(
+        /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z (line|err) \d+\n$/.test(ts.stdout),
+        ts.stdout,
+      );
+
+      // --since: only the last second or so; never the first lines.
+      const since = await kubectl(admin, ["logs", "logger", "--since", "1s"]);
+      assert(!since.stdout.includes("line 1\n") && since.stdout.length > 0, since.stdout);
+
+      // -f: lines keep arriving after the command started.
+      const follow = new Deno.Command("kubectl", {
+        args: ["--kubeconfig", admin, "logs", "-f", "logger", "--tail", "1"],
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      const reader = follow.stdout.getReader();
+      let followed = "";
+      const dec = new TextDecoder();
+      while ((followed.match(/\n/g) ?? []).length < 6) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        followed += dec.decode(value);
+      }
+      follow.kill("SIGTERM");
+      await reader.cancel().catch(() => {});
+      await follow.status;
+      const numbers = [...followed.matchAll(/line (\d+)/g)].map((m) => Number(m[1]));
+      assert(numbers.length >= 2 && numbers.at(-1)! > numbers[0], followed);
+
+      // --previous: none yet, with kubelet's text; then the container is killed and restarted.
+      const none = await kubectl(admin, ["logs", "logger", "--previous"]);
+      assert(
+        none.stderr.includes('previous terminated container "app" in pod "logger" not found'),
+        none.stderr,
+      );
+      const status = (await api.admin("GET", "/api/v1/namespaces/default/pods/logger")).body;
+      const id = String(status.status.containerStatuses[0].containerID).replace(/^.*:\/\//, "");
+      // Stop the container through the runtime, as a crash would; kubelet restarts it.
+      await agent.runtime.stopContainer(id, { timeoutMs: 0 });
+      await waitFor("restarted once", async () => {
+        const p = (await api.admin("GET", "/api/v1/namespaces/default/pods/logger")).body;
+        return (p?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 &&
+          p.status.containerStatuses[0].state?.running;
+      }, { timeoutMs: 60_000 });
+      const previous = await kubectl(admin, ["logs", "logger", "--previous", "--tail", "-1"]);
+      assertEquals(previous.code, 0, previous.stderr);
+      // The killed instance's whole log: from its start to past what -f saw.
+      assert(previous.stdout.startsWith("first run\nline 1\n"), previous.stdout.slice(0, 80));
+      assert(previous.stdout.includes(`line ${numbers.at(-1)}\n`), previous.stdout.slice(-80));
+      const current = await kubectl(admin, ["logs", "logger", "--tail", "-1"]);
+      assert(current.stdout.startsWith("first run\nline 1\n"), current.stdout.slice(0, 80));
+
+      // The secure port itself: kubelet's 401 and 403 texts, and the API server's certificate.
+      const curl = async (stem?: string) => {
+        const out = await new Deno.Command("curl", {
+          args: [
+            "-sk",
+            ...(stem
+              ? ["--cert", join(pki, `${stem}.crt`), "--key", join(pki, `${stem}.key`)]
+              : []),
+            "-w",
+            "\n%{http_code}",
+            `https://${nodeIP}:${securePort}/containerLogs/default/logger/app?tailLines=1`,
+          ],
+          stdout: "piped",
+        }).output();
+        return new TextDecoder().decode(out.stdout);
+      };
+      assertEquals(await curl(), "Unauthorized\n401");
+      assertEquals(
+        await curl("other-node"),
+        "Forbidden (user=system:node:probelet-other, verb=get, resource=nodes, subresource(s)=[proxy])\n\n403",
+      );
+      assert(/^(line|err) \d+\n\n200$/.test(await curl("kubelet-client")));
+    } finally {
+      await kubectl(admin, ["delete", "pod", "logger", "--grace-period=0", "--force"]);
+      await agent?.stop();
+      if (quiet) log.setLogSink(quiet);
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
