@@ -251,6 +251,8 @@ export async function readLogs(
     throw new Error(`failed to open log file "${path}": ${errorText(e)}`);
   });
   let watch: LogWatch | undefined;
+  // The file a rotation created, opened once the old one is read to its end.
+  let next: Deno.FsFile | undefined;
   try {
     const start = await findTailLineStartIndex(f, opts.tail);
     await f.seek(start, Deno.SeekMode.Start);
@@ -267,6 +269,14 @@ export async function readLogs(
       const { line, complete } = await reader.readLine();
       if (!complete) {
         if (opts.follow) {
+          // The old file is read to its end: go on with the one the rotation created.
+          if (next) {
+            f.close();
+            f = next;
+            next = undefined;
+            reader = new LineReader(f);
+            continue;
+          }
           // The container no longer runs and its log is read to the end.
           if (!found) return;
           // An incomplete line is read again once it is complete.
@@ -281,16 +291,14 @@ export async function readLogs(
           ({ found, recreated } = await waitLogs(containerId, path, f, watch, options));
           if (options.signal?.aborted) return;
           if (recreated) {
-            let next: Deno.FsFile;
             try {
               next = await Deno.open(path);
             } catch (e) {
               if (e instanceof Deno.errors.NotFound) continue;
               throw new Error(`failed to open log file "${path}": ${errorText(e)}`);
             }
-            f.close();
-            f = next;
-            reader = new LineReader(f);
+            // What the runtime wrote to the old file before it reopened the log is read first
+            // (cri-client switches at once and loses it).
           }
           continue;
         }
@@ -319,6 +327,7 @@ export async function readLogs(
     }
   } finally {
     watch?.watcher.close();
+    next?.close();
     try {
       f.close();
     } catch {

@@ -279,14 +279,19 @@ Deno.test("TestReadRotatedLog", async () => {
     await Deno.writeTextFile(path, "2016-10-06T00:17:09.2Z stdout F b\n", { append: true });
     await got.promise;
     // kubelet's rotation: rename, then the runtime reopens a new file under the old name.
+    // The runtime still writes to the renamed file until it reopens the log: that line is read
+    // before the new file's.
     await Deno.rename(path, `${path}.20161006-001710`);
+    await Deno.writeTextFile(`${path}.20161006-001710`, "2016-10-06T00:17:09.25Z stdout F b2\n", {
+      append: true,
+    });
     got = Promise.withResolvers();
-    want = "a\nb\nc\n";
+    want = "a\nb\nb2\nc\n";
     await Deno.writeTextFile(path, "2016-10-06T00:17:09.3Z stdout F c\n");
     await got.promise;
     ac.abort();
     await done;
-    assertEquals(out.both, "a\nb\nc\n");
+    assertEquals(out.both, "a\nb\nb2\nc\n");
   } finally {
     ac.abort();
     await Deno.remove(dir, { recursive: true });
