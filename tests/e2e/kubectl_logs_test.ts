@@ -216,3 +216,99 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "kubectl logs -f follows across log rotations (containerd, kube-apiserver v1.36.3)",
+  ignore: skip !== "",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const api = real as Exclude<typeof real, string>;
+    const admin = api.adminKubeconfig;
+    const quiet = Deno.env.get("PROBELET_E2E_LOG") === "1" ? undefined : log.setLogSink(() => {});
+    const dir = await Deno.makeTempDir({ prefix: "probelet-logs-rot-" });
+    await Deno.mkdir(join(dir, "pods"));
+    await kubectl(admin, ["delete", "pod", "fast", "--grace-period=0", "--force"]);
+    await api.admin("DELETE", `/api/v1/nodes/${api.nodeName}`);
+    let agent: RunningKubelet | undefined;
+    let follow: Deno.ChildProcess | undefined;
+    try {
+      agent = await runKubelet({
+        kubeconfig: api.nodeKubeconfig,
+        nodeName: api.nodeName,
+        containerRuntimeEndpoint: criEndpoint(),
+        podManifestPath: join(dir, "pods"),
+        rootDir: join(dir, "root"),
+        port: -1,
+        securePort: 0,
+        address: nodeIP,
+        nodeIP,
+        clientCAFile: join(pki, "ca.crt"),
+        authorizationMode: "Webhook",
+        nodeStatusUpdateFrequencyMs: 1000,
+        // kubelet's log manager rotates (rename, then CRI ReopenContainerLog) every ~4 KiB.
+        containerLogMaxSizeBytes: 4096,
+        containerLogMaxFiles: 5,
+        containerLogMonitorIntervalMs: 1000,
+      });
+      const securePort = agent.secureServer!.port;
+      await waitFor("node with the secure port", async () => {
+        const res = await api.admin("GET", `/api/v1/nodes/${api.nodeName}`);
+        return res.body?.status?.daemonEndpoints?.kubeletEndpoint?.Port === securePort;
+      });
+      const pod = JSON.parse(podManifest(api.nodeName));
+      pod.metadata.name = "fast";
+      pod.spec.containers[0].command[2] =
+        "i=0; while true; do i=$((i+1)); echo out $i; sleep 0.05; done";
+      const created = await api.admin("POST", "/api/v1/namespaces/default/pods", { body: pod });
+      assert(created.status === 201, JSON.stringify(created.body));
+      await waitFor("pod logging", async () => {
+        const r = await kubectl(admin, ["logs", "fast", "--tail", "1"]);
+        return r.code === 0 && r.stdout.startsWith("out ");
+      }, { timeoutMs: 60_000 });
+      const status = (await api.admin("GET", "/api/v1/namespaces/default/pods/fast")).body;
+      const uid = status.metadata.uid;
+      const logDir = join(dir, "root", "pods", `default_fast_${uid}`, "app");
+      const rotated = async () => {
+        const names: string[] = [];
+        for await (const e of Deno.readDir(logDir)) names.push(e.name);
+        return names.filter((n) => /\.log\.\d{8}-\d{6}/.test(n)).length;
+      };
+      const before = await rotated().catch(() => 0);
+      follow = new Deno.Command("kubectl", {
+        args: ["--kubeconfig", admin, "logs", "-f", "fast", "--tail", "1"],
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      const reader = follow.stdout.getReader();
+      const dec = new TextDecoder();
+      let text = "";
+      let outs: number[] = [];
+      // A follow stuck at a rotation would wait for ever: give up after 40 s.
+      const giveUp = setTimeout(() => follow?.kill("SIGTERM"), 40_000);
+      while (outs.length < 150) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += dec.decode(value);
+        outs = [...text.matchAll(/^out (\d+)$/gm)].map((m) => Number(m[1]));
+      }
+      clearTimeout(giveUp);
+      assert(outs.length >= 150, `the follow stopped at out ${outs.at(-1)}`);
+      assert((await rotated()) > before, "no rotation while following");
+      for (let i = 1; i < outs.length; i++) {
+        assertEquals(outs[i], outs[i - 1] + 1, `line lost after out ${outs[i - 1]}`);
+      }
+    } finally {
+      try {
+        follow?.kill("SIGTERM");
+      } catch {
+        // ended already
+      }
+      await follow?.status;
+      await kubectl(admin, ["delete", "pod", "fast", "--grace-period=0", "--force"]);
+      await agent?.stop();
+      if (quiet) log.setLogSink(quiet);
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});

@@ -47,6 +47,9 @@ Deno.test({
         nodeIP: "127.0.0.1",
         clientCAFile: join(dir, "ca.crt"),
         stopPodsOnExit: true,
+        // Rotated every few seconds, so that the follow below crosses rotations.
+        containerLogMaxSizeBytes: 2048,
+        containerLogMaxFiles: 5,
       });
       // kubelet's self-signed pair: kubelet.crt (certificate then its CA) and kubelet.key.
       const certPem = await Deno.readTextFile(join(dir, "root", "pki", "kubelet.crt"));
@@ -87,15 +90,37 @@ Deno.test({
       const reader = res.body!.getReader();
       let text = "";
       const dec = new TextDecoder();
-      const firstCount = (logs.match(/^out /gm) ?? []).length;
-      while ((text.match(/^out /gm) ?? []).length < firstCount + 3) {
-        const { value, done } = await reader.read();
-        if (done) break;
+      // Across rotations (about one every 2 KiB, ~2.5 s): every line, in order, none lost.
+      const logDir = join(dir, "root");
+      const rotatedFiles = async () => {
+        const found: string[] = [];
+        const walk = async (d: string) => {
+          for await (const e of Deno.readDir(d)) {
+            if (e.isDirectory) await walk(join(d, e.name));
+            else if (/\.log\.\d{8}-\d{6}/.test(e.name)) found.push(e.name);
+          }
+        };
+        await walk(logDir);
+        return found.length;
+      };
+      const rotationsBefore = await rotatedFiles();
+      let outs: number[] = [];
+      // A follow that stopped at a rotation would wait for ever: give up after 30 s.
+      const giveUp = setTimeout(() => ac.abort(), 30_000);
+      while (outs.length < 60) {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+        if (done || !value) break;
         text += dec.decode(value);
+        outs = [...text.matchAll(/^out (\d+)$/gm)].map((m) => Number(m[1]));
       }
+      clearTimeout(giveUp);
       ac.abort();
       await reader.cancel().catch(() => {});
-      assert(text.includes(`out ${firstCount + 2}\n`), text.slice(-60));
+      assert(outs.length >= 60, `the follow stopped at out ${outs.at(-1)}`);
+      assert(await rotatedFiles() > rotationsBefore, "no rotation while following");
+      for (let i = 1; i < outs.length; i++) {
+        assertEquals(outs[i], outs[i - 1] + 1, `line lost after out ${outs[i - 1]}`);
+      }
       // Without a client certificate: kubelet's 401.
       const anon = Deno.createHttpClient({ caCerts: [caOfServing] });
       try {
