@@ -106,6 +106,7 @@ class TlsSocketConn implements PeerCertificates {
   #queued = 0;
   #ended = false;
   #error: Error | undefined;
+  #closed = false;
   #wake: (() => void) | undefined;
 
   constructor(socket: tls.TLSSocket) {
@@ -149,6 +150,8 @@ class TlsSocketConn implements PeerCertificates {
 
   async read(p: Uint8Array): Promise<number | null> {
     while (this.#queue.length === 0) {
+      // As a Deno.Conn's: a read pending when this side closes fails, it does not see an end.
+      if (this.#closed) throw new Deno.errors.BadResource("closed");
       if (this.#error) throw this.#error;
       if (this.#ended) return null;
       await new Promise<void>((resolve) => this.#wake = resolve);
@@ -179,8 +182,10 @@ class TlsSocketConn implements PeerCertificates {
   unref(): void {}
 
   close(): void {
-    if (this.#socket.destroyed) throw new Deno.errors.BadResource("closed");
+    if (this.#closed) throw new Deno.errors.BadResource("closed");
+    this.#closed = true;
     this.#socket.destroy();
+    this.#notify();
   }
 }
 
