@@ -182,6 +182,8 @@ async function readFull(f: Deno.FsFile, buf: Uint8Array): Promise<void> {
 export interface LogSinks {
   stdout?: (bytes: Uint8Array) => Promise<void>;
   stderr?: (bytes: Uint8Array) => Promise<void>;
+  /** Called before a follow waits for more: what the sinks hold back must go out now. */
+  flush?: () => Promise<void>;
 }
 
 // Written when the byte limit is reached: the read ends without an error.
@@ -287,6 +289,7 @@ export async function readLogs(
             // Read again: a write may have come before the watcher.
             continue;
           }
+          await sinks.flush?.();
           let recreated: boolean;
           ({ found, recreated } = await waitLogs(containerId, path, f, watch, options));
           if (options.signal?.aborted) return;

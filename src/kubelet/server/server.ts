@@ -215,7 +215,28 @@ async function getContainerLogsResponse(
   const ac = new AbortController();
   signal.addEventListener("abort", () => ac.abort(), { once: true });
   writer.closed.catch(() => ac.abort());
-  const sink = (bytes: Uint8Array) => writer.write(bytes);
+  // Lines are sent in batches of up to 32 KiB, and whatever is held back before a follow waits:
+  // one chunk per line (Go's flushwriter) costs a TLS record and a write each.
+  let held: Uint8Array[] = [];
+  let heldBytes = 0;
+  const flush = async () => {
+    if (heldBytes === 0) return;
+    const out = new Uint8Array(heldBytes);
+    let off = 0;
+    for (const b of held) {
+      out.set(b, off);
+      off += b.length;
+    }
+    held = [];
+    heldBytes = 0;
+    await writer.write(out);
+  };
+  const sink = async (bytes: Uint8Array) => {
+    // The reader hands over a fresh array per line: held as is.
+    held.push(bytes);
+    heldBytes += bytes.length;
+    if (heldBytes >= 32 * 1024) await flush();
+  };
   const stream = logOptions.stream ?? "All";
   const clock = source.clock;
   (async () => {
@@ -223,9 +244,12 @@ async function getContainerLogsResponse(
       await read(logOptions, {
         stdout: stream === "Stderr" ? undefined : sink,
         stderr: stream === "Stdout" ? undefined : sink,
+        flush,
       }, { clock, signal: ac.signal });
+      await flush();
     } catch (e) {
       // The status is sent already: the error ends the body, as go-restful's late WriteError.
+      await flush().catch(() => {});
       await writer.write(new TextEncoder().encode(e instanceof Error ? e.message : String(e)))
         .catch(() => {});
     } finally {

@@ -34,6 +34,8 @@ export interface ListenTlsOptions {
   keyPem: string;
   /** Ask clients for a certificate (when a client CA is configured). */
   requestCert: boolean;
+  /** Time a client has to finish its TLS handshake (default 10 s). */
+  handshakeTimeoutMs?: number;
 }
 
 /**
@@ -55,6 +57,9 @@ export async function listenTls(options: ListenTlsOptions): Promise<ConnListener
     requestCert: options.requestCert,
     rejectUnauthorized: false,
     minVersion: "TLSv1.2",
+    // A client that never finishes its handshake is not yet the server's connection: node:tls
+    // drops it after this long (Go counts the handshake in ReadHeaderTimeout).
+    handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
   }, (socket) => {
     // The Deno.Conn subset HttpServer and abortConn use; the web streams (`readable`,
     // `writable`) are not provided.
