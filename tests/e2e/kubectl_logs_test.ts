@@ -189,6 +189,24 @@ Deno.test({
       const current = await kubectl(admin, ["logs", "logger", "--tail", "-1"]);
       assertEquals(stdoutOf(current.stdout).slice(0, 2), ["first run", "line 1"]);
 
+      // The node proxy reaches the same handlers (SubjectAccessReview: nodes/healthz, nodes/pods).
+      const healthz = await kubectl(admin, [
+        "get",
+        "--raw",
+        `/api/v1/nodes/${api.nodeName}/proxy/healthz`,
+      ]);
+      assertEquals([healthz.code, healthz.stdout], [0, "ok"]);
+      const proxied = await kubectl(admin, [
+        "get",
+        "--raw",
+        `/api/v1/nodes/${api.nodeName}/proxy/pods`,
+      ]);
+      const podList = JSON.parse(proxied.stdout);
+      assertEquals(podList.kind, "PodList");
+      assert(
+        podList.items.some((p: { metadata: { name: string } }) => p.metadata.name === "logger"),
+      );
+
       // The secure port itself: kubelet's 401 and 403 texts, and the API server's certificate.
       const curl = async (stem?: string) => {
         const out = await new Deno.Command("curl", {
