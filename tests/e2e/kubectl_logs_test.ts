@@ -207,6 +207,28 @@ Deno.test({
         podList.items.some((p: { metadata: { name: string } }) => p.metadata.name === "logger"),
       );
 
+      // /metrics/resource, as metrics-server reads it: the container's CPU and memory from
+      // containerd's stats, the node's, and no scrape error.
+      const metrics = await kubectl(admin, [
+        "get",
+        "--raw",
+        `/api/v1/nodes/${api.nodeName}/proxy/metrics/resource`,
+      ]);
+      assertEquals(metrics.code, 0, metrics.stderr);
+      const sample = (re: RegExp) => Number(metrics.stdout.match(re)?.[1] ?? NaN);
+      const cpu = sample(
+        /^container_cpu_usage_seconds_total\{container="app",namespace="default",pod="logger"\} (\S+) \d+$/m,
+      );
+      const memory = sample(
+        /^container_memory_working_set_bytes\{container="app",namespace="default",pod="logger"\} (\S+) \d+$/m,
+      );
+      assert(cpu > 0 && memory > 0, metrics.stdout);
+      assert(sample(/^node_memory_working_set_bytes (\S+) \d+$/m) > 0, metrics.stdout);
+      assert(
+        sample(/^pod_cpu_usage_seconds_total\{namespace="default",pod="logger"\} (\S+)/m) >= cpu,
+      );
+      assert(metrics.stdout.includes("\nresource_scrape_error 0\n"), metrics.stdout);
+
       // The secure port itself: kubelet's 401 and 403 texts, and the API server's certificate.
       const curl = async (stem?: string) => {
         const out = await new Deno.Command("curl", {

@@ -27,6 +27,7 @@ import type { PodLogOptions } from "../../cri_client/logs/logs.ts";
 import { getContainerLogs } from "../kuberuntime/kuberuntime_logs.ts";
 import { validateContainerLogStatus } from "../kubelet_pods.ts";
 import { type AuthInterface, withAuth } from "./auth.ts";
+import { collectResourceMetrics, readNodeStats } from "../metrics/collectors/resource_metrics.ts";
 import { hasPeerCertificates, listenTls } from "./tls_listener.ts";
 
 /** What the server reads; the `Kubelet` provides all of it. */
@@ -35,7 +36,7 @@ export interface ServerSource {
   events: { list(filter?: { podUID?: string }): StoredEvent[] };
   metrics: { registry: Registry };
   /** Where container logs are found (the secure port's `/containerLogs`). */
-  runtime?: Pick<RuntimeService, "containerStatus">;
+  runtime?: Pick<RuntimeService, "containerStatus" | "listContainerStats">;
   clock?: Clock;
 }
 
@@ -99,6 +100,9 @@ export function newHandler(source: ServerSource): (req: Request) => Promise<Resp
   };
 }
 
+/** kubelet's resource metrics path (what metrics-server reads). */
+export const resourceMetricsPath = "/metrics/resource";
+
 /** kubelet's container logs path prefix. */
 export const containerLogsPath = "/containerLogs/";
 
@@ -118,6 +122,19 @@ export function newSecureHandler(source: ServerSource): (req: Request) => Promis
     const url = new URL(req.url);
     if (url.pathname.startsWith(containerLogsPath) && req.method === "GET") {
       return getContainerLogsResponse(source, url, req.signal);
+    }
+    if (url.pathname === resourceMetricsPath && req.method === "GET") {
+      const runtime = source.runtime;
+      return collectResourceMetrics({
+        nodeStats: () => readNodeStats(source.clock?.now() ?? Date.now()),
+        listContainerStats: runtime?.listContainerStats
+          ? () => runtime.listContainerStats!()
+          : undefined,
+      }).then((body) =>
+        new Response(body, {
+          headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+        })
+      );
     }
     return readOnly(req);
   };
