@@ -228,6 +228,10 @@ Deno.test({
         sample(/^pod_cpu_usage_seconds_total\{namespace="default",pod="logger"\} (\S+)/m) >= cpu,
       );
       assert(metrics.stdout.includes("\nresource_scrape_error 0\n"), metrics.stdout);
+      const started = sample(
+        /^container_start_time_seconds\{container="app",namespace="default",pod="logger"\} (\S+)$/m,
+      );
+      assert(Math.abs(started * 1000 - Date.now()) < 120_000, metrics.stdout);
 
       // The secure port itself: kubelet's 401 and 403 texts, and the API server's certificate.
       const curl = async (stem?: string) => {

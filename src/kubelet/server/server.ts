@@ -103,6 +103,19 @@ export function newHandler(source: ServerSource): (req: Request) => Promise<Resp
 /** kubelet's resource metrics path (what metrics-server reads). */
 export const resourceMetricsPath = "/metrics/resource";
 
+// Start times of running containers by runtime ID, from the pods' statuses.
+function runningStartTimes(pods: PodWithStatus[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pod of pods) {
+    for (const cs of pod.status.containerStatuses ?? []) {
+      const startedAt = cs.state?.running?.startedAt;
+      const id = cs.containerID?.slice(cs.containerID.indexOf("://") + 3);
+      if (startedAt && id) out.set(id, Date.parse(startedAt));
+    }
+  }
+  return out;
+}
+
 /** kubelet's container logs path prefix. */
 export const containerLogsPath = "/containerLogs/";
 
@@ -130,6 +143,7 @@ export function newSecureHandler(source: ServerSource): (req: Request) => Promis
         listContainerStats: runtime?.listContainerStats
           ? () => runtime.listContainerStats!()
           : undefined,
+        containerStartTimes: () => runningStartTimes(source.pods()),
       }).then((body) =>
         new Response(body, {
           headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
