@@ -461,8 +461,19 @@ unmount_all() {
   say "unmounted=$n"
 }
 
+# Other worktrees' containerds started by this script share the bridge (same name, same subnet):
+# deleting it under them would cut their running pods off. Ours is stopped by the time this runs.
+other_containerds() {
+  ps -eo pid=,args= | awk -v own="$config" \
+    '$2 == "containerd" && $3 == "--config" && $4 ~ /\/\.run\/containerd\/config\.toml$/ && $4 != own { print $1 }'
+}
+
 delete_bridge() {
-  if ip link show "$bridge" >/dev/null 2>&1; then
+  local others
+  others=$(other_containerds | tr '\n' ' ')
+  if [ -n "$others" ]; then
+    say "bridge=kept name=$bridge reason=in-use-by-other-containerd pids=${others% }"
+  elif ip link show "$bridge" >/dev/null 2>&1; then
     ip link delete "$bridge"
     say "bridge=deleted name=$bridge"
   else

@@ -219,7 +219,7 @@ console.log(`agent code: ${src}; Deno ${Deno.version.deno}; ${probes} hostile pr
 console.log(`healthy HTTP probe at the start: ${await healthyProbe()}`);
 
 // Row 2: a redirect to a 6 MB path on a port that never reads; timeout 10 s (reading the 6 MB
-// response head and URL takes seconds today: row 9, another change).
+// response head and URL took seconds before row 9's linear parsing).
 if (rows.has("2")) {
   const before = figures();
   const request = newProbeRequest(`http://127.0.0.1:${ports.redirector}/`).request;

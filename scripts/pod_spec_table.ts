@@ -25,7 +25,10 @@ function typeNameOf(table: FieldRule["fields"]): string {
 }
 
 function cell(rule: FieldRule, verdict: Verdict): string {
-  if (rule.fields) return `per field of \`${typeNameOf(rule.fields)}\``;
+  // A refused row with its own table refuses the value whole (volumes on the embedded runtime).
+  if (rule.fields && verdict.support !== "refused") {
+    return `per field of \`${typeNameOf(rule.fields)}\``;
+  }
   const why = verdict.why;
   switch (verdict.support) {
     case "supported":

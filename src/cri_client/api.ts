@@ -69,12 +69,42 @@ export interface NamespaceOption {
   targetId?: string;
 }
 
+/** Which seccomp profile applies: the runtime's default, none, or a file on the node. */
+export type SecurityProfileType = "RuntimeDefault" | "Unconfined" | "Localhost";
+
+/** A seccomp profile (CRI `SecurityProfile`); `localhostRef` is the profile's absolute path. */
+export interface SecurityProfile {
+  profileType: SecurityProfileType;
+  localhostRef?: string;
+}
+
 /** Sandbox-level Linux security settings (the subset probelet sets). */
 export interface LinuxSandboxSecurityContext {
   namespaceOptions?: NamespaceOption;
   runAsUser?: { value: bigint | number };
+  runAsGroup?: { value: bigint | number };
   readonlyRootfs?: boolean;
+  supplementalGroups?: number[];
   privileged?: boolean;
+  seccomp?: SecurityProfile;
+}
+
+/**
+ * cgroup settings of a container or a sandbox (CRI `LinuxContainerResources`): CFS period and quota
+ * in microseconds (quota 0 = unlimited), relative cpu shares, the memory limit in bytes (0 = none)
+ * and the OOM score adjustment of its processes.
+ */
+export interface LinuxContainerResources {
+  cpuPeriod?: number;
+  cpuQuota?: number;
+  cpuShares?: number;
+  memoryLimitInBytes?: number;
+  oomScoreAdj?: number;
+  cpusetCpus?: string;
+  cpusetMems?: string;
+  /** cgroup v2 files (`memory.oom.group`); only on a cgroup v2 host. */
+  unified?: Record<string, string>;
+  memorySwapLimitInBytes?: number;
 }
 
 /** Linux-specific sandbox configuration. */
@@ -82,6 +112,10 @@ export interface LinuxPodSandboxConfig {
   cgroupParent?: string;
   securityContext?: LinuxSandboxSecurityContext;
   sysctls?: Record<string, string>;
+  /** The pod's overhead (`spec.overhead`) as resources. */
+  overhead?: LinuxContainerResources;
+  /** The pod's summed requests and limits, overhead excluded. */
+  resources?: LinuxContainerResources;
 }
 
 /** Everything needed to create a sandbox (`RunPodSandbox`). */
@@ -184,18 +218,35 @@ export interface ContainerMetadata {
   attempt?: number;
 }
 
+/** Capabilities added to and dropped from the runtime's default set (names without `CAP_`, or `ALL`). */
+export interface Capability {
+  addCapabilities?: string[];
+  dropCapabilities?: string[];
+}
+
 /** Container-level Linux security settings (the subset probelet sets). */
 export interface LinuxContainerSecurityContext {
+  capabilities?: Capability;
   privileged?: boolean;
   namespaceOptions?: NamespaceOption;
   runAsUser?: { value: bigint | number };
   runAsGroup?: { value: bigint | number };
+  /** The image's non-numeric user, when no uid is set. */
   runAsUsername?: string;
   readonlyRootfs?: boolean;
+  supplementalGroups?: number[];
+  /** Sets the process's no_new_privs bit. */
+  noNewPrivs?: boolean;
+  /** Paths masked in the container (/proc entries); empty = the runtime's default. */
+  maskedPaths?: string[];
+  /** Paths mounted read-only in the container. */
+  readonlyPaths?: string[];
+  seccomp?: SecurityProfile;
 }
 
 /** Linux-specific container configuration. */
 export interface LinuxContainerConfig {
+  resources?: LinuxContainerResources;
   securityContext?: LinuxContainerSecurityContext;
 }
 

@@ -66,7 +66,7 @@ export function podSandboxConfigToProto(config: PodSandboxConfig): Raw {
 }
 
 function sandboxSecurityToProto(sc: LinuxSandboxSecurityContext): Raw {
-  return { ...sc, runAsUser: int64Value(sc.runAsUser) };
+  return { ...sc, runAsUser: int64Value(sc.runAsUser), runAsGroup: int64Value(sc.runAsGroup) };
 }
 
 function containerSecurityToProto(sc: LinuxContainerSecurityContext): Raw {
@@ -78,7 +78,10 @@ export function containerConfigToProto(config: ContainerConfig): Raw {
   const sc = config.linux?.securityContext;
   return {
     ...config,
-    linux: config.linux && { securityContext: sc && containerSecurityToProto(sc) },
+    linux: config.linux && {
+      ...config.linux,
+      securityContext: sc && containerSecurityToProto(sc),
+    },
   };
 }
 

@@ -16,8 +16,8 @@
  * @module
  */
 import type { ProbePool } from "../probe/pool/pool.ts";
-import { join } from "node:path";
-import type { Node, Pod, PodCondition, PodStatus } from "../api/core/v1/mod.ts";
+import { join, resolve } from "node:path";
+import type { Node, Pod, PodCondition, PodStatus, Service } from "../api/core/v1/mod.ts";
 import { isNotFound } from "../client/errors.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import type { ImageManagerService, RuntimeService } from "../cri_client/runtime_service.ts";
@@ -44,10 +44,30 @@ import { newSourceApiserver, type SourceApiserver } from "./config/apiserver.ts"
 import { PodConfig } from "./config/config.ts";
 import { type PodAdmitResult, PredicateAdmitHandler } from "./lifecycle/predicate.ts";
 import { PodFeaturesAdmitHandler } from "./lifecycle/pod_features.ts";
+import { newAllowlist } from "./sysctl/allowlist.ts";
+import { getSafeSysctlAllowlist } from "./sysctl/safe_sysctls.ts";
 import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
 import { getPodHash } from "./pod/pod_manager.ts";
 import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
 import { getPodQOS } from "./qos/qos.ts";
+import { newSimpleConfigMapManager } from "./configmap/configmap_manager.ts";
+import type { JSONRequester } from "./configmap/configmap_manager.ts";
+import { newSimpleSecretManager } from "./secret/secret_manager.ts";
+import { TokenManager, tokenRequester } from "./token/token_manager.ts";
+import { FailedMountVolume, VolumeManager } from "./volumemanager/volume_manager.ts";
+import { cleanupOrphanedPodDirs } from "./kubelet_volumes.ts";
+import { makeMounts } from "./kubelet_pods_mounts.ts";
+import {
+  type EnvironmentSources,
+  makeEnvironmentVariables,
+  type ServiceLister,
+} from "./kubelet_pods.ts";
+import type { ConfigMapManager } from "./configmap/configmap_manager.ts";
+import type { SecretManager } from "./secret/secret_manager.ts";
+import { MemoryStore } from "../client/cache/store.ts";
+import { Reflector } from "../client/cache/reflector.ts";
+import { newListWatchFromClient } from "../client/cache/listwatch.ts";
+import type { VolumeHost } from "../volume/volume.ts";
 import {
   ApiserverSource,
   FileSource,
@@ -59,12 +79,17 @@ import {
 import { EventStore } from "./kubelet_events.ts";
 import {
   generateAPIPodStatus,
+  generatePodHostNameAndDomain,
+  generateRunContainerOptions,
+  getPodDir,
   getPullSecretsForPod,
   rfc3339,
   type StartFailure,
 } from "./kubelet_pods.ts";
+import { nodeRef } from "./kubelet_node_status.ts";
+import { Configurer } from "./network/dns/dns.ts";
 import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
-import { RuntimeCommandRunner } from "./kuberuntime/kuberuntime_container.ts";
+import { RuntimeCommandRunner, type RuntimeHelper } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
 import {
   ContainerGC,
@@ -140,10 +165,18 @@ export interface KubeletOptions {
    * when there is no API server; with one, the IPs the Node reports are used once it has any.
    */
   hostIP?: string;
+  /** `--cluster-dns`: nameservers of `ClusterFirst` pods (none: they get the `Default` policy's). */
+  clusterDNS?: string[];
+  /** `--cluster-domain`: the cluster's DNS domain (default none). */
+  clusterDomain?: string;
+  /** `--resolv-conf`: the host's resolver file pods' DNS starts from (default `/etc/resolv.conf`). */
+  resolverConfig?: string;
   /** Folder (or file) of static pod manifests; none = pods only via `setPods`. */
   podManifestPath?: string;
-  /** The agent's state folder (pod logs go to `<rootDir>/pods`). */
+  /** The agent's state folder (pod logs go to `<rootDir>/pods`, seccomp profiles are read from `<rootDir>/seccomp`). */
   rootDir: string;
+  /** The node's memory in bytes for Burstable OOM scores; default: this machine's. */
+  memoryCapacity?: number;
   /** Period of each pod's resync when no event asks for one (default 1 min, as kubelet). */
   syncFrequencyMs?: number;
   /**
@@ -166,7 +199,8 @@ export interface KubeletOptions {
   backOff?: { initialMs: number; maxMs: number };
   /**
    * The CRI image service: images are pulled by each container's `imagePullPolicy` before it is
-   * created (kubelet's image manager). Without one (the embedded runtime) nothing is pulled.
+   * created (kubelet's image manager), and the image's user decides `runAsNonRoot` and the default
+   * user. Without one (the embedded runtime: its processes run as the agent) nothing is pulled.
    */
   imageService?: ImageManagerService;
   /** Image pulls one at a time (kubelet's `--serialize-image-pulls`, default true). */
@@ -300,9 +334,21 @@ export class Kubelet {
   #podUpdateWaiters: { target: number; resolve: () => void }[] = [];
   /** Admission of the pod's fields (every pod, static ones too): set by start(). */
   #featuresAdmitHandler?: PodFeaturesAdmitHandler;
+  // kubelet's sysctl admission: the safe sysctls (probelet has no --allowed-unsafe-sysctls).
+  #sysctlsAllowlist = newAllowlist(getSafeSysctlAllowlist());
   /** Admission against the Node (API-server mode only). */
   #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
+  /** Sets up the pods' volumes under `<rootDir>/pods/<uid>/volumes`. */
+  #volumeManager?: VolumeManager;
+  #tokenManager?: TokenManager;
+  /** Config maps and secrets through the API server (volumes and env); none without one. */
+  #configMapManager?: ConfigMapManager;
+  #secretManager?: SecretManager;
+  /** The services for service links (API-server mode). */
+  #serviceLister?: ServiceLister;
+  #serviceReflectorStop = new AbortController();
+  #serviceReflectorRun?: Promise<void>;
   /** Pods refused by admission, by UID: never run; listed by pods() with their Failed status. */
   #rejected = new Map<string, Pod>();
   #mirrorClient?: MirrorClient;
@@ -386,15 +432,22 @@ export class Kubelet {
         labelSelector: { [probeletNodeLabel]: this.nodeName },
       });
     }
+    this.#volumeManager = this.#newVolumeManager();
+    const hostNetworkOnly = this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded";
     this.#runtimeManager = new KubeGenericRuntimeManager({
       runtime: this.runtime,
       runtimeName,
+      // Host processes get no mounts, hosts file or resolv.conf: admission refuses what needs them.
+      runtimeHelper: hostNetworkOnly ? undefined : this.#runtimeHelper(),
+      // The environment, on both runtimes (a host process gets its variables too).
+      makeEnvironmentVariables: (pod, container, ips) =>
+        makeEnvironmentVariables(pod, container, ips, this.#environmentSources()),
       clock: this.clock,
       recorder: this.events,
       lookups: { livenessManager: this.livenessManager, startupManager: this.startupManager },
       backoff: this.backoff,
       podLogsRootDir: join(this.#options.rootDir, "pods"),
-      runtimeHostNetworkOnly: this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded",
+      runtimeHostNetworkOnly: hostNetworkOnly,
       nodeName: this.nodeName,
       logManager: this.#containerLogManager,
       imageManager: this.#options.imageService && newImageManager({
@@ -411,6 +464,11 @@ export class Kubelet {
       }),
       getPullSecrets: (pod) =>
         getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
+      imageService: this.#options.imageService,
+      linux: {
+        seccompProfileRoot: join(this.#options.rootDir, "seccomp"),
+        memoryCapacity: this.#options.memoryCapacity,
+      },
     });
     log.info("Starting probelet node agent", {
       nodeName: this.nodeName,
@@ -447,6 +505,7 @@ export class Kubelet {
       facts: {
         runtime: runtimeName === "embedded" ? "embedded" : "containerd",
         apiServer: kubeClient !== undefined,
+        clusterDNS: (this.#options.clusterDNS ?? []).length > 0,
         uid: Deno.uid() ?? -1,
         gid: Deno.gid() ?? -1,
       },
@@ -479,6 +538,18 @@ export class Kubelet {
       await this.#watcher.start();
     }
     if (kubeClient) {
+      // kubelet's service informer: every service of every namespace, for service links.
+      const store = new MemoryStore<Service>();
+      const reflector = new Reflector(
+        newListWatchFromClient(kubeClient.coreV1.services("")),
+        store,
+        {
+          name: "services",
+          clock: this.clock,
+        },
+      );
+      this.#serviceLister = { list: () => store.list(), hasSynced: () => reflector.hasSynced() };
+      this.#serviceReflectorRun = reflector.run(this.#serviceReflectorStop.signal);
       this.#apiSource = newSourceApiserver(kubeClient, {
         nodeName: this.nodeName,
         clock: this.clock,
@@ -488,6 +559,35 @@ export class Kubelet {
     }
     // Pods left on the runtime by a previous run are removed once the desired set is known.
     await this.#cleanupOrphanedPods();
+  }
+
+  // The volume host: config maps, secrets and tokens through the API server when there is one
+  // (an HTTP clientset's REST client; the node authorizer limits them to pods bound here).
+  #newVolumeManager(): VolumeManager {
+    const rest = (this.#options.kubeClient as { rest?: JSONRequester } | undefined)?.rest;
+    const noAPI = (what: string) => () =>
+      Promise.reject(new Error(`${what} cannot be read: this node has no API server`));
+    if (rest) {
+      this.#tokenManager = new TokenManager({ getToken: tokenRequester(rest), clock: this.clock });
+    }
+    const configMaps = rest ? newSimpleConfigMapManager(rest) : undefined;
+    const secrets = rest ? newSimpleSecretManager(rest) : undefined;
+    this.#configMapManager = configMaps;
+    this.#secretManager = secrets;
+    const tokens = this.#tokenManager;
+    const host: VolumeHost = {
+      podsDir: resolve(this.#options.rootDir, "pods"),
+      getConfigMap: configMaps
+        ? (ns, name) => configMaps.getConfigMap(ns, name)
+        : noAPI("config maps"),
+      getSecret: secrets ? (ns, name) => secrets.getSecret(ns, name) : noAPI("secrets"),
+      getServiceAccountToken: tokens
+        ? (ns, name, tr) => tokens.getServiceAccountToken(ns, name, tr)
+        : noAPI("service account tokens"),
+      getNodeAllocatable: () =>
+        (this.#admitNode?.status?.allocatable ?? {}) as Record<string, string>,
+    };
+    return new VolumeManager({ host, recorder: this.events });
   }
 
   /** Replaces the desired set of static pods (what a manifest update does). */
@@ -726,11 +826,14 @@ export class Kubelet {
     }
   }
 
-  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The predicate
-  // handler (API-server mode; a node-affinity refusal is retried with a freshly read Node, as
-  // generalFilter does), then the pod's fields (every pod, static ones too).
+  // kubelet's canAdmitPod: the handlers in kubelet's order, the first refusal wins. The sysctl
+  // allowlist (every pod), the predicate handler (API-server mode; a node-affinity refusal is
+  // retried with a freshly read Node, as generalFilter does), then the pod's fields (every pod,
+  // static ones too).
   async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
     const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
+    const sysctls = this.#sysctlsAllowlist.admit({ pod, otherPods });
+    if (!sysctls.admit) return sysctls;
     if (this.#admitHandler) {
       this.#admitNode = await this.#nodeForAdmission(false);
       let result = this.#admitHandler.admit({ pod, otherPods });
@@ -792,6 +895,18 @@ export class Kubelet {
       timer.stop();
     }
     return this.#node ?? known;
+  }
+
+  // What a container's environment reads: kubelet's managers, service lister and node.
+  #environmentSources(): EnvironmentSources {
+    return {
+      configMapManager: this.#configMapManager,
+      secretManager: this.#secretManager,
+      serviceLister: this.#serviceLister,
+      getHostIPs: () => this.#hostIPs(),
+      getNodeAllocatable: async () =>
+        (await this.#nodeForAdmission(false)).status?.allocatable ?? {},
+    };
   }
 
   // kubelet's getHostIPsAnyWay: in API mode the IPs the Node reports (as registered, else as
@@ -914,6 +1029,57 @@ export class Kubelet {
     })();
   }
 
+  // What the runtime manager asks of the kubelet (kubelet's RuntimeHelper): the pod's DNS, host
+  // name, volume mounts, hosts file and termination message folder (the last two under
+  // <rootDir>/pod-dirs/<uid>; the volumes are under <rootDir>/pods/<uid>/volumes).
+  #runtimeHelper(): RuntimeHelper {
+    const clusterDomain = this.#options.clusterDomain ?? "";
+    const dns = new Configurer({
+      recorder: this.events,
+      nodeRef: nodeRef(this.nodeName),
+      nodeIPs: this.#hostIPs(),
+      clusterDNS: this.#options.clusterDNS ?? [],
+      clusterDomain,
+      resolverConfig: this.#options.resolverConfig ?? "/etc/resolv.conf",
+    });
+    const podsDir = this.#podsDir();
+    return {
+      getPodDNS: (pod) => dns.getPodDNS(pod),
+      generatePodHostNameAndDomain: (pod) => generatePodHostNameAndDomain(pod, clusterDomain),
+      // kubelet's makeMounts: the container's volume mounts, then the managed /etc/hosts.
+      generateRunContainerOptions: async (pod, container, { podIPs, envs }) => {
+        const volumeMounts = this.#volumeManager
+          ? await makeMounts(
+            pod,
+            // subPathExpr expands against the environment makeEnvironmentVariables built.
+            envs ? { ...container, env: envs } : container,
+            this.#volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
+          )
+          : [];
+        const options = await generateRunContainerOptions(pod, container, {
+          podsDir,
+          podIPs,
+          clusterDomain,
+        });
+        return { ...options, mounts: [...volumeMounts, ...options.mounts] };
+      },
+    };
+  }
+
+  // Kubelet's <root-dir>/pods; probelet's <root-dir>/pods holds the container logs.
+  #podsDir(): string {
+    return join(this.#options.rootDir, "pod-dirs");
+  }
+
+  // kubelet's cleanupOrphanedPodDirs, for one pod whose containers are gone.
+  async #removePodDir(pod: Pod): Promise<void> {
+    await Deno.remove(getPodDir(this.#podsDir(), pod), { recursive: true }).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        log.error(e, "Failed to remove the pod's folder", { pod: podKey(pod) });
+      }
+    });
+  }
+
   /**
    * Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions; then
    * the pod worker's requeue (its resync period, the end of a restart back-off, or the back-off
@@ -940,6 +1106,23 @@ export class Kubelet {
       }
       if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
       this.probeManager.addPod(pod);
+      // kubelet's SyncPod: the volumes before any container; a pod whose volumes cannot be set
+      // up waits (ContainerCreating) and is synced again after the back-off period.
+      try {
+        await this.#volumeManager?.waitForAttachAndMount(pod);
+      } catch (e) {
+        this.events.event(getPodReference(pod), {
+          type: "Warning",
+          reason: FailedMountVolume,
+          message: `Unable to attach or mount volumes: ${(e as Error).message}`,
+        });
+        throw e;
+      }
+      // As kubelet: the runtime status takes the API status's pod IPs (a host-network pod's are
+      // the node's, which its hosts file needs).
+      const apiIPs = (this.statusManager.getPodStatus(pod.metadata.uid ?? "")?.podIPs ?? [])
+        .map((p) => p.ip);
+      if (apiIPs.length > 0) runtimeStatus = { ...runtimeStatus, ips: apiIPs };
       const result = await runtimeManager.syncPod(pod, runtimeStatus, {
         podStartTime: worker.startTime,
       });
@@ -985,6 +1168,10 @@ export class Kubelet {
     const pod = worker.pod;
     log.V(4).info("Pod is terminal, stopping it", { pod: podKey(pod), podUID: pod.metadata.uid });
     await this.#syncTerminatingPod(worker, runtimeStatus, { recordStatus: true });
+    // kubelet unmounts the volumes of a terminated pod (a finished Job's secrets leave the node's
+    // memory) while the pod object stays.
+    await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
+    this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
     worker.finished = true;
     log.V(2).info("Pod is terminal, its sandbox is stopped", {
       pod: podKey(pod),
@@ -1301,10 +1488,12 @@ export class Kubelet {
           });
           try {
             await runtimeManager.removeOrphanedPod(pod);
+            await this.#removePodDir(pod);
           } catch (e) {
             log.error(e, "Failed to clean up orphaned pod, will retry", { pod: podKey(pod) });
           }
         }
+        await this.#cleanupOrphanedPodDirs();
       } catch (e) {
         log.error(e, "Failed to list runtime pods for cleanup, will retry");
       } finally {
@@ -1312,6 +1501,22 @@ export class Kubelet {
       }
     })();
     return this.#orphanCleanup;
+  }
+
+  // Kubelet's cleanupOrphanedPodDirs: folders of pods this node no longer has (a pod deleted
+  // while the agent was down), volumes unmounted first.
+  async #cleanupOrphanedPodDirs(): Promise<void> {
+    if (!this.#volumeManager) return;
+    const active = new Set([
+      ...this.#workers.keys(),
+      ...this.#desired.keys(),
+      ...this.#finished.keys(),
+    ]);
+    for (
+      const uid of await cleanupOrphanedPodDirs(resolve(this.#options.rootDir, "pods"), active)
+    ) {
+      log.info("Cleaned up orphaned pod dir", { podUID: uid });
+    }
   }
 
   /**
@@ -1381,7 +1586,12 @@ export class Kubelet {
           recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
         });
         await runtimeManager.removePod(pod, after);
+        await this.#removePodDir(pod);
       }
+      // kubelet's reconciler unmounts the volumes of a pod gone from the desired state; its
+      // tokens go with it.
+      await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
+      this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
       log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
     } catch (e) {
       if (!this.#stopped) {
@@ -1495,6 +1705,8 @@ export class Kubelet {
     // Nothing reaches the API server from here on: pods stopped with the agent are not deleted
     // or failed there.
     await this.#apiSource?.stop();
+    this.#serviceReflectorStop.abort();
+    await this.#serviceReflectorRun;
     await this.statusManager.stop();
     await this.#watcher?.stop();
     this.#syncTimer?.stop();

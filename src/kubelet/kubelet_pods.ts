@@ -1,19 +1,47 @@
 /**
  * The API pod status the agent reports, generated from the runtime's view of a pod: container
  * states, restart counts, the last termination, CrashLoopBackOff waiting reasons, the pod phase
- * (kubelet's `getPhase` rules) and the pod IP; and the pod's image pull secrets.
- * Mirrors generateAPIPodStatus / convertToAPIContainerStatuses / getPhase / getPullSecretsForPod
- * in kubelet's pkg/kubelet/kubelet_pods.go.
+ * (kubelet's `getPhase` rules) and the pod IP; the pod's image pull secrets; what a container
+ * gets besides its spec: the managed `/etc/hosts`, the pod's host name, the folder of its
+ * termination message file; and each container's environment (env, envFrom, the downward API,
+ * service links, `$(VAR)` expansion).
+ * Mirrors generateAPIPodStatus / convertToAPIContainerStatuses / getPhase / getPullSecretsForPod,
+ * GenerateRunContainerOptions / makeHostsMount / ensureHostsFile / GeneratePodHostNameAndDomain,
+ * makeEnvironmentVariables / getServiceEnvVarMap / podFieldSelectorRuntimeValue /
+ * containerResourceRuntimeValue / sortPodIPs in kubelet's pkg/kubelet/kubelet_pods.go.
  * @module
  */
+import { join } from "node:path";
 import type {
+  ConfigMap,
   Container,
   ContainerState,
   ContainerStatus,
+  EnvVar,
+  HostAlias,
+  ObjectFieldSelector,
   Pod,
   PodPhase,
   PodStatus,
+  ResourceList,
+  Secret as APISecret,
+  Service,
 } from "../api/core/v1/mod.ts";
+import { isServiceIPSet } from "../api/core/v1/helper.ts";
+import { isNotFound } from "../client/errors.ts";
+import { decodeBase64 } from "../util/base64.ts";
+import { extractFieldPathAsString, splitMaybeSubscriptedPath } from "../util/fieldpath.ts";
+import { expand, mappingFuncFor } from "../third_party/forked/golang/expansion/expand.ts";
+import type { ConfigMapManager } from "./configmap/configmap_manager.ts";
+import type { SecretManager } from "./secret/secret_manager.ts";
+import { fromServices } from "./envvars/envvars.ts";
+import {
+  containerResourceRuntimeValue,
+  defaultPodLimitsForDownwardAPI,
+} from "./kubelet_resources.ts";
+import type { Mount } from "../cri_client/api.ts";
+import * as log from "../util/log.ts";
+import { isDNS1123Label } from "../util/validation/validation.ts";
 import { metav1Time } from "../api/meta/v1/mod.ts";
 import { containerIDString } from "./container/container_id.ts";
 import {
@@ -22,11 +50,11 @@ import {
   type RuntimePodStatus,
   shouldContainerBeRestarted,
 } from "./kuberuntime/kuberuntime_manager.ts";
+import type { RunContainerOptions } from "./kuberuntime/kuberuntime_container.ts";
 import { isStaticPod } from "./types/pod_update.ts";
 import type { Secret } from "../credentialprovider/keyring.ts";
 import { getPodReference } from "./container/ref.ts";
 import type { EventRecorder } from "./events/mod.ts";
-import * as log from "../util/log.ts";
 
 /**
  * The secrets named by the pod's `imagePullSecrets` that could be read, in order (kubelet's
@@ -420,4 +448,526 @@ export function validateContainerLogStatus(
     throw new Error(`unable to parse container id "${id}": invalid container ID: "${id}"`);
   }
   return id;
+}
+
+/** The services kubelet knows (an informer over all namespaces; kubelet's `serviceLister`). */
+export interface ServiceLister {
+  /** Every service in the cache. */
+  list(): Service[];
+  /** True once the first LIST filled the cache (kubelet's `serviceHasSynced`). */
+  hasSynced(): boolean;
+}
+
+/**
+ * What building a container's environment reads besides the pod: kubelet's managers and node.
+ * Without `configMapManager`/`secretManager` (no API server: kubelet's nil `kubeClient`), a
+ * reference to one fails; without `serviceLister` there are no service variables.
+ */
+export interface EnvironmentSources {
+  configMapManager?: ConfigMapManager;
+  secretManager?: SecretManager;
+  serviceLister?: ServiceLister;
+  /** The node's IPs, the first the primary (kubelet's `getHostIPsAnyWay`). */
+  getHostIPs(): string[] | Promise<string[]>;
+  /** The node's allocatable resources (kubelet's `getNodeAnyWay().Status.Allocatable`). */
+  getNodeAllocatable(): ResourceList | Promise<ResourceList>;
+}
+
+// The services whose variables every pod gets, from the default namespace.
+const masterServices = new Set(["kubernetes"]);
+
+/**
+ * The service variables a pod in namespace `ns` sees (kubelet's `getServiceEnvVarMap`): those of
+ * the `kubernetes` service in `default` always, those of the services in `ns` when
+ * `enableServiceLinks`; services without a cluster IP are skipped.
+ *
+ * @example
+ * ```ts
+ * getServiceEnvVarMap("default", true, lister).get("KUBERNETES_SERVICE_HOST"); // "10.0.0.1"
+ * ```
+ */
+export function getServiceEnvVarMap(
+  ns: string,
+  enableServiceLinks: boolean,
+  serviceLister: ServiceLister | undefined,
+): Map<string, string> {
+  const m = new Map<string, string>();
+  // Kubelets without an API server set no service variables.
+  if (!serviceLister) return m;
+  let services: Service[];
+  try {
+    services = serviceLister.list();
+  } catch {
+    throw new Error("failed to list services when setting up env vars");
+  }
+  const serviceMap = new Map<string, Service>();
+  for (const service of services) {
+    if (!isServiceIPSet(service)) continue;
+    const name = service.metadata.name ?? "";
+    if (service.metadata.namespace === "default" && masterServices.has(name)) {
+      if (!serviceMap.has(name)) serviceMap.set(name, service);
+    } else if (service.metadata.namespace === ns && enableServiceLinks) {
+      serviceMap.set(name, service);
+    }
+  }
+  for (const e of fromServices([...serviceMap.values()])) m.set(e.name, e.value ?? "");
+  return m;
+}
+
+/** Where the pod's IPs come from, for `status.podIP(s)`. */
+export interface PodIPs {
+  /** The sandbox's primary IP ("" before it has one). */
+  podIP: string;
+  /** All of the sandbox's IPs. */
+  podIPs: string[];
+}
+
+/**
+ * The environment of `container` (kubelet's `makeEnvironmentVariables`): `envFrom` first (config
+ * maps and secrets, with their prefix), then `env` in order, each value with `$(VAR)` expanded
+ * against the variables before it and the service variables, or taken from its `valueFrom`
+ * source; then the service variables not already set. A missing config map, secret or key that
+ * is not `optional` throws kubelet's message (the container's `CreateContainerConfigError`).
+ *
+ * @example
+ * ```ts
+ * await makeEnvironmentVariables(pod, pod.spec.containers[0], { podIP: "10.1.0.5", podIPs: ["10.1.0.5"] }, sources);
+ * // [{ name: "POD_IP", value: "10.1.0.5" }, { name: "KUBERNETES_SERVICE_HOST", value: "10.0.0.1" }, ...]
+ * ```
+ */
+export async function makeEnvironmentVariables(
+  pod: Pod,
+  container: Container,
+  ips: PodIPs,
+  sources: EnvironmentSources,
+): Promise<EnvVar[]> {
+  // The API server and kubelet's file source both default it to true (SetDefaults_PodSpec);
+  // probelet's static pods are not defaulted, so an absent field reads as that default here.
+  if (pod.spec.enableServiceLinks === null) {
+    throw new Error("nil pod.spec.enableServiceLinks encountered, cannot construct envvars");
+  }
+  const enableServiceLinks = pod.spec.enableServiceLinks ?? true;
+  // A restarted kubelet may read pods before services: wait for one LIST, so that
+  // KUBERNETES_SERVICE_HOST (read by in-cluster clients) is not missed. Static pods do not wait.
+  if (!isStaticPod(pod) && sources.serviceLister && !sources.serviceLister.hasSynced()) {
+    throw new Error("services have not yet been read at least once, cannot construct envvars");
+  }
+  const serviceEnv = getServiceEnvVarMap(
+    pod.metadata.namespace ?? "",
+    enableServiceLinks,
+    sources.serviceLister,
+  );
+  const namespace = pod.metadata.namespace ?? "";
+  const configMaps = new Map<string, ConfigMap>();
+  const secrets = new Map<string, APISecret>();
+  const tmpEnv = new Map<string, string>();
+
+  // Read once per container; undefined when optional and absent.
+  const getConfigMap = async (name: string, optional: boolean) => {
+    const known = configMaps.get(name);
+    if (known) return known;
+    if (!sources.configMapManager) {
+      throw new Error(`couldn't get configMap ${namespace}/${name}, no kubeClient defined`);
+    }
+    try {
+      const configMap = await sources.configMapManager.getConfigMap(namespace, name);
+      configMaps.set(name, configMap);
+      return configMap;
+    } catch (e) {
+      if (isNotFound(e) && optional) return undefined;
+      throw e;
+    }
+  };
+  const getSecret = async (name: string, optional: boolean) => {
+    const known = secrets.get(name);
+    if (known) return known;
+    if (!sources.secretManager) {
+      throw new Error(`couldn't get secret ${namespace}/${name}, no kubeClient defined`);
+    }
+    try {
+      const secret = await sources.secretManager.getSecret(namespace, name);
+      secrets.set(name, secret);
+      return secret;
+    } catch (e) {
+      if (isNotFound(e) && optional) return undefined;
+      throw e;
+    }
+  };
+
+  // env replaces envFrom: envFrom first. Keys are taken as they are (kubelet no longer checks
+  // them: any printable name is valid since RelaxedEnvironmentVariableValidation).
+  for (const envFrom of container.envFrom ?? []) {
+    const prefix = envFrom.prefix ?? "";
+    if (envFrom.configMapRef) {
+      const ref = envFrom.configMapRef;
+      const configMap = await getConfigMap(ref.name ?? "", ref.optional === true);
+      if (!configMap) continue;
+      for (const [k, v] of Object.entries(configMap.data ?? {})) tmpEnv.set(prefix + k, v);
+    } else if (envFrom.secretRef) {
+      const ref = envFrom.secretRef;
+      const secret = await getSecret(ref.name ?? "", ref.optional === true);
+      if (!secret) continue;
+      for (const [k, v] of Object.entries(secret.data ?? {})) {
+        tmpEnv.set(prefix + k, bytesToString(v));
+      }
+    }
+  }
+
+  // Each value: `value` expanded against the variables so far and the services', else its
+  // source; the container's variables in declared order.
+  const mapping = mappingFuncFor(tmpEnv, serviceEnv);
+  for (const envVar of container.env ?? []) {
+    let runtimeVal = envVar.value ?? "";
+    if (runtimeVal !== "") {
+      runtimeVal = expand(runtimeVal, mapping);
+    } else if (envVar.valueFrom) {
+      const from = envVar.valueFrom;
+      if (from.fieldRef) {
+        runtimeVal = await podFieldSelectorRuntimeValue(from.fieldRef, pod, ips, sources);
+      } else if (from.resourceFieldRef) {
+        const defaulted = defaultPodLimitsForDownwardAPI(
+          pod,
+          container,
+          await sources.getNodeAllocatable(),
+        );
+        runtimeVal = containerResourceRuntimeValue(
+          from.resourceFieldRef,
+          defaulted.pod,
+          defaulted.container,
+        );
+      } else if (from.configMapKeyRef) {
+        const { name = "", key, optional = false } = from.configMapKeyRef;
+        const configMap = await getConfigMap(name, optional);
+        if (!configMap) continue;
+        const value = Object.hasOwn(configMap.data ?? {}, key) ? configMap.data![key] : undefined;
+        if (value === undefined) {
+          if (optional) continue;
+          throw new Error(`couldn't find key ${key} in ConfigMap ${namespace}/${name}`);
+        }
+        runtimeVal = value;
+      } else if (from.secretKeyRef) {
+        const { name = "", key, optional = false } = from.secretKeyRef;
+        const secret = await getSecret(name, optional);
+        if (!secret) continue;
+        const value = Object.hasOwn(secret.data ?? {}, key) ? secret.data![key] : undefined;
+        if (value === undefined) {
+          if (optional) continue;
+          throw new Error(`couldn't find key ${key} in Secret ${namespace}/${name}`);
+        }
+        runtimeVal = bytesToString(value);
+      }
+      // fileKeyRef (the EnvFiles feature) is refused at admission: no value here.
+    }
+    tmpEnv.set(envVar.name, runtimeVal);
+  }
+
+  // Go appends from maps (in no order); here the order is envFrom, env, then services.
+  const result: EnvVar[] = [];
+  for (const [name, value] of tmpEnv) result.push({ name, value });
+  for (const [name, value] of serviceEnv) {
+    if (!tmpEnv.has(name)) result.push({ name, value });
+  }
+  return result;
+}
+
+// A secret's value as Go's string([]byte) would pass it on (invalid UTF-8 replaced here).
+function bytesToString(base64: string): string {
+  return new TextDecoder().decode(decodeBase64(base64));
+}
+
+/**
+ * The value of a `fieldRef` (kubelet's `podFieldSelectorRuntimeValue`): `spec.nodeName`,
+ * `spec.serviceAccountName`, `status.hostIP(s)`, `status.podIP(s)` (comma-separated, the node's
+ * IP family first), else the pod's metadata through the downward API paths.
+ *
+ * @example
+ * ```ts
+ * await podFieldSelectorRuntimeValue({ fieldPath: "status.podIPs" }, pod, { podIP: "10.1.0.5", podIPs: ["10.1.0.5", "fd00::5"] }, sources);
+ * // "10.1.0.5,fd00::5"
+ * ```
+ */
+export async function podFieldSelectorRuntimeValue(
+  fs: ObjectFieldSelector,
+  pod: Pod,
+  ips: PodIPs,
+  sources: Pick<EnvironmentSources, "getHostIPs">,
+): Promise<string> {
+  const internalFieldPath = convertDownwardAPIFieldLabel(fs.apiVersion || "v1", fs.fieldPath);
+  let podIP = ips.podIP;
+  let podIPs = ips.podIPs;
+  // The pod's IPs in the node's family preference (kubelet #97979).
+  const hostIPs = async () => {
+    const hosts = await sources.getHostIPs();
+    if (hosts.length === 0) throw new Error("host IP unknown; known addresses: []");
+    return hosts;
+  };
+  if (podIPs.length > 0) {
+    podIPs = sortPodIPs(podIPs, (await sources.getHostIPs())[0]);
+    if (podIPs.length > 0) podIP = podIPs[0];
+  }
+  switch (internalFieldPath) {
+    case "spec.nodeName":
+      return pod.spec.nodeName ?? "";
+    case "spec.serviceAccountName":
+      return pod.spec.serviceAccountName ?? "";
+    case "status.hostIP":
+      return (await hostIPs())[0];
+    case "status.hostIPs":
+      return (await hostIPs()).join(",");
+    case "status.podIP":
+      return podIP;
+    case "status.podIPs":
+      return podIPs.join(",");
+  }
+  return extractFieldPathAsString(pod, internalFieldPath);
+}
+
+// The field paths a pod's downward API accepts, as the API converts them
+// (pkg/apis/core/pods ConvertDownwardAPIFieldLabel).
+function convertDownwardAPIFieldLabel(version: string, label: string): string {
+  if (version !== "v1") throw new Error(`unsupported pod version: ${version}`);
+  const [path, , subscripted] = splitMaybeSubscriptedPath(label);
+  if (subscripted) {
+    if (path === "metadata.annotations" || path === "metadata.labels") return label;
+    throw new Error(`field label does not support subscript: ${label}`);
+  }
+  switch (label) {
+    case "metadata.annotations":
+    case "metadata.labels":
+    case "metadata.name":
+    case "metadata.namespace":
+    case "metadata.uid":
+    case "spec.nodeName":
+    case "spec.restartPolicy":
+    case "spec.serviceAccountName":
+    case "spec.schedulerName":
+    case "status.phase":
+    case "status.hostIP":
+    case "status.hostIPs":
+    case "status.podIP":
+    case "status.podIPs":
+      return label;
+    case "spec.host":
+      // Old v1 clients' name for spec.nodeName.
+      return "spec.nodeName";
+  }
+  throw new Error(`field label not supported: ${label}`);
+}
+
+/**
+ * At most one IP of each family, the node's family first (kubelet's `sortPodIPs`).
+ *
+ * @example
+ * ```ts
+ * sortPodIPs(["fd00::5", "10.1.0.5"], "192.168.1.2"); // ["10.1.0.5", "fd00::5"]
+ * ```
+ */
+export function sortPodIPs(podIPs: string[], nodeIP: string | undefined): string[] {
+  const isIPv6 = (ip: string) => ip.includes(":");
+  const isIPv4 = (ip: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(ip);
+  const [primary, secondary] = nodeIP === undefined || !isIPv6(nodeIP)
+    ? [isIPv4, isIPv6]
+    : [isIPv6, isIPv4];
+  const ips: string[] = [];
+  const first = podIPs.find(primary);
+  if (first !== undefined) ips.push(first);
+  const second = podIPs.find(secondary);
+  if (second !== undefined) ips.push(second);
+  return ips;
+}
+
+/** Where containers see the managed hosts file. */
+export const etcHostsPath = "/etc/hosts";
+/** First line of a pod's managed hosts file. */
+export const managedHostsHeader = "# Kubernetes-managed hosts file.\n";
+/** First line of a host-network pod's hosts file (the node's file follows). */
+export const managedHostsHeaderWithHostNetwork =
+  "# Kubernetes-managed hosts file (host network).\n";
+
+/** A pod's folder under the kubelet's pods folder: `<podsDir>/<uid>` (kubelet's `getPodDir`). */
+export function getPodDir(podsDir: string, pod: Pod): string {
+  return join(podsDir, pod.metadata.uid ?? "");
+}
+
+/** A container's folder in its pod's: `<podDir>/containers/<name>` (`getPodContainerDir`). */
+export function getPodContainerDir(podsDir: string, pod: Pod, containerName: string): string {
+  return join(getPodDir(podsDir, pod), "containers", containerName);
+}
+
+/**
+ * The pod's host name (`spec.hostname`, else its name, cut to 63 characters) and domain
+ * (`<subdomain>.<namespace>.svc.<cluster domain>` when `spec.subdomain` is set), kubelet's
+ * `GeneratePodHostNameAndDomain`.
+ *
+ * @example
+ * ```ts
+ * generatePodHostNameAndDomain(pod, "cluster.local"); // { hostname: "web-0", hostDomain: "web.default.svc.cluster.local" }
+ * ```
+ */
+export function generatePodHostNameAndDomain(
+  pod: Pod,
+  clusterDomain: string,
+): { hostname: string; hostDomain: string } {
+  let hostname = pod.metadata.name ?? "";
+  if (pod.spec.hostname) {
+    const msgs = isDNS1123Label(pod.spec.hostname);
+    if (msgs.length > 0) {
+      throw new Error(
+        `pod Hostname "${pod.spec.hostname}" is not a valid DNS label: ${msgs.join(";")}`,
+      );
+    }
+    hostname = pod.spec.hostname;
+  }
+  hostname = truncatePodHostnameIfNeeded(pod.metadata.name ?? "", hostname);
+  let hostDomain = "";
+  if (pod.spec.subdomain) {
+    const msgs = isDNS1123Label(pod.spec.subdomain);
+    if (msgs.length > 0) {
+      throw new Error(
+        `pod Subdomain "${pod.spec.subdomain}" is not a valid DNS label: ${msgs.join(";")}`,
+      );
+    }
+    hostDomain = `${pod.spec.subdomain}.${pod.metadata.namespace ?? ""}.svc.${clusterDomain}`;
+  }
+  return { hostname, hostDomain };
+}
+
+/** A host name cut to 63 characters, without a trailing `-` or `.` (kubelet's). */
+export function truncatePodHostnameIfNeeded(podName: string, hostname: string): string {
+  const hostnameMaxLen = 63;
+  if (hostname.length <= hostnameMaxLen) return hostname;
+  let truncated = hostname.slice(0, hostnameMaxLen);
+  log.error(undefined, "Hostname for pod was too long, truncated it", {
+    podName,
+    hostnameMaxLen,
+    truncatedHostname: truncated,
+  });
+  truncated = truncated.replace(/[-.]+$/, "");
+  if (truncated === "") throw new Error(`hostname for pod "${podName}" was invalid: "${hostname}"`);
+  return truncated;
+}
+
+/**
+ * The content of a pod's managed hosts file (kubelet's `managedHostsFileContent`): localhost
+ * entries, one line per pod IP with the host name (FQDN first when the pod has a domain), then
+ * the host aliases.
+ */
+export function managedHostsFileContent(
+  hostIPs: string[],
+  hostName: string,
+  hostDomainName: string,
+  hostAliases: HostAlias[] | undefined,
+): string {
+  let content = managedHostsHeader +
+    "127.0.0.1\tlocalhost\n" +
+    "::1\tlocalhost ip6-localhost ip6-loopback\n" +
+    "fe00::0\tip6-localnet\n" +
+    "fe00::0\tip6-mcastprefix\n" +
+    "fe00::1\tip6-allnodes\n" +
+    "fe00::2\tip6-allrouters\n";
+  for (const ip of hostIPs) {
+    content += hostDomainName !== ""
+      ? `${ip}\t${hostName}.${hostDomainName}\t${hostName}\n`
+      : `${ip}\t${hostName}\n`;
+  }
+  return content + hostsEntriesFromHostAliases(hostAliases);
+}
+
+/** The host aliases as hosts-file lines, after a comment (kubelet's). */
+export function hostsEntriesFromHostAliases(hostAliases: HostAlias[] | undefined): string {
+  if (!hostAliases || hostAliases.length === 0) return "";
+  let content = "\n# Entries added by HostAliases.\n";
+  for (const alias of hostAliases) {
+    content += `${alias.ip}\t${(alias.hostnames ?? []).join("\t")}\n`;
+  }
+  return content;
+}
+
+/** A host-network pod's hosts file: the node's, then the host aliases (kubelet's). */
+export async function nodeHostsFileContent(
+  hostsFilePath: string,
+  hostAliases: HostAlias[] | undefined,
+): Promise<string> {
+  const node = await Deno.readTextFile(hostsFilePath);
+  return managedHostsHeaderWithHostNetwork + node + hostsEntriesFromHostAliases(hostAliases);
+}
+
+/**
+ * Writes the pod's hosts file (mode 0644): the node's for a host-network pod, else a managed one
+ * (kubelet's `ensureHostsFile`).
+ */
+export async function ensureHostsFile(
+  fileName: string,
+  options: {
+    hostIPs: string[];
+    hostName: string;
+    hostDomainName: string;
+    hostAliases?: HostAlias[];
+    useHostNetwork: boolean;
+    /** The node's hosts file (default `/etc/hosts`). */
+    nodeHostsFile?: string;
+  },
+): Promise<void> {
+  const content = options.useHostNetwork
+    ? await nodeHostsFileContent(options.nodeHostsFile ?? etcHostsPath, options.hostAliases)
+    : managedHostsFileContent(
+      options.hostIPs,
+      options.hostName,
+      options.hostDomainName,
+      options.hostAliases,
+    );
+  await Deno.writeTextFile(fileName, content);
+  await Deno.chmod(fileName, 0o644);
+}
+
+/**
+ * Writes `<podDir>/etc-hosts` and returns its mount at `/etc/hosts` (kubelet's `makeHostsMount`).
+ */
+export async function makeHostsMount(
+  podDir: string,
+  options: Parameters<typeof ensureHostsFile>[1],
+): Promise<Mount> {
+  await Deno.mkdir(podDir, { recursive: true });
+  const hostPath = join(podDir, "etc-hosts");
+  await ensureHostsFile(hostPath, options);
+  // kubelet asks for a relabel only where SELinux is enabled; probelet does not check SELinux.
+  return { hostPath, containerPath: etcHostsPath, readonly: false };
+}
+
+/**
+ * What a container gets besides its spec (kubelet's `GenerateRunContainerOptions`): the managed
+ * `/etc/hosts` once the pod has an IP (unless the container mounts its own), and the folder of
+ * its termination message file.
+ */
+export async function generateRunContainerOptions(
+  pod: Pod,
+  container: Container,
+  options: { podsDir: string; podIPs: string[]; clusterDomain: string; nodeHostsFile?: string },
+): Promise<RunContainerOptions> {
+  const { hostname, hostDomain } = generatePodHostNameAndDomain(pod, options.clusterDomain);
+  const mounts: Mount[] = [];
+  const mountsEtcHosts = (container.volumeMounts ?? []).some((m) => m.mountPath === etcHostsPath);
+  if (options.podIPs.length > 0 && !mountsEtcHosts) {
+    mounts.push(
+      await makeHostsMount(getPodDir(options.podsDir, pod), {
+        hostIPs: options.podIPs,
+        hostName: hostname,
+        hostDomainName: hostDomain,
+        hostAliases: pod.spec.hostAliases,
+        useHostNetwork: pod.spec.hostNetwork === true,
+        nodeHostsFile: options.nodeHostsFile,
+      }),
+    );
+  }
+  let podContainerDir = "";
+  if (container.terminationMessagePath) {
+    const dir = getPodContainerDir(options.podsDir, pod, container.name);
+    try {
+      await Deno.mkdir(dir, { recursive: true, mode: 0o750 });
+      podContainerDir = dir;
+    } catch (e) {
+      log.error(e, "Error on creating dir", { path: dir });
+    }
+  }
+  return { mounts, podContainerDir };
 }

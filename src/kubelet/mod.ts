@@ -25,11 +25,23 @@ export {
   ContainerCreating,
   convertToAPIContainerStatuses,
   CrashLoopBackOff,
+  type EnvironmentSources,
   generateAPIPodStatus,
   getPhase,
+  getServiceEnvVarMap,
+  makeEnvironmentVariables,
+  podFieldSelectorRuntimeValue,
   PodInitializing,
+  type PodIPs,
+  type ServiceLister,
+  sortPodIPs,
   type StartFailure,
 } from "./kubelet_pods.ts";
+export { fromServices } from "./envvars/envvars.ts";
+export {
+  containerResourceRuntimeValue,
+  defaultPodLimitsForDownwardAPI,
+} from "./kubelet_resources.ts";
 export * from "./kuberuntime/kuberuntime_manager.ts";
 export {
   generateContainerConfig,

@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { runKubelet, type RunningKubelet } from "../../src/cmd/probelet/app.ts";
+import type { KubeletFlags } from "../../src/cmd/probelet/flags.ts";
 import type { ContainerStatus } from "../../src/api/core/v1/mod.ts";
 import type { PodWithStatus } from "../../src/kubelet/kubelet.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
@@ -55,7 +56,7 @@ export const e2eNodeName = "e2e";
 export async function startAgent(
   runtime: E2ERuntime,
   manifests: Record<string, string>,
-  options: { endpoint?: string; port?: number } = {},
+  options: { endpoint?: string; port?: number; flags?: Partial<KubeletFlags> } = {},
 ): Promise<E2EAgent> {
   const base = await Deno.makeTempDir({ prefix: `probelet-e2e-${runtime}-` });
   const manifestDir = join(base, "pods");
@@ -83,6 +84,7 @@ export async function startAgent(
       // Only file notifications should be needed; the re-list is a fallback.
       fileCheckFrequencyMs: 5000,
       recorders: [recorder],
+      ...options.flags,
     });
   } catch (e) {
     if (previousSink) log.setLogSink(previousSink);

@@ -105,19 +105,17 @@ ${containers}`;
     command: ["sh", "-c", ${JSON.stringify(idle)}]
     livenessProbe:
         httpGet:
-          port: nope
+          port: bad_port
 `,
     ),
-    // Asks for a hook probelet does not run: refused at admission, never started.
+    // Asks for a stop signal probelet does not pass: refused at admission, never started.
     "hooked.yaml": pod(
       "hooked",
       `  - name: app
     image: ${image}
     command: ["sh", "-c", ${JSON.stringify(idle)}]
     lifecycle:
-      preStop:
-        exec:
-          command: ["true"]
+      stopSignal: SIGUSR1
 `,
     ),
     "doomed.yaml": pod(
@@ -238,7 +236,7 @@ async function scenarios(t: Deno.TestContext, agent: E2EAgent, runtime: E2ERunti
     assert(agent.pod("readiness") && agent.pod("liveness"));
   });
 
-  await t.step("a pod asking for a preStop hook is refused and never started", async () => {
+  await t.step("a pod asking for a stop signal is refused and never started", async () => {
     const hooked = () => agent.kubelet.pods().find((p) => p.metadata.name?.startsWith("hooked-"));
     const pod = await waitFor(
       "hooked Failed",
@@ -250,7 +248,7 @@ async function scenarios(t: Deno.TestContext, agent: E2EAgent, runtime: E2ERunti
     assertEquals(pod.status.reason, "PodFeatureUnsupported");
     assertEquals(
       pod.status.message,
-      "Pod was rejected: spec.containers[0].lifecycle.preStop is not supported by this node",
+      "Pod was rejected: spec.containers[0].lifecycle.stopSignal is not supported by this node",
     );
     assert(
       agent.eventsOf("hooked").some((e) => e.startsWith("Warning PodFeatureUnsupported ")),

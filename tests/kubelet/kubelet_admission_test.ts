@@ -32,12 +32,12 @@ function staticPod(name: string, spec: Partial<Pod["spec"]>, command: string[]):
   };
 }
 
-const preStopPod = (command: string[]) =>
+const stopSignalPod = (command: string[]) =>
   staticPod("hooked", {
-    containers: [{ name: "app", lifecycle: { preStop: { exec: { command: ["true"] } } } }],
+    containers: [{ name: "app", lifecycle: { stopSignal: "SIGUSR1" } }],
   }, command);
 
-const refusal = "spec.containers[0].lifecycle.preStop is not supported by this node";
+const refusal = "spec.containers[0].lifecycle.stopSignal is not supported by this node";
 
 Deno.test("TestStaticPodRejectedForUnsupportedField (fake CRI runtime)", async () => {
   const clock = new FakeClock(1_700_000_000_000);
@@ -56,7 +56,7 @@ Deno.test("TestStaticPodRejectedForUnsupportedField (fake CRI runtime)", async (
   });
   try {
     await kubelet.start();
-    kubelet.setPods([preStopPod(["sleep", "600"])]);
+    kubelet.setPods([stopSignalPod(["sleep", "600"])]);
     await kubelet.podUpdatesHandled();
     await clock.step(0);
     await settle();
@@ -106,7 +106,7 @@ Deno.test({
       await kubelet.start();
       const touch = (name: string) => ["sh", "-c", `touch ${markers}/${name}; sleep 600`];
       kubelet.setPods([
-        preStopPod(touch("hooked")),
+        stopSignalPod(touch("hooked")),
         // A host process runs as the agent: asking for exactly that is honoured.
         staticPod("own-uid", { securityContext: { runAsUser: Deno.uid()! } }, touch("own-uid")),
       ]);
@@ -132,4 +132,56 @@ Deno.test({
       await Deno.remove(markers, { recursive: true });
     }
   },
+});
+
+Deno.test("TestStaticPodRejectedForUnsafeSysctl (fake CRI runtime)", async () => {
+  const clock = new FakeClock(1_700_000_000_000);
+  const runtime = new FakeRuntime(clock);
+  const recorder = new FakeRecorder();
+  const rootDir = await Deno.makeTempDir({ prefix: "probelet-admission-test-" });
+  const previous = log.setLogSink(() => {});
+  const kubelet = new Kubelet({
+    runtime,
+    runtimeName: "containerd",
+    clock,
+    nodeName: "node",
+    rootDir,
+    recorders: [recorder],
+    random: () => 0,
+  });
+  try {
+    await kubelet.start();
+    kubelet.setPods([
+      staticPod("unsafe", {
+        securityContext: { sysctls: [{ name: "kernel.msgmax", value: "65536" }] },
+      }, ["sleep", "600"]),
+      staticPod("safe", {
+        securityContext: {
+          sysctls: [{ name: "net.ipv4.ip_local_port_range", value: "2000 3000" }],
+        },
+      }, ["sleep", "600"]),
+    ]);
+    await kubelet.podUpdatesHandled();
+    await clock.step(0);
+    await settle();
+    const message = `forbidden sysctl: "kernel.msgmax" not allowlisted`;
+    const pod = kubelet.pods().find((p) => p.metadata.name === "unsafe");
+    assertEquals(pod?.status.phase, "Failed");
+    assertEquals(pod?.status.reason, "SysctlForbidden");
+    assertEquals(pod?.status.message, `Pod was rejected: ${message}`);
+    assert(
+      recorder.events.includes(`Warning SysctlForbidden ${message}`),
+      JSON.stringify(recorder.events),
+    );
+    // Only the safe pod got a sandbox, with its sysctl.
+    const sandboxes = [...runtime.sandboxes.values()];
+    assertEquals(sandboxes.map((s) => s.config.metadata.name), ["safe"]);
+    assertEquals(sandboxes[0].config.linux?.sysctls, {
+      "net.ipv4.ip_local_port_range": "2000 3000",
+    });
+  } finally {
+    await kubelet.stop();
+    log.setLogSink(previous);
+    await Deno.remove(rootDir, { recursive: true });
+  }
 });

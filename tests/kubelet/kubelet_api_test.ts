@@ -167,10 +167,10 @@ Deno.test("a pod setting a field the runtime does not honour ends Failed with Po
       const s = await setup(
         [
           node(),
-          // The API server's service-account volume, and a security context on the pod.
+          // A claim volume and SELinux options: refused on both runtimes.
           apiPod("tokened", {
-            volumes: [{ name: "kube-api-access-abcde", projected: { sources: [] } }],
-            securityContext: { runAsUser: 65534 },
+            volumes: [{ name: "data", persistentVolumeClaim: { claimName: "c" } }],
+            securityContext: { seLinuxOptions: { level: "s0" } },
           }),
           apiPod("plain", {
             dnsPolicy: "ClusterFirst",
@@ -182,7 +182,7 @@ Deno.test("a pod setting a field the runtime does not honour ends Failed with Po
           // refuses it first, as kubelet runs the predicate handler before the feature handlers.
           apiPod("daemon", {
             tolerations: [{ operator: "Exists" }],
-            volumes: [{ name: "config", configMap: { name: "c" } }],
+            volumes: [{ name: "data", persistentVolumeClaim: { claimName: "c" } }],
           }),
         ],
         undefined,
@@ -197,13 +197,13 @@ Deno.test("a pod setting a field the runtime does not honour ends Failed with Po
         assertEquals(rejected.status?.reason, "PodFeatureUnsupported");
         assertEquals(
           rejected.status?.message,
-          "Pod was rejected: spec.volumes[0].projected is not supported by this node; " +
-            "spec.securityContext.runAsUser is not supported by this node",
+          "Pod was rejected: spec.volumes[0].persistentVolumeClaim is not supported by this node; " +
+            "spec.securityContext.seLinuxOptions is not supported by this node",
         );
         assert(
           s.recorder.events.includes(
-            "Warning PodFeatureUnsupported spec.volumes[0].projected is not supported by this " +
-              "node; spec.securityContext.runAsUser is not supported by this node",
+            "Warning PodFeatureUnsupported spec.volumes[0].persistentVolumeClaim is not supported " +
+              "by this node; spec.securityContext.seLinuxOptions is not supported by this node",
           ),
           JSON.stringify(s.recorder.events),
         );
@@ -271,12 +271,13 @@ Deno.test("a static pod gets a Node-owned mirror, which is never run and carries
     await until("mirror recreated", async () => (await s.apiGet(`web-${nodeName}`)) !== undefined);
     assertEquals(sandboxesOf(s.runtime, `web-${nodeName}`).length, 1);
     // The static pod gone: its mirror is an orphan and is deleted.
+    // Housekeeping (every 2 s) deletes it once the static pod's teardown (volumes included)
+    // has finished: a teardown still running at one housekeeping waits for the next.
     s.kubelet.setPods([]);
-    await s.clock.step(2_000);
-    await until(
-      "orphaned mirror deleted",
-      async () => (await s.apiGet(`web-${nodeName}`)) === undefined,
-    );
+    await until("orphaned mirror deleted", async () => {
+      await s.clock.step(2_000);
+      return (await s.apiGet(`web-${nodeName}`)) === undefined;
+    });
   } finally {
     await s.cleanup();
   }

@@ -24,6 +24,7 @@ import type {
   PodInterface,
   ResourceInfo,
   ResourceName,
+  ServiceInterface,
   Watch,
 } from "../../src/client/kubernetes/clientset.ts";
 import { resources } from "../../src/client/kubernetes/clientset.ts";
@@ -206,6 +207,7 @@ const schemas: Record<ResourceName, PatchSchema> = {
   nodes: nodeSchema,
   events: eventSchema,
   leases: leaseSchema,
+  services: eventSchema,
 };
 
 const byKind = new Map<string, ResourceInfo & { name: ResourceName }>(
@@ -368,6 +370,7 @@ export class FakeClientset implements Clientset {
       pods: (ns = "") => this.#client("pods", ns) as unknown as PodInterface,
       nodes: () => this.#client("nodes", "") as unknown as NodeInterface,
       events: (ns = "") => this.#client("events", ns) as unknown as EventInterface,
+      services: (ns = "") => this.#client("services", ns) as unknown as ServiceInterface,
     };
     this.coordinationV1 = {
       leases: (ns) => this.#client("leases", ns) as unknown as LeaseInterface,

@@ -40,3 +40,69 @@ export function parseQuantity(q: string): number {
   if (!m) return NaN;
   return Number(m[1]) * quantitySuffixes[m[2] ?? ""];
 }
+
+const decimalExponents: Record<string, number> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  "": 0,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
+const binaryExponents: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
+
+/**
+ * Go's `Quantity.ScaledValue(scale)`: the quantity in units of 10^scale, rounded up (away from
+ * zero), computed exactly (`100m` is 100 milli-units, not 100.00000000000001); NaN when the text
+ * is not a quantity.
+ *
+ * @example
+ * ```ts
+ * scaledValue("100m", -3); // 100
+ * scaledValue("1.5Ki", 0); // 1536
+ * scaledValue("1m", 0); // 1 (rounded up)
+ * ```
+ */
+export function scaledValue(q: string, scale: number): number {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?(n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/
+    .exec(q.trim());
+  if (!m || (m[2] === "" && (m[3] ?? "") === "")) return NaN;
+  const [, sign, whole, fraction = "", exponent = "0", suffix = ""] = m;
+  let numerator = BigInt(`${whole}${fraction}` || "0");
+  let denominator = 1n;
+  let exp10 = Number(exponent) - fraction.length - scale;
+  if (suffix in binaryExponents) numerator *= 2n ** BigInt(binaryExponents[suffix]);
+  else exp10 += decimalExponents[suffix];
+  if (exp10 >= 0) numerator *= 10n ** BigInt(exp10);
+  else denominator = 10n ** BigInt(-exp10);
+  const rounded = (numerator + denominator - 1n) / denominator;
+  return Number(sign === "-" ? -rounded : rounded);
+}
+
+/**
+ * Go's `Quantity.Value()`: whole base units, rounded up.
+ *
+ * @example
+ * ```ts
+ * quantityValue("64Mi"); // 67108864
+ * ```
+ */
+export function quantityValue(q: string): number {
+  return scaledValue(q, 0);
+}
+
+/**
+ * Go's `Quantity.MilliValue()`: thousandths of a base unit, rounded up.
+ *
+ * @example
+ * ```ts
+ * quantityMilliValue("0.25"); // 250
+ * ```
+ */
+export function quantityMilliValue(q: string): number {
+  return scaledValue(q, -3);
+}

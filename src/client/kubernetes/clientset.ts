@@ -5,7 +5,16 @@
  * Mirrors k8s.io/client-go/kubernetes/clientset.go and typed/{core,coordination}/v1.
  * @module
  */
-import type { Event, EventList, Node, NodeList, Pod, PodList } from "../../api/core/v1/mod.ts";
+import type {
+  Event,
+  EventList,
+  Node,
+  NodeList,
+  Pod,
+  PodList,
+  Service,
+  ServiceList,
+} from "../../api/core/v1/mod.ts";
 import type { Lease, LeaseList } from "../../api/coordination/v1/mod.ts";
 import type * as metav1 from "../../api/meta/v1/mod.ts";
 import { RESTClient, type RESTClientOptions, type RestConfig, type RestRequest } from "../rest.ts";
@@ -90,6 +99,8 @@ export type PodInterface = ResourceInterface<Pod, PodList> & StatusInterface<Pod
 export type NodeInterface = ResourceInterface<Node, NodeList> & StatusInterface<Node>;
 /** core/v1 `events` in one namespace. */
 export type EventInterface = ResourceInterface<Event, EventList>;
+/** `services` in one namespace ("" = all namespaces, for list and watch). */
+export type ServiceInterface = ResourceInterface<Service, ServiceList>;
 /** `leases.coordination.k8s.io` in one namespace. */
 export type LeaseInterface = ResourceInterface<Lease, LeaseList>;
 
@@ -101,6 +112,8 @@ export interface CoreV1Interface {
   nodes(): NodeInterface;
   /** Events in `namespace`. */
   events(namespace?: string): EventInterface;
+  /** Services in `namespace` ("" or omitted = all namespaces). */
+  services(namespace?: string): ServiceInterface;
 }
 
 /** The coordination.k8s.io/v1 group. */
@@ -165,6 +178,14 @@ export const resources = {
     listKind: "EventList",
     namespaced: true,
   },
+  services: {
+    group: "",
+    version: "v1",
+    resource: "services",
+    kind: "Service",
+    listKind: "ServiceList",
+    namespaced: true,
+  },
   leases: {
     group: "coordination.k8s.io",
     version: "v1",
@@ -175,7 +196,7 @@ export const resources = {
   },
 } as const satisfies Record<string, ResourceInfo>;
 
-/** `pods`, `nodes`, `events` or `leases`. */
+/** `pods`, `nodes`, `events`, `services` or `leases`. */
 export type ResourceName = keyof typeof resources;
 
 /** Options of `newForConfig`. */
@@ -216,6 +237,7 @@ export class HTTPClientset implements Clientset {
       pods: (ns = "") => client("pods", ns) as unknown as PodInterface,
       nodes: () => client("nodes", "") as unknown as NodeInterface,
       events: (ns = "") => client("events", ns) as unknown as EventInterface,
+      services: (ns = "") => client("services", ns) as unknown as ServiceInterface,
     };
     this.coordinationV1 = {
       leases: (ns) => client("leases", ns) as unknown as LeaseInterface,

@@ -23,6 +23,7 @@ import { ProbePool } from "../../probe/pool/pool.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { RemoteImageService } from "../../cri_client/remote_image.ts";
 import type { Secret } from "../../credentialprovider/keyring.ts";
+import { newSimpleSecretManager } from "../../kubelet/secret/secret_manager.ts";
 import type { HTTPClientset } from "../../client/kubernetes/clientset.ts";
 import { newNodeAgent, type NodeAgent } from "./apiserver_mode.ts";
 import { buildKubeClients, type KubeClients } from "./kube_clients.ts";
@@ -232,6 +233,9 @@ async function startAgent(
     initialNode: api ? () => node!.nodeStatus.initialNode() : undefined,
     maxPods: flags.maxPods,
     hostIP: parseNodeIP(flags.nodeIP)[0],
+    clusterDNS: flags.clusterDNS,
+    clusterDomain: flags.clusterDomain,
+    resolverConfig: flags.resolvConf,
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let node: NodeAgent | undefined;
@@ -337,19 +341,14 @@ async function withDeadline(
 }
 
 /**
- * Reads a pod's pull secret through the API (kubelet's secret manager in `Get` mode; the node
- * authorizer allows a node to read the secrets its pods name).
+ * Reads a pod's pull secret through the API (kubelet's secret manager in `Get` mode, the one
+ * secret volumes use; the node authorizer allows a node to read the secrets its pods name).
  */
 function secretGetter(
   client: HTTPClientset,
 ): (namespace: string, name: string) => Promise<Secret> {
-  return (namespace, name) =>
-    client.rest.json<Secret>({
-      method: "GET",
-      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${
-        encodeURIComponent(name)
-      }`,
-    });
+  const manager = newSimpleSecretManager(client.rest);
+  return (namespace, name) => manager.getSecret(namespace, name);
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -84,6 +84,12 @@ export interface KubeletFlags {
   kubeconfig: string;
   /** `--node-ip`: one IP or a comma-separated dual-stack pair; empty = looked up. */
   nodeIP: string;
+  /** `--cluster-dns`: the nameservers of `ClusterFirst` pods; empty = the `Default` policy's. */
+  clusterDNS: string[];
+  /** `--cluster-domain`: the cluster's DNS domain, searched by pods before the host's. */
+  clusterDomain: string;
+  /** `--resolv-conf`: the resolver file `Default`-policy pods get; "" = none. */
+  resolvConf: string;
   /** Labels added at registration (`--node-labels`). */
   nodeLabels: Record<string, string>;
   /** Register the Node with the API server (only with a kubeconfig). */
@@ -140,6 +146,7 @@ type FlagKind =
   | "labels"
   | "taints"
   | "ips"
+  | "iplist"
   | "quantity";
 
 interface FlagDef {
@@ -385,6 +392,29 @@ const flagDefs: FlagDef[] = [
     defaultText: "",
   },
   {
+    name: "cluster-dns",
+    kind: "iplist",
+    key: "clusterDNS",
+    usage: "Comma-separated list of DNS server IP addresses, the nameservers of pods with " +
+      'dnsPolicy "ClusterFirst". Empty: such pods fall back to the "Default" policy.',
+    defaultText: "[]",
+  },
+  {
+    name: "cluster-domain",
+    kind: "string",
+    key: "clusterDomain",
+    usage: "Domain of the cluster: pods search it (and <namespace>.svc.<domain>) before the " +
+      "host's search domains.",
+    defaultText: "",
+  },
+  {
+    name: "resolv-conf",
+    kind: "string",
+    key: "resolvConf",
+    usage: 'Resolver configuration file used as the basis of pods\' DNS ("Default" policy).',
+    defaultText: "/etc/resolv.conf",
+  },
+  {
     name: "node-labels",
     kind: "labels",
     key: "nodeLabels",
@@ -568,6 +598,9 @@ export function defaultFlags(): KubeletFlags {
     liveView: "auto",
     kubeconfig: "",
     nodeIP: "",
+    clusterDNS: [],
+    clusterDomain: "",
+    resolvConf: "/etc/resolv.conf",
     nodeLabels: {},
     registerNode: true,
     registerWithTaints: [],
@@ -727,6 +760,9 @@ export function parseFlags(args: string[]): KubeletFlags {
         parseNodeIP(value, shown);
         values[def.key] = value;
         break;
+      case "iplist":
+        values[def.key] = parseClusterDNS(value, shown);
+        break;
     }
   }
   // kubelet's defaulting: an explicit update frequency alone also sets the report frequency.
@@ -865,6 +901,28 @@ export function parseNodeIP(value: string, shown = "--node-ip"): string[] {
     throw new FlagError(
       invalid(value, shown, "must contain either a single IP or a dual-stack pair of IPs"),
     );
+  }
+  return ips;
+}
+
+/**
+ * A comma-separated list of IPs (`--cluster-dns`); each must parse, as kubelet's configuration
+ * validation requires.
+ *
+ * @example
+ * ```ts
+ * parseClusterDNS("10.96.0.10,fd00::a"); // ["10.96.0.10", "fd00::a"]
+ * ```
+ */
+export function parseClusterDNS(value: string, shown = "--cluster-dns"): string[] {
+  if (value === "") return [];
+  const ips = value.split(",").map((s) => s.trim());
+  for (const ip of ips) {
+    if (isIP(ip) === 0) {
+      throw new FlagError(
+        `invalid configuration: clusterDNS (${shown}) ${ip} must be a valid IP address`,
+      );
+    }
   }
   return ips;
 }

@@ -1,7 +1,8 @@
 /**
  * API defaults for a Pod as the API server (or kubelet, for static pods) applies them before
- * anything uses the pod: probe timings, HTTP probe path and scheme, restart policy, grace period,
- * port protocol, image pull policy.
+ * anything uses the pod: probe timings, HTTP probe and hook path and scheme, restart policy, grace
+ * period, DNS policy, port protocol, image pull policy, termination message path and policy,
+ * requests from limits.
  * Mirrors the Pod-related parts of kubernetes' pkg/apis/core/v1/defaults.go.
  * @module
  */
@@ -37,8 +38,17 @@ export function setDefaultsPod(pod: Pod): void {
   const spec = pod.spec;
   spec.restartPolicy ??= "Always";
   spec.terminationGracePeriodSeconds ??= defaultTerminationGracePeriodSeconds;
+  spec.dnsPolicy ??= "ClusterFirst";
   for (const c of spec.initContainers ?? []) setDefaultsContainer(c);
   for (const c of spec.containers) setDefaultsContainer(c);
+  // SetDefaults_Pod: a limit without a request requests the limit, so a pod that only limits cpu
+  // and memory is Guaranteed (its QoS class, cpu shares and OOM score follow).
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+    const limits = c.resources?.limits;
+    if (!limits || Object.keys(limits).length === 0) continue;
+    const requests = (c.resources!.requests ??= {});
+    for (const [name, value] of Object.entries(limits)) requests[name] ??= value;
+  }
 }
 
 /**
@@ -54,7 +64,15 @@ export function setDefaultsPod(pod: Pod): void {
  */
 export function setDefaultsContainer(c: Container): void {
   c.imagePullPolicy ??= defaultImagePullPolicy(c.image ?? "");
+  c.terminationMessagePath ??= "/dev/termination-log";
+  c.terminationMessagePolicy ??= "File";
   for (const p of c.ports ?? []) p.protocol ??= "TCP";
+  for (const handler of [c.lifecycle?.postStart, c.lifecycle?.preStop]) {
+    if (handler?.httpGet) {
+      handler.httpGet.path ??= "/";
+      handler.httpGet.scheme ??= "HTTP";
+    }
+  }
   for (const probe of [c.livenessProbe, c.readinessProbe, c.startupProbe]) {
     if (probe) setDefaultsProbe(probe);
   }

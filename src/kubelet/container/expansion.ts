@@ -1,58 +1,51 @@
 /**
- * `$(VAR)` expansion of container commands, as kubelet's third_party/forked/golang/expansion and
- * `ExpandContainerCommandOnlyStatic` (pkg/kubelet/container/helpers.go).
+ * `$(VAR)` expansion of container commands and args against the container's environment.
+ * Mirrors ExpandContainerCommandAndArgs, ExpandContainerCommandOnlyStatic and EnvVarsToMap in
+ * kubelet's pkg/kubelet/container/helpers.go; the expansion itself is
+ * third_party/forked/golang/expansion.
  * @module
  */
-import type { EnvVar } from "../../api/core/v1/mod.ts";
+import type { Container, EnvVar } from "../../api/core/v1/mod.ts";
+import { expand, mappingFuncFor } from "../../third_party/forked/golang/expansion/expand.ts";
+
+export { expand, mappingFuncFor };
 
 /**
- * Expands `$(VAR)` in `input` through `mapping`; `$$` becomes `$`; a `$` followed by anything else,
- * or an unterminated `$(`, is kept verbatim.
+ * The variables as a map, a later one replacing an earlier one of the same name (kubelet's
+ * `EnvVarsToMap`).
  *
  * @example
  * ```ts
- * expand("echo $(A) $$(A) $(", (name) => name === "A" ? "x" : `$(${name})`); // "echo x $(A) $("
+ * envVarsToMap([{ name: "A", value: "1" }]).get("A"); // "1"
  * ```
  */
-export function expand(input: string, mapping: (name: string) => string): string {
-  let out = "";
-  let checkpoint = 0;
-  for (let cursor = 0; cursor < input.length; cursor++) {
-    if (input[cursor] !== "$" || cursor + 1 >= input.length) continue;
-    out += input.slice(checkpoint, cursor);
-    const { read, isVar, advance } = tryReadVariableName(input.slice(cursor + 1));
-    out += isVar ? mapping(read) : read;
-    cursor += advance;
-    checkpoint = cursor + 1;
-  }
-  return out + input.slice(checkpoint);
-}
-
-function tryReadVariableName(input: string): { read: string; isVar: boolean; advance: number } {
-  switch (input[0]) {
-    case "$":
-      return { read: "$", isVar: false, advance: 1 };
-    case "(":
-      for (let i = 1; i < input.length; i++) {
-        if (input[i] === ")") return { read: input.slice(1, i), isVar: true, advance: i + 1 };
-      }
-      // No closing parenthesis: keep "$(" and carry on after it.
-      return { read: "$(", isVar: false, advance: 1 };
-    default:
-      return { read: "$" + input[0], isVar: false, advance: 1 };
-  }
+export function envVarsToMap(envs: readonly EnvVar[]): Map<string, string> {
+  const result = new Map<string, string>();
+  for (const env of envs) result.set(env.name, env.value ?? "");
+  return result;
 }
 
 /**
- * A mapping that looks names up in `context` and leaves unknown names as `$(NAME)`.
+ * The container's command and args with `$(VAR)` expanded against `envs`, the environment
+ * `makeEnvironmentVariables` built; an unknown variable stays `$(VAR)`.
  *
  * @example
  * ```ts
- * mappingFuncFor(new Map([["A", "1"]]))("B"); // "$(B)"
+ * expandContainerCommandAndArgs({ name: "c", command: ["echo", "$(A)"] }, [{ name: "A", value: "x" }]);
+ * // { command: ["echo", "x"], args: undefined }
  * ```
  */
-export function mappingFuncFor(context: Map<string, string>): (name: string) => string {
-  return (name) => context.has(name) ? context.get(name)! : `$(${name})`;
+export function expandContainerCommandAndArgs(
+  container: Container,
+  envs: readonly EnvVar[],
+): { command?: string[]; args?: string[] } {
+  const mapping = mappingFuncFor(envVarsToMap(envs));
+  return {
+    command: container.command?.length
+      ? container.command.map((c) => expand(c, mapping))
+      : undefined,
+    args: container.args?.length ? container.args.map((a) => expand(a, mapping)) : undefined,
+  };
 }
 
 /**
@@ -67,8 +60,6 @@ export function mappingFuncFor(context: Map<string, string>): (name: string) => 
  * ```
  */
 export function expandContainerCommandOnlyStatic(command: string[], envs?: EnvVar[]): string[] {
-  const context = new Map<string, string>();
-  for (const env of envs ?? []) context.set(env.name, env.value ?? "");
-  const mapping = mappingFuncFor(context);
+  const mapping = mappingFuncFor(envVarsToMap(envs ?? []));
   return command.map((arg) => expand(arg, mapping));
 }

@@ -6,22 +6,27 @@
  * RunInContainer in kubelet's pkg/kubelet/kuberuntime/kuberuntime_container.go.
  * @module
  */
-import { buildContainerLogsDirectory } from "./helpers.ts";
-import type { Container, Pod } from "../../api/core/v1/mod.ts";
+import { join } from "node:path";
+import { buildContainerLogsDirectory, getImageUser } from "./helpers.ts";
+import type { Container, EnvVar, Pod } from "../../api/core/v1/mod.ts";
 import type {
   ContainerConfig,
   ContainerStatus as CriContainerStatus,
+  DNSConfig,
+  Mount,
   PodSandboxConfig,
 } from "../../cri_client/api.ts";
-import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import type { ImageManagerService, RuntimeService } from "../../cri_client/runtime_service.ts";
+import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import type { CommandRunner } from "../container/command_runner.ts";
 import { type ContainerID, containerIDString } from "../container/container_id.ts";
-import { expandContainerCommandOnlyStatic } from "../container/expansion.ts";
+import { expandContainerCommandAndArgs } from "../container/expansion.ts";
 import { generateContainerRef, getPodReference } from "../container/ref.ts";
 import type { EventRecorder, EventType } from "../events/mod.ts";
 import type { ImageManager } from "../images/types.ts";
 import type { Secret } from "../../credentialprovider/keyring.ts";
+import type { HandlerRunner } from "../lifecycle/handlers.ts";
 import {
   type ContainerKillReason,
   hashContainer,
@@ -30,6 +35,11 @@ import {
   type RuntimeContainerStatus,
   type RuntimePodStatus,
 } from "./kuberuntime_manager.ts";
+import {
+  applyPlatformSpecificContainerConfig,
+  type LinuxConfigOptions,
+} from "./kuberuntime_container_linux.ts";
+import { verifyRunAsNonRoot } from "./security_context_others.ts";
 import {
   containerRestartCountLabel,
   getContainerInfoFromAnnotations,
@@ -45,18 +55,82 @@ export const minimumGracePeriodInSeconds = 2;
 /** Waiting reasons of containers that could not be started (kubecontainer errors). */
 export const ErrCrashLoopBackOff = "CrashLoopBackOff";
 /** See {@linkcode ErrCrashLoopBackOff}. */
+export const ErrCreateContainerConfig = "CreateContainerConfigError";
+/** See {@linkcode ErrCrashLoopBackOff}. */
 export const ErrCreateContainer = "CreateContainerError";
 /** See {@linkcode ErrCrashLoopBackOff}. */
 export const ErrRunContainer = "RunContainerError";
+/** See {@linkcode ErrCrashLoopBackOff}: the postStart hook failed and the container was killed. */
+export const ErrPostStartHook = "PostStartHookError";
 
-/** The container config (kubelet's `generateContainerConfig`), with kubelet's labels. */
+/** Bytes of a container's termination message file read (kubelet's). */
+export const maxContainerTerminationMessageLength = 1024 * 4;
+/** Bytes of the log tail used as a termination message (kubelet's). */
+export const maxContainerTerminationMessageLogLength = 1024 * 2;
+/** Lines of the log tail used as a termination message (kubelet's). */
+export const maxContainerTerminationMessageLogLines = 80;
+
+/**
+ * What kubelet computes per container before creating it (`kubecontainer.RunContainerOptions`):
+ * the mounts it adds (the managed `/etc/hosts`), and the folder for the termination message file.
+ */
+export interface RunContainerOptions {
+  mounts: Mount[];
+  /** `<pods dir>/<uid>/containers/<name>`, or "" when the container has no message path. */
+  podContainerDir: string;
+}
+
+/**
+ * What the runtime manager asks the kubelet for (kubelet's `RuntimeHelper`): a container's run
+ * options, and the sandbox's DNS configuration and host name.
+ */
+export interface RuntimeHelper {
+  /** The sandbox's DNS configuration (kubelet's `GetPodDNS`). */
+  getPodDNS(pod: Pod): Promise<DNSConfig>;
+  /** The pod's host name and domain (kubelet's `GeneratePodHostNameAndDomain`). */
+  generatePodHostNameAndDomain(pod: Pod): { hostname: string; hostDomain: string };
+  /**
+   * Mounts and message folder (kubelet's `GenerateRunContainerOptions`); `envs` is the
+   * container's environment, which `subPathExpr` expands against.
+   */
+  generateRunContainerOptions(
+    pod: Pod,
+    container: Container,
+    options: { podIPs: string[]; envs?: EnvVar[] },
+  ): Promise<RunContainerOptions>;
+}
+
+/**
+ * The container config (kubelet's `generateContainerConfig`), with kubelet's labels and the Linux
+ * part (security context, resources). `image` is the image's user as the runtime reports it.
+ * Throws what kubelet reports as `CreateContainerConfigError`: `runAsNonRoot` not met, a
+ * `Localhost` seccomp profile without a name.
+ */
 export function generateContainerConfig(
   pod: Pod,
   container: Container,
-  options: { restartCount: number; nodeName: string },
+  options: {
+    restartCount: number;
+    nodeName: string;
+    mounts?: Mount[];
+    /**
+     * The container's environment as `makeEnvironmentVariables` built it; without it, the
+     * literal `env` values (a caller with no kubelet behind it).
+     */
+    envs?: EnvVar[];
+    image?: { uid: number | undefined; username: string };
+    linux: LinuxConfigOptions;
+  },
 ): ContainerConfig {
   const { restartCount } = options;
-  const envs = (container.env ?? []).map((e) => ({ key: e.name, value: e.value ?? "" }));
+  const image = options.image ?? { uid: undefined, username: "" };
+  // Non-root verification only supports a numeric user.
+  const nonRoot = verifyRunAsNonRoot(pod, container, image);
+  if (nonRoot) throw nonRoot;
+  const optsEnvs = options.envs ??
+    (container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? "" }));
+  const envs = optsEnvs.map((e) => ({ key: e.name, value: e.value ?? "" }));
+  const { command, args } = expandContainerCommandAndArgs(container, optsEnvs);
   const config: ContainerConfig = {
     metadata: { name: container.name, attempt: restartCount },
     image: { image: container.image ?? "" },
@@ -67,24 +141,43 @@ export function generateContainerConfig(
       hash: hashContainer(container),
     }),
     logPath: `${container.name}/${restartCount}.log`,
-    linux: {
-      securityContext: {
-        namespaceOptions: {
-          network: pod.spec.hostNetwork ? "NODE" : "POD",
-          pid: "CONTAINER",
-          ipc: "POD",
-        },
-      },
-    },
   };
-  if (container.command) {
-    config.command = expandContainerCommandOnlyStatic(container.command, container.env);
-  }
-  if (container.args) {
-    config.args = expandContainerCommandOnlyStatic(container.args, container.env);
-  }
+  if (command) config.command = command;
+  if (args) config.args = args;
   if (container.workingDir) config.workingDir = container.workingDir;
+  if (options.mounts && options.mounts.length > 0) config.mounts = options.mounts;
+  applyPlatformSpecificContainerConfig(config, container, pod, image, options.linux);
   return config;
+}
+
+/**
+ * The container's mounts (kubelet's `makeMounts`): the run options' mounts, then the termination
+ * message file, created empty (mode 0666) under the pod's container folder with a random name so
+ * each instance of the container gets its own, mounted at `terminationMessagePath`.
+ */
+export async function makeMounts(
+  opts: RunContainerOptions,
+  container: Container,
+): Promise<Mount[]> {
+  const mounts = [...opts.mounts];
+  const path = container.terminationMessagePath ?? "";
+  if (opts.podContainerDir !== "" && path !== "") {
+    const hostPath = join(opts.podContainerDir, makeUID());
+    try {
+      await Deno.writeFile(hostPath, new Uint8Array());
+      // The umask applies at creation; the container may run as any user.
+      await Deno.chmod(hostPath, 0o666);
+      mounts.push({ hostPath, containerPath: path });
+    } catch (e) {
+      log.error(e, "error on creating termination-log file", { path: hostPath });
+    }
+  }
+  return mounts;
+}
+
+/** Eight random hex digits (kubelet's `makeUID`). */
+export function makeUID(): string {
+  return crypto.getRandomValues(new Uint32Array(1))[0].toString(16).padStart(8, "0");
 }
 
 /** What starting and killing a container needs from the runtime manager. */
@@ -98,6 +191,31 @@ export interface ContainerManagerContext {
    * one the image is passed to the runtime by name (the embedded runtime: no images).
    */
   imageManager?: ImageManager;
+  /** Runs postStart and preStop hooks; without one, hooks are not run. */
+  runner?: HandlerRunner;
+  /** The container ID type (`containerd`). */
+  runtimeName?: string;
+  /** Mounts (volumes, /etc/hosts) and the message folder of a container; without one, none. */
+  runtimeHelper?: RuntimeHelper;
+  /**
+   * The container's environment (kubelet's `makeEnvironmentVariables`, the first step of its
+   * `GenerateRunContainerOptions`), on every runtime; throws what makes the container's config
+   * fail (`CreateContainerConfigError`). Without it, the literal `env` values.
+   */
+  makeEnvironmentVariables?: (
+    pod: Pod,
+    container: Container,
+    ips: { podIP: string; podIPs: string[] },
+  ) => Promise<EnvVar[]>;
+  /** Times the preStop hook against the grace period. */
+  clock?: Clock;
+  /**
+   * Where the image's user comes from (`ImageStatus`), for `runAsNonRoot` and the default user.
+   * Without one (the embedded runtime: its processes run as the agent) no image user is known.
+   */
+  imageService?: ImageManagerService;
+  /** Node settings of the containers' Linux config. */
+  linux: LinuxConfigOptions;
 }
 
 /** Arguments of {@linkcode startContainer}. */
@@ -111,12 +229,18 @@ export interface StartContainerOptions {
   podIP: string;
   /** The pod's image pull secrets, as read for this sync (kubelet's `getPullSecretsForPod`). */
   pullSecrets?: Secret[];
+  /**
+   * Every IP of the pod (the managed /etc/hosts lists them, `status.podIPs` reads them); defaults
+   * to `[podIP]`.
+   */
+  podIPs?: string[];
 }
 
 /**
  * Pulls the image (with an image manager), creates and starts one container; resolves with the
  * failure (reason and message) or undefined on success. Kubelet's `startContainer` without
- * lifecycle hooks.
+ * lifecycle hooks: a config that cannot be made (`runAsNonRoot` not met, say) is
+ * `CreateContainerConfigError`.
  */
 export async function startContainer(
   m: ContainerManagerContext,
@@ -125,8 +249,8 @@ export async function startContainer(
   const { sandboxID, sandboxConfig, container, pod, podStatus } = options;
   const previous = podStatus.containerStatuses.find((c) => c.name === container.name);
   const restartCount = previous ? previous.restartCount + 1 : 0;
-  const config = generateContainerConfig(pod, container, { restartCount, nodeName: m.nodeName });
   // Step 1: pull the image. The failure's reason is the waiting reason; the event says only it.
+  let imageRef: string | undefined;
   if (m.imageManager) {
     const pulled = await m.imageManager.ensureImageExists(pod, {
       objRef: generateContainerRef(pod, container),
@@ -143,7 +267,7 @@ export async function startContainer(
       });
       return { reason: pulled.error, message: pulled.message };
     }
-    config.image = { image: pulled.imageRef, userSpecifiedImage: container.image ?? "" };
+    imageRef = pulled.imageRef;
   }
   // kubelet reports the gRPC status message, not the `rpc error: code = ...` wrapping.
   const failed = (reason: string, e: unknown) => {
@@ -155,6 +279,45 @@ export async function startContainer(
     });
     return { reason, message };
   };
+  let mounts: Mount[] = [];
+  let envs: EnvVar[] | undefined;
+  const podIPs = options.podIPs ?? (options.podIP ? [options.podIP] : []);
+  try {
+    // kubelet's GenerateRunContainerOptions: the environment, then the mounts (whose subPathExpr
+    // expands against it).
+    envs = await m.makeEnvironmentVariables?.(pod, container, {
+      podIP: podIPs[0] ?? "",
+      podIPs,
+    });
+    if (m.runtimeHelper) {
+      const opts = await m.runtimeHelper.generateRunContainerOptions(pod, container, {
+        podIPs,
+        envs,
+      });
+      mounts = await makeMounts(opts, container);
+    }
+  } catch (e) {
+    return failed(ErrCreateContainerConfig, e);
+  }
+  let config: ContainerConfig;
+  try {
+    const image = m.imageService
+      ? await getImageUser(m.imageService, container.image ?? "")
+      : undefined;
+    config = generateContainerConfig(pod, container, {
+      restartCount,
+      nodeName: m.nodeName,
+      mounts,
+      envs,
+      image,
+      linux: m.linux,
+    });
+  } catch (e) {
+    return failed(ErrCreateContainerConfig, e);
+  }
+  if (imageRef !== undefined) {
+    config.image = { image: imageRef, userSpecifiedImage: container.image ?? "" };
+  }
   let containerID: string;
   try {
     await Deno.mkdir(buildContainerLogsDirectory(sandboxConfig.logDirectory!, container.name), {
@@ -167,7 +330,7 @@ export async function startContainer(
   recordEvent(m.recorder, pod, container, {
     type: "Normal",
     reason: "Created",
-    message: `Created container: ${container.name}`,
+    message: "Container created",
   });
   try {
     await m.runtime.startContainer(containerID);
@@ -177,8 +340,43 @@ export async function startContainer(
   recordEvent(m.recorder, pod, container, {
     type: "Normal",
     reason: "Started",
-    message: `Started container ${container.name}`,
+    message: "Container started",
   });
+  const postStart = container.lifecycle?.postStart;
+  if (postStart && m.runner) {
+    const id: ContainerID = { type: m.runtimeName ?? "", id: containerID };
+    const { message, error } = await m.runner.run(id, pod, container, postStart);
+    if (error) {
+      log.error(error, "Failed to execute PostStartHook", {
+        pod: podKey(pod),
+        podUID: pod.metadata.uid ?? "",
+        containerName: container.name,
+        containerID: containerIDString(id),
+      });
+      // The message stays out of the event, so secrets in the output do not reach the server.
+      recordEvent(m.recorder, pod, container, {
+        type: "Warning",
+        reason: "FailedPostStartHook",
+        message: "PostStartHook failed",
+      });
+      try {
+        await killContainer(m, {
+          pod,
+          id,
+          container,
+          message: "FailedPostStartHook",
+          reason: "FailedPostStartHook",
+        });
+      } catch (e) {
+        log.error(e, "Failed to kill container", {
+          pod: podKey(pod),
+          containerName: container.name,
+          containerID: containerIDString(id),
+        });
+      }
+      return { reason: ErrPostStartHook, message };
+    }
+  }
   return undefined;
 }
 
@@ -204,15 +402,22 @@ export async function killContainer(
 ): Promise<void> {
   const { pod, id, container, message, reason } = options;
   let gracePeriod = setTerminationGracePeriod(pod, container, reason);
-  if (options.gracePeriodOverrideSeconds !== undefined) {
-    gracePeriod = options.gracePeriodOverrideSeconds;
-  }
-  if (gracePeriod < minimumGracePeriodInSeconds) gracePeriod = minimumGracePeriodInSeconds;
   recordEvent(m.recorder, pod, container, {
     type: "Normal",
     reason: "Killing",
     message: message || `Stopping container ${container.name}`,
   });
+  if (options.gracePeriodOverrideSeconds !== undefined) {
+    gracePeriod = options.gracePeriodOverrideSeconds;
+  }
+  // The preStop hook runs only when there is time for it, and what it takes is taken from the
+  // grace period.
+  const preStop = container.lifecycle?.preStop;
+  if (preStop && m.runner && gracePeriod > 0) {
+    gracePeriod -= await executePreStopHook(m, { pod, id, container, gracePeriod });
+  }
+  // Always a minimal shutdown window, to avoid needless SIGKILLs.
+  if (gracePeriod < minimumGracePeriodInSeconds) gracePeriod = minimumGracePeriodInSeconds;
   log.V(2).info("Killing container with a grace period", {
     pod: podKey(pod),
     containerName: container.name,
@@ -220,6 +425,54 @@ export async function killContainer(
     gracePeriod,
   });
   await m.runtime.stopContainer(id.id, { timeoutMs: gracePeriod * 1000 });
+}
+
+/**
+ * Runs the container's preStop hook for at most `gracePeriod` seconds and returns the whole
+ * seconds it took (kubelet's `executePreStopHook`). A failed hook is a `FailedPreStopHook` event;
+ * a hook still running at the end of the grace period is left to finish (a sleep hook is
+ * stopped) while the container is stopped.
+ */
+export async function executePreStopHook(
+  m: ContainerManagerContext,
+  options: { pod: Pod; id: ContainerID; container: Container; gracePeriod: number },
+): Promise<number> {
+  const { pod, id, container, gracePeriod } = options;
+  const clock = m.clock ?? new RealClock();
+  const keys = {
+    pod: podKey(pod),
+    podUID: pod.metadata.uid ?? "",
+    containerName: container.name,
+    containerID: containerIDString(id),
+  };
+  log.V(3).info("Running preStop hook", keys);
+  const start = clock.now();
+  const stop = new AbortController();
+  const done = m.runner!.run(id, pod, container, container.lifecycle!.preStop!, {
+    signal: stop.signal,
+  }).then(({ error }) => {
+    if (!error || stop.signal.aborted) return;
+    log.error(error, "PreStop hook failed", keys);
+    // The message stays out of the event, so secrets in the output do not reach the server.
+    recordEvent(m.recorder, pod, container, {
+      type: "Warning",
+      reason: "FailedPreStopHook",
+      message: "PreStopHook failed",
+    });
+  });
+  let timer: { stop(): boolean } | undefined;
+  const expired = new Promise<"expired">((resolve) => {
+    timer = clock.afterFunc(gracePeriod * 1000, () => resolve("expired"));
+  });
+  const outcome = await Promise.race([done.then(() => "done" as const), expired]);
+  timer?.stop();
+  if (outcome === "expired") {
+    log.V(2).info("PreStop hook not completed in grace period", { ...keys, gracePeriod });
+    stop.abort();
+  } else {
+    log.V(3).info("PreStop hook completed", keys);
+  }
+  return Math.trunc(clock.since(start) / 1000);
 }
 
 /**
@@ -319,6 +572,114 @@ export function toKubeContainerStatus(
       ? { podTerminationGracePeriod: annotated.podTerminationGracePeriod }
       : {}),
   };
+}
+
+/**
+ * The termination message of an exited container (kubelet's `getTerminationMessage`): the last
+ * 4 KiB of the file mounted at `terminationMessagePath`; `checkLogs` says the log tail is to be
+ * used instead (the policy is `FallbackToLogsOnError` and the file is absent or empty).
+ */
+export async function getTerminationMessage(
+  status: Pick<CriContainerStatus, "mounts">,
+  terminationMessagePath: string,
+  fallbackToLogs: boolean,
+): Promise<{ message: string; checkLogs: boolean }> {
+  if (terminationMessagePath === "") return { message: "", checkLogs: fallbackToLogs };
+  for (const mount of status.mounts) {
+    if (mount.containerPath !== terminationMessagePath) continue;
+    const path = mount.hostPath;
+    try {
+      const data = await readAtMost(path, maxContainerTerminationMessageLength);
+      return {
+        message: new TextDecoder().decode(data),
+        checkLogs: fallbackToLogs && data.length === 0,
+      };
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return { message: "", checkLogs: fallbackToLogs };
+      return {
+        message: `Error on reading termination log ${path}: ${errorText(e)}`,
+        checkLogs: false,
+      };
+    }
+  }
+  return { message: "", checkLogs: fallbackToLogs };
+}
+
+/** The last `max` bytes of a file (kubelet's `tail.ReadAtMost`). */
+export async function readAtMost(path: string, max: number): Promise<Uint8Array> {
+  using file = await Deno.open(path, { read: true });
+  const size = (await file.stat()).size;
+  const offset = Math.max(0, size - max);
+  await file.seek(offset, Deno.SeekMode.Start);
+  const buf = new Uint8Array(size - offset);
+  let read = 0;
+  while (read < buf.length) {
+    const n = await file.read(buf.subarray(read));
+    if (n === null) break;
+    read += n;
+  }
+  return buf.subarray(0, read);
+}
+
+/**
+ * The tail of a CRI-format container log as a termination message (kubelet's
+ * `readLastStringFromContainerLogs`): the last 80 lines of both streams, of which the last 2 KiB.
+ */
+export async function readLastStringFromContainerLogs(path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    return `Error on reading termination message from logs: ${errorText(e)}`;
+  }
+  // `<time> <stream> <P|F> <content>`: P is a partial line continued by the next record.
+  const lines: string[] = [];
+  let partial = "";
+  for (const record of text.split("\n")) {
+    if (record === "") continue;
+    const fields = record.split(" ");
+    if (fields.length < 3) continue;
+    const tag = fields[2];
+    const content = fields.slice(3).join(" ");
+    if (tag === "P") {
+      partial += content;
+      continue;
+    }
+    lines.push(`${partial}${content}\n`);
+    partial = "";
+  }
+  const bytes = new TextEncoder().encode(
+    lines.slice(-maxContainerTerminationMessageLogLines).join(""),
+  );
+  return new TextDecoder().decode(
+    bytes.subarray(Math.max(0, bytes.length - maxContainerTerminationMessageLogLength)),
+  );
+}
+
+/**
+ * A CRI status in kubelet's form with the termination message of an exited container appended to
+ * the runtime's message (kubelet's `convertToKubeContainerStatus`).
+ */
+export async function convertToKubeContainerStatus(
+  status: CriContainerStatus,
+  runtimeName: string,
+): Promise<RuntimeContainerStatus> {
+  const cStatus = toKubeContainerStatus(status, runtimeName);
+  if (status.state !== "CONTAINER_EXITED") return cStatus;
+  const annotated = getContainerInfoFromAnnotations(status.annotations);
+  // A container that could not even start has no logs to fall back to.
+  const fallbackToLogs = annotated.terminationMessagePolicy === "FallbackToLogsOnError" &&
+    cStatus.exitCode !== 0 && cStatus.reason !== "ContainerCannotRun";
+  let { message, checkLogs } = await getTerminationMessage(
+    status,
+    annotated.terminationMessagePath,
+    fallbackToLogs,
+  );
+  if (checkLogs) message = await readLastStringFromContainerLogs(status.logPath);
+  if (message !== "") {
+    cStatus.message = cStatus.message !== "" ? `${cStatus.message}: ${message}` : message;
+  }
+  return cStatus;
 }
 
 /** A CRI error's status message (Go's `status.FromError(err).Message()`), else the error text. */

@@ -172,6 +172,9 @@ export class ContainerGC {
       return;
     }
     for (const name of names) {
+      // Only log folders: `<root-dir>/pods` also holds the pod folders (`<uid>/volumes`), which
+      // the volume manager removes once their volumes are unmounted.
+      if (!name.includes("_")) continue;
       const uid = name.split("_").at(-1) ?? "";
       if (!this.#pods.shouldPodContentBeRemoved(uid)) continue;
       log.V(4).info("Removing pod logs", { podUID: uid });

@@ -22,8 +22,9 @@ import {
 } from "../images/types.ts";
 import { resolve } from "node:path";
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
-import type { PodSandboxStatus } from "../../cri_client/api.ts";
-import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import type { DNSConfig, PodSandboxNetworkStatus, PodSandboxStatus } from "../../cri_client/api.ts";
+import type { ImageManagerService, RuntimeService } from "../../cri_client/runtime_service.ts";
+import { type HttpClient, newHttpClient } from "../../probe/http/mod.ts";
 import type { Clock } from "../../util/clock.ts";
 import type { Backoff } from "../../util/flowcontrol/backoff.ts";
 import { goDuration } from "../../util/go_format.ts";
@@ -33,14 +34,23 @@ import { type ContainerID, containerIDString } from "../container/container_id.t
 import type { EventRecorder, EventType } from "../events/mod.ts";
 import {
   type ContainerManagerContext,
+  convertToKubeContainerStatus,
   ErrCrashLoopBackOff,
   killContainer,
   recordEvent,
+  RuntimeCommandRunner,
+  type RuntimeHelper,
   startContainer,
-  toKubeContainerStatus,
   toRuntimeState,
 } from "./kuberuntime_container.ts";
+import { type HandlerRunner, newHandlerRunner } from "../lifecycle/handlers.ts";
 import type { ContainerLogManager } from "../logs/container_log_manager.ts";
+import { getNodenameForKernel } from "../util/util.ts";
+import { getMachineInfo } from "../cadvisor/cadvisor.ts";
+import {
+  defaultLinuxConfigOptions,
+  type LinuxConfigOptions,
+} from "./kuberuntime_container_linux.ts";
 import { generatePodSandboxConfig } from "./kuberuntime_sandbox.ts";
 import {
   getContainerInfoFromAnnotations,
@@ -114,7 +124,12 @@ export interface RuntimePod {
 }
 
 /** Why a container is killed (kubelet's `containerKillReason`). */
-export type ContainerKillReason = "" | "StartupProbe" | "LivenessProbe" | "Unknown";
+export type ContainerKillReason =
+  | ""
+  | "StartupProbe"
+  | "LivenessProbe"
+  | "FailedPostStartHook"
+  | "Unknown";
 
 /** A container to kill and the message of its `Killing` event. */
 export interface ContainerToKillInfo {
@@ -657,6 +672,14 @@ export interface SyncResult {
   syncFailed?: boolean;
 }
 
+/**
+ * The sandbox's IPs, primary first (kubelet's `determinePodSandboxIPs`); none without a network.
+ */
+export function determinePodSandboxIPs(network: PodSandboxNetworkStatus | undefined): string[] {
+  if (!network?.ip) return [];
+  return [network.ip, ...(network.additionalIps ?? []).map((a) => a.ip)];
+}
+
 /** What the runtime manager needs. */
 export interface RuntimeManagerOptions {
   runtime: RuntimeService;
@@ -683,6 +706,23 @@ export interface RuntimeManagerOptions {
   imageManager?: ImageManager;
   /** The pod's image pull secrets (kubelet's `getPullSecretsForPod`); none when undefined. */
   getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
+  /** A container's mounts (volumes, /etc/hosts) and message folder (the kubelet's); none without. */
+  runtimeHelper?: RuntimeHelper;
+  /** A container's environment (the kubelet's, on every runtime); literal values without. */
+  makeEnvironmentVariables?: ContainerManagerContext["makeEnvironmentVariables"];
+  /** Sends HTTP lifecycle hooks; default: kubelet's hook client (TLS unverified, no timeout). */
+  httpDoer?: HttpClient;
+  /**
+   * The runtime's image service, for the image's user (`runAsNonRoot`, the default user). Left
+   * out for the embedded runtime, whose processes run as the agent.
+   */
+  imageService?: ImageManagerService;
+  /**
+   * Node settings of the containers' Linux config; kubelet's defaults for what is left out:
+   * `seccompProfileRoot` `/var/lib/kubelet/seccomp`, `cpuCFSQuota` true, `seccompDefault` false,
+   * `memoryCapacity` this machine's memory.
+   */
+  linux?: Partial<LinuxConfigOptions>;
 }
 
 /**
@@ -709,6 +749,11 @@ export class KubeGenericRuntimeManager {
   #logManager?: Pick<ContainerLogManager, "clean">;
   #imageManager?: ImageManager;
   #getPullSecrets?: (pod: Pod) => Promise<Secret[]>;
+  #runtimeHelper?: RuntimeHelper;
+  #makeEnvironmentVariables?: ContainerManagerContext["makeEnvironmentVariables"];
+  #runner: HandlerRunner;
+  #imageService?: ImageManagerService;
+  #linux: LinuxConfigOptions;
   readonly nodeName: string;
   /** Per back-off key: when a BackOff event was last emitted (cleared when the container starts). */
   #backOffEvented = new Map<string, number>();
@@ -727,6 +772,22 @@ export class KubeGenericRuntimeManager {
     this.#logManager = options.logManager;
     this.#imageManager = options.imageManager;
     this.#getPullSecrets = options.getPullSecrets;
+    this.#runtimeHelper = options.runtimeHelper;
+    this.#makeEnvironmentVariables = options.makeEnvironmentVariables;
+    this.#runner = newHandlerRunner({
+      httpDoer: options.httpDoer ?? newHttpClient({ clock: options.clock }),
+      commandRunner: new RuntimeCommandRunner(options.runtime),
+      containerManager: this,
+      eventRecorder: options.recorder,
+      clock: options.clock,
+    });
+    this.#imageService = options.imageService;
+    this.#linux = {
+      ...defaultLinuxConfigOptions,
+      seccompProfileRoot: "/var/lib/kubelet/seccomp",
+      ...stripUndefined(options.linux ?? {}),
+      memoryCapacity: options.linux?.memoryCapacity ?? getMachineInfo().memoryCapacity,
+    };
   }
 
   /**
@@ -774,16 +835,14 @@ export class KubeGenericRuntimeManager {
       }
       sandboxStatuses.push(status);
       // Only the newest sandbox's IPs count, and only while it is ready.
-      if (i === 0 && status.state === "SANDBOX_READY" && status.network?.ip) {
-        ips = [status.network.ip, ...status.network.additionalIps.map((a) => a.ip)];
-      }
+      if (i === 0 && status.state === "SANDBOX_READY") ips = determinePodSandboxIPs(status.network);
     }
     const containers = await this.runtime.listContainers(selector);
     const statuses: RuntimeContainerStatus[] = [];
     for (const c of containers) {
       try {
         const { status } = await this.runtime.containerStatus(c.id);
-        statuses.push(toKubeContainerStatus(status, this.runtimeName));
+        statuses.push(await convertToKubeContainerStatus(status, this.runtimeName));
       } catch (e) {
         if (!isNotFound(e)) {
           throw new Error(
@@ -882,13 +941,28 @@ export class KubeGenericRuntimeManager {
     }
 
     let sandboxID = changes.sandboxID;
-    let podIP = podStatus.ips[0] ?? "";
-    const sandboxConfig = generatePodSandboxConfig(pod, {
-      attempt: changes.attempt,
-      podLogsRootDir: this.#logsRoot,
-      nodeName: this.nodeName,
-      podStartTime: options.podStartTime,
-    });
+    let podIPs = podStatus.ips;
+    let sandboxConfig;
+    try {
+      sandboxConfig = generatePodSandboxConfig(pod, {
+        attempt: changes.attempt,
+        podLogsRootDir: this.#logsRoot,
+        nodeName: this.nodeName,
+        podStartTime: options.podStartTime,
+        cpuCFSQuota: this.#linux.cpuCFSQuota,
+        ...(await this.#sandboxNaming(pod, changes)),
+      });
+    } catch (e) {
+      log.error(e, "Failed to generate sandbox config for pod", { pod: podKey(pod) });
+      this.#event(
+        pod,
+        undefined,
+        "Warning",
+        "FailedCreatePodSandBox",
+        `Failed to create pod sandbox: ${errorText(e)}`,
+      );
+      return result;
+    }
     if (changes.createSandbox) {
       try {
         await Deno.mkdir(sandboxConfig.logDirectory!, { recursive: true });
@@ -896,7 +970,10 @@ export class KubeGenericRuntimeManager {
         result.changed = true;
         log.V(4).info("Created PodSandbox for pod", { podSandboxID: sandboxID, pod: podKey(pod) });
         const { status } = await this.runtime.podSandboxStatus(sandboxID);
-        podIP = status.network?.ip ?? "";
+        // A host-network pod keeps the IPs it came with (the node's): its sandbox reports none.
+        if (!pod.spec.hostNetwork) {
+          podIPs = determinePodSandboxIPs(status.network);
+        }
       } catch (e) {
         log.error(e, "CreatePodSandbox for pod failed", { pod: podKey(pod) });
         this.#event(
@@ -933,7 +1010,8 @@ export class KubeGenericRuntimeManager {
         container,
         pod,
         podStatus,
-        podIP,
+        podIP: podIPs[0] ?? "",
+        podIPs,
         pullSecrets,
       });
       if (failure && imageErrors.has(failure.reason)) result.syncFailed = true;
@@ -1144,12 +1222,39 @@ export class KubeGenericRuntimeManager {
     await this.removePod(pod, status);
   }
 
+  // The sandbox's DNS configuration and host name, from the kubelet (kubelet's
+  // generatePodSandboxConfig); only when something is to be created, as the DNS configuration
+  // may record events.
+  async #sandboxNaming(
+    pod: Pod,
+    changes: PodActions,
+  ): Promise<{ dnsConfig?: DNSConfig; hostname?: string }> {
+    const helper = this.#runtimeHelper;
+    const creating = changes.createSandbox || changes.containersToStart.length > 0 ||
+      changes.initContainersToStart.length > 0;
+    if (!helper || !creating) return {};
+    const dnsConfig = await helper.getPodDNS(pod);
+    if (pod.spec.hostNetwork) return { dnsConfig };
+    const { hostname, hostDomain } = helper.generatePodHostNameAndDomain(pod);
+    return {
+      dnsConfig,
+      hostname: getNodenameForKernel(hostname, hostDomain, pod.spec.setHostnameAsFQDN),
+    };
+  }
+
   #context(): ContainerManagerContext {
     return {
       runtime: this.runtime,
       recorder: this.#recorder,
       nodeName: this.nodeName,
       imageManager: this.#imageManager,
+      runner: this.#runner,
+      runtimeName: this.runtimeName,
+      runtimeHelper: this.#runtimeHelper,
+      makeEnvironmentVariables: this.#makeEnvironmentVariables,
+      clock: this.#clock,
+      imageService: this.#imageService,
+      linux: this.#linux,
     };
   }
 
@@ -1175,6 +1280,10 @@ export function getStableKey(pod: Pod, container: Container): string {
 /** kubelet's `format.Pod`: `<name>_<namespace>(<uid>)`. */
 export function formatPod(pod: Pod): string {
   return `${pod.metadata.name ?? ""}_${pod.metadata.namespace ?? ""}(${pod.metadata.uid ?? ""})`;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function compareBigDesc(a: bigint, b: bigint): number {

@@ -1,12 +1,20 @@
 /**
- * The sandbox config of a pod: its metadata, labels, log folder, namespaces and host ports.
- * Mirrors generatePodSandboxConfig in kubelet's pkg/kubelet/kuberuntime/kuberuntime_sandbox.go.
+ * The sandbox config of a pod: its metadata, labels, log folder, host ports, and its Linux part —
+ * namespaces, the pod's user, group and supplementary groups, privileged when any container is,
+ * the RuntimeDefault seccomp profile, sysctls, and the pod's resources.
+ * Mirrors generatePodSandboxConfig and generatePodSandboxLinuxConfig in kubelet's
+ * pkg/kubelet/kuberuntime/kuberuntime_sandbox.go. No cgroup parent is passed: probelet has no pod
+ * cgroups (kubelet's pod container manager), so the runtime places the sandbox as it does by
+ * default.
  * @module
  */
 import { buildPodLogsDirectory } from "./helpers.ts";
 import type { Pod } from "../../api/core/v1/mod.ts";
-import type { PodSandboxConfig } from "../../cri_client/api.ts";
+import type { DNSConfig, LinuxPodSandboxConfig, PodSandboxConfig } from "../../cri_client/api.ts";
 import { newPodAnnotations, newPodLabels, probeletPodStartTimeAnnotation } from "./labels.ts";
+import { applySandboxResources } from "./kuberuntime_sandbox_linux.ts";
+import { normalizeName } from "../sysctl/namespace.ts";
+import { namespacesForPod } from "./util/util.ts";
 
 /** Inputs of {@linkcode generatePodSandboxConfig} besides the pod. */
 export interface PodSandboxConfigOptions {
@@ -18,6 +26,15 @@ export interface PodSandboxConfigOptions {
   nodeName: string;
   /** The pod's status `startTime`, recorded for a restarted agent (annotation). */
   podStartTime?: string;
+  /** The sandbox's DNS configuration (kubelet's `GetPodDNS`); none: the runtime's default. */
+  dnsConfig?: DNSConfig;
+  /**
+   * The kernel host name of a pod outside the host network (`spec.hostname` or the pod's name,
+   * as FQDN with `setHostnameAsFQDN`); default: the pod's name cut to 63 characters.
+   */
+  hostname?: string;
+  /** kubelet's `--cpu-cfs-quota` (default true), for the sandbox's resources. */
+  cpuCFSQuota?: boolean;
 }
 
 /**
@@ -47,13 +64,10 @@ export function generatePodSandboxConfig(
       ...newPodAnnotations(pod),
       ...(options.podStartTime ? { [probeletPodStartTimeAnnotation]: options.podStartTime } : {}),
     },
-    linux: {
-      securityContext: {
-        namespaceOptions: { network: hostNetwork ? "NODE" : "POD", pid: "CONTAINER", ipc: "POD" },
-      },
-    },
+    linux: generatePodSandboxLinuxConfig(pod),
   };
-  if (!hostNetwork) config.hostname = name.slice(0, 63);
+  if (options.dnsConfig) config.dnsConfig = options.dnsConfig;
+  if (!hostNetwork) config.hostname = options.hostname ?? name.slice(0, 63);
   const portMappings = [...(pod.spec.containers ?? [])].flatMap((c) =>
     (c.ports ?? []).filter((p) => p.hostPort).map((p) => ({
       protocol: p.protocol ?? "TCP",
@@ -63,5 +77,52 @@ export function generatePodSandboxConfig(
     }))
   );
   if (portMappings.length > 0) config.portMappings = portMappings;
+  applySandboxResources(pod, config, { cpuCFSQuota: options.cpuCFSQuota ?? true });
   return config;
+}
+
+/**
+ * kubelet's `generatePodSandboxLinuxConfig`: the sandbox's security context and sysctls.
+ *
+ * @example
+ * ```ts
+ * generatePodSandboxLinuxConfig(pod).securityContext?.seccomp; // { profileType: "RuntimeDefault" }
+ * ```
+ */
+export function generatePodSandboxLinuxConfig(pod: Pod): LinuxPodSandboxConfig {
+  const lc: LinuxPodSandboxConfig = {
+    securityContext: {
+      privileged: hasPrivilegedContainer(pod),
+      // The sandbox always runs RuntimeDefault, so that pods may use least-privilege profiles.
+      seccomp: { profileType: "RuntimeDefault" },
+      namespaceOptions: namespacesForPod(pod),
+    },
+    sysctls: {},
+  };
+  const sc = pod.spec.securityContext;
+  // kubelet's ConvertPodSysctlsVariableToDotsSeparator: `net/ipv4/...` names in dotted form.
+  for (const s of sc?.sysctls ?? []) {
+    lc.sysctls![normalizeName(String(s.name ?? ""))] = String(s.value ?? "");
+  }
+  if (sc) {
+    const lsc = lc.securityContext!;
+    if (sc.runAsUser !== undefined && sc.runAsUser !== null) {
+      lsc.runAsUser = { value: sc.runAsUser };
+    }
+    if (sc.runAsGroup !== undefined && sc.runAsGroup !== null) {
+      lsc.runAsGroup = { value: sc.runAsGroup };
+    }
+    const groups: number[] = [];
+    if (sc.fsGroup !== undefined && sc.fsGroup !== null) groups.push(sc.fsGroup);
+    for (const g of sc.supplementalGroups ?? []) groups.push(g);
+    if (groups.length > 0) lsc.supplementalGroups = groups;
+  }
+  return lc;
+}
+
+/** kubecontainer's `HasPrivilegedContainer`: whether any container of the pod is privileged. */
+export function hasPrivilegedContainer(pod: Pod): boolean {
+  return [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) =>
+    c.securityContext?.privileged === true
+  );
 }

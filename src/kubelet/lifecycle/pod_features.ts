@@ -23,21 +23,31 @@ import type {
   Capabilities,
   Container,
   ContainerPort,
+  EmptyDirVolumeSource,
+  EnvFromSource,
   EnvVar,
+  EnvVarSource,
   ExecAction,
   GRPCAction,
   HTTPGetAction,
   HTTPHeader,
+  Lifecycle,
+  LifecycleHandler,
   NodeAffinity,
   Pod,
   PodOS,
   PodSecurityContext,
   PodSpec,
   Probe,
+  ProjectedVolumeSource,
   ResourceRequirements,
   SeccompProfile,
   SecurityContext,
+  SleepAction,
   TCPSocketAction,
+  Volume,
+  VolumeMount,
+  VolumeProjection,
 } from "../../api/core/v1/mod.ts";
 import type { PodAdmitAttributes, PodAdmitResult } from "./predicate.ts";
 
@@ -60,6 +70,8 @@ export interface NodeFacts {
   /** The agent's own uid and gid (host processes of the embedded runtime run as them). */
   uid: number;
   gid: number;
+  /** `--cluster-dns` is set: `ClusterFirst` pods get the cluster's nameservers. */
+  clusterDNS?: boolean;
 }
 
 /** Where a value is being checked. */
@@ -118,7 +130,9 @@ function only(text: string, ...values: unknown[]): Allowance {
 
 const notPassedToCRI = "not passed to the CRI runtime";
 const hostProcess = "a host process cannot honour it";
-const noVolumes = "no volume plugins yet (issue 17)";
+const noMountsEmbedded = "a host process cannot see a mount at `mountPath`: volumes are refused " +
+  "on this runtime (docs/volumes.md)";
+const noPlugin = "no volume plugin for it on this node";
 const dnsHost = "the host's resolv.conf";
 const predicateChecked = "checked by admission as kubelet does (API-server mode; static pods " +
   "without an API server are not checked, as before)";
@@ -160,6 +174,36 @@ const probeFields: FieldTable<Probe> = {
   terminationGracePeriodSeconds: both(supported("the kill after a liveness or startup failure")),
 };
 
+// Lifecycle hooks: kubelet's handler runner on both runtimes; exec runs where exec probes run.
+const sleepActionFields: FieldTable<SleepAction> = { seconds: both(supported()) };
+const lifecycleHandlerFields: FieldTable<LifecycleHandler> = {
+  exec: {
+    ...both(supported("runs in the container (embedded: on the host, as exec probes)")),
+    fields: execActionFields,
+  },
+  httpGet: {
+    containerd: supported("sent by the agent to the pod IP"),
+    embedded: supported("sent by the agent to 127.0.0.1, the pod IP"),
+    fields: httpGetFields,
+  },
+  tcpSocket: {
+    ...both(supported("not a lifecycle handler: the hook fails, as in kubelet")),
+    fields: tcpSocketFields,
+  },
+  sleep: { ...both(supported()), fields: sleepActionFields },
+};
+const lifecycleFields: FieldTable<Lifecycle> = {
+  postStart: {
+    ...both(supported("after the start; a failure kills the container")),
+    fields: lifecycleHandlerFields,
+  },
+  preStop: {
+    ...both(supported("before the stop, within the grace period, which it shortens")),
+    fields: lifecycleHandlerFields,
+  },
+  stopSignal: both(refused("no stop signal is passed to the runtime: SIGTERM is sent")),
+};
+
 const containerPortFields: FieldTable<ContainerPort> = {
   name: both(supported("named ports of probes")),
   containerPort: both(supported("informational, as in kubelet")),
@@ -177,52 +221,65 @@ const containerPortFields: FieldTable<ContainerPort> = {
   },
 };
 
+// The environment: kubelet's makeEnvironmentVariables, the same on both runtimes (a host process
+// gets its environment as a container does).
+const fromAPI = "read through the API server (kubelet's configmap/secret managers); a missing " +
+  "one that is not `optional` is `CreateContainerConfigError`, as in kubelet";
+const envVarSourceFields: FieldTable<EnvVarSource> = {
+  fieldRef: both(supported("the downward API paths, `spec.nodeName`, `status.podIP(s)`, ...")),
+  resourceFieldRef: both(supported("limits default to the node's allocatable, as in kubelet")),
+  configMapKeyRef: both(supported(fromAPI)),
+  secretKeyRef: both(supported(fromAPI)),
+  fileKeyRef: both(refused("no env files (the `EnvFiles` feature)")),
+};
+const envFromSourceFields: FieldTable<EnvFromSource> = {
+  prefix: both(supported()),
+  configMapRef: both(supported(fromAPI)),
+  secretRef: both(supported(fromAPI)),
+};
 const envVarFields: FieldTable<EnvVar> = {
   name: both(supported()),
-  value: both(
-    refused("`$(VAR)` and `$$` in a value are not expanded (issue 16 item 4)", {
-      text: "a value without `$(` or `$$` (the value as written; `$(VAR)` in command and args " +
-        "is expanded)",
-      test: (value) => typeof value === "string" && !value.includes("$(") && !value.includes("$$"),
-    }),
-  ),
-  valueFrom: {
-    ...both(refused("config maps, secrets, the downward API: issue 16 item 4")),
-    nameSource: true,
-  },
+  value: both(supported("`$(VAR)` expanded against earlier variables and the services'")),
+  valueFrom: { ...both(supported()), fields: envVarSourceFields },
 };
 
 const resourceFields: FieldTable<ResourceRequirements> = {
   requests: {
-    containerd: refused(
-      `${notPassedToCRI} (cpu shares, oom_score_adj by QoS class: issue 16 item 3); ` +
-        "admission still counts them",
+    containerd: supported(
+      "cpu shares and oom_score_adj by QoS class (containerd's `restrict_oom_score_adj` raises " +
+        "Guaranteed's -998 to its own score); admission counts them",
     ),
     embedded: refused(`no cpu shares or oom_score_adj for host processes`),
   },
   limits: {
-    containerd: refused(`${notPassedToCRI} (memory limit, cpu quota: issue 16 item 3)`),
+    containerd: supported("memory limit, CFS quota over a 100 ms period"),
     embedded: refused("no limits on the host processes' cgroup"),
   },
   claims: both(refused("no dynamic resource allocation")),
 };
 
 const capabilitiesFields: FieldTable<Capabilities> = {
-  add: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
-  drop: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
+  add: { containerd: supported(), embedded: refused(hostProcess) },
+  drop: { containerd: supported(), embedded: refused(hostProcess) },
 };
 
 const unconfined = "`type: Unconfined` (what the runtime applies without a profile)";
 const seccompFields: FieldTable<SeccompProfile> = {
   type: {
-    containerd: refused(notPassedToCRI, only(unconfined, "Unconfined")),
+    containerd: supported(
+      "RuntimeDefault, Unconfined, Localhost (a file under `<root-dir>/seccomp`)",
+    ),
     embedded: refused(hostProcess, only(unconfined, "Unconfined")),
   },
-  localhostProfile: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
+  localhostProfile: {
+    containerd: supported("relative to `<root-dir>/seccomp`"),
+    embedded: refused(hostProcess),
+  },
 };
+const noAppArmor = "no AppArmor on this host (containerd runs with `disable_apparmor = true`)";
 const appArmorFields: FieldTable<AppArmorProfile> = {
-  type: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
-  localhostProfile: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
+  type: { containerd: refused(noAppArmor), embedded: refused(hostProcess) },
+  localhostProfile: { containerd: refused(noAppArmor), embedded: refused(hostProcess) },
 };
 
 // Identity on the embedded runtime: a host process runs as the agent, so asking for exactly that
@@ -244,36 +301,39 @@ const nothingAsked = "`false` (asks for nothing)";
 const securityContextFields: FieldTable<SecurityContext> = {
   capabilities: { ...both(supported()), fields: capabilitiesFields },
   privileged: {
-    containerd: refused(notPassedToCRI, only(nothingAsked, false)),
+    containerd: supported("every capability the host's root has, no seccomp, a privileged sandbox"),
     embedded: refused(hostProcess, only(nothingAsked, false)),
   },
   seLinuxOptions: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
   windowsOptions: both(ignored("Windows only: kubelet ignores it on Linux")),
   runAsUser: {
-    containerd: refused(`${notPassedToCRI}: the image's user runs (issue 16 item 2)`),
+    containerd: supported(),
     embedded: refused(hostProcess, agentUid),
   },
   runAsGroup: {
-    containerd: refused(notPassedToCRI),
+    containerd: supported(),
     embedded: refused(hostProcess, agentGid),
   },
   runAsNonRoot: {
-    containerd: refused(`not verified against the image's user`, only(nothingAsked, false)),
+    containerd: supported(
+      "checked against `runAsUser` or the image's user (`ImageStatus`): " +
+        "`CreateContainerConfigError` as kubelet",
+    ),
     embedded: refused(hostProcess, runAsNonRootEmbedded),
   },
   readOnlyRootFilesystem: {
-    containerd: refused(notPassedToCRI, only(nothingAsked, false)),
+    containerd: supported(),
     embedded: refused(hostProcess, only(nothingAsked, false)),
   },
   allowPrivilegeEscalation: {
-    containerd: refused(
-      `${notPassedToCRI} (no_new_privs)`,
-      only("`true` (the default: no_new_privs off)", true),
-    ),
+    containerd: supported("`false` sets no_new_privs"),
     embedded: refused(hostProcess, only("`true` (the default: no_new_privs off)", true)),
   },
   procMount: {
-    containerd: refused(notPassedToCRI, only("`Default`", "Default")),
+    containerd: refused(
+      "`Unmasked` needs a user namespace (`hostUsers: false`), refused here",
+      only("`Default` (kubelet's masked and read-only /proc paths)", "Default"),
+    ),
     embedded: refused(hostProcess, only("`Default`", "Default")),
   },
   seccompProfile: { ...both(supported()), fields: seccompFields },
@@ -286,7 +346,7 @@ const podSecurityContextFields: FieldTable<PodSecurityContext> = {
   runAsUser: securityContextFields.runAsUser,
   runAsGroup: securityContextFields.runAsGroup,
   runAsNonRoot: securityContextFields.runAsNonRoot,
-  supplementalGroups: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
+  supplementalGroups: { containerd: supported(), embedded: refused(hostProcess) },
   supplementalGroupsPolicy: {
     containerd: refused(
       notPassedToCRI,
@@ -295,10 +355,13 @@ const podSecurityContextFields: FieldTable<PodSecurityContext> = {
     embedded: refused(hostProcess, only("`Merge`", "Merge")),
   },
   fsGroup: {
-    containerd: refused(`${notPassedToCRI} (a supplementary group of every container)`),
+    containerd: supported("a supplementary group of every container (volumes are refused)"),
     embedded: refused(hostProcess),
   },
-  sysctls: { containerd: refused(notPassedToCRI), embedded: refused(hostProcess) },
+  sysctls: {
+    containerd: supported("the safe set; any other is `SysctlForbidden`, as kubelet"),
+    embedded: refused(hostProcess),
+  },
   fsGroupChangePolicy: both(
     ignored("only changes how volumes are chowned, and volumes are refused"),
   ),
@@ -307,6 +370,112 @@ const podSecurityContextFields: FieldTable<PodSecurityContext> = {
   seLinuxChangePolicy: both(
     ignored("only changes how volumes are labelled, and volumes are refused"),
   ),
+};
+
+// Volumes: the in-tree plugins kubelet's ordinary pods use, on containerd; none on the embedded
+// runtime (the `volumes` row refuses them there whole).
+const volumeMountFields: FieldTable<VolumeMount> = {
+  name: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+  mountPath: { containerd: supported("a CRI mount"), embedded: refused(noMountsEmbedded) },
+  readOnly: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+  subPath: {
+    containerd: supported("created when missing; refused when it resolves outside the volume"),
+    embedded: refused(noMountsEmbedded),
+  },
+  mountPropagation: {
+    containerd: supported(
+      "`None`, `HostToContainer`; `Bidirectional` only for privileged containers, as in kubelet",
+    ),
+    embedded: refused(noMountsEmbedded),
+  },
+  subPathExpr: {
+    containerd: supported("`$(VAR)` from the container's `env` values, as kubelet expands it"),
+    embedded: refused(noMountsEmbedded),
+  },
+  recursiveReadOnly: {
+    containerd: refused(
+      "no recursive read-only mounts",
+      only("`Disabled` (the default)", "Disabled"),
+    ),
+    embedded: refused(noMountsEmbedded),
+  },
+};
+
+const emptyDirFields: FieldTable<EmptyDirVolumeSource> = {
+  medium: {
+    containerd: supported('`""` (the node\'s disk) or `Memory` (a tmpfs)'),
+    embedded: refused(noMountsEmbedded),
+  },
+  sizeLimit: {
+    containerd: refused("no local-storage eviction enforces it on disk", {
+      text: "with `medium: Memory` (the tmpfs's size)",
+      test: (_value, ctx) => ctx.parent.medium === "Memory",
+    }),
+    embedded: refused(noMountsEmbedded),
+  },
+};
+
+const volumeProjectionFields: FieldTable<VolumeProjection> = {
+  secret: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+  configMap: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+  downwardAPI: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+  serviceAccountToken: {
+    containerd: supported(
+      "TokenRequest bound to the pod, renewed at 80 % of its lifetime or after 24 h",
+    ),
+    embedded: refused(noMountsEmbedded),
+  },
+  clusterTrustBundle: both(refused("no ClusterTrustBundle projection")),
+  podCertificate: both(refused("no pod certificate projection")),
+};
+
+const projectedFields: FieldTable<ProjectedVolumeSource> = {
+  sources: {
+    containerd: supported(),
+    embedded: refused(noMountsEmbedded),
+    fields: volumeProjectionFields,
+  },
+  defaultMode: { containerd: supported(), embedded: refused(noMountsEmbedded) },
+};
+
+const volumeSource = (why = ""): FieldRule => ({
+  containerd: supported(why),
+  embedded: refused(noMountsEmbedded),
+});
+const noVolumePlugin: FieldRule = both(refused(noPlugin));
+
+const volumeFields: FieldTable<Volume> = {
+  name: volumeSource("names the volume for `volumeMounts`"),
+  hostPath: volumeSource("every `type` check; the `OrCreate` types create with kubelet's modes"),
+  emptyDir: { ...volumeSource(), fields: emptyDirFields },
+  secret: volumeSource("on a tmpfs; items, modes, optional"),
+  configMap: volumeSource("items, modes, optional; updates reach the files at each pod sync"),
+  downwardAPI: volumeSource("fieldRef (metadata), resourceFieldRef"),
+  projected: { ...volumeSource("on a tmpfs"), fields: projectedFields },
+  gcePersistentDisk: noVolumePlugin,
+  awsElasticBlockStore: noVolumePlugin,
+  gitRepo: noVolumePlugin,
+  nfs: noVolumePlugin,
+  iscsi: noVolumePlugin,
+  glusterfs: noVolumePlugin,
+  persistentVolumeClaim: noVolumePlugin,
+  rbd: noVolumePlugin,
+  flexVolume: noVolumePlugin,
+  cinder: noVolumePlugin,
+  cephfs: noVolumePlugin,
+  flocker: noVolumePlugin,
+  fc: noVolumePlugin,
+  azureFile: noVolumePlugin,
+  vsphereVolume: noVolumePlugin,
+  quobyte: noVolumePlugin,
+  azureDisk: noVolumePlugin,
+  photonPersistentDisk: noVolumePlugin,
+  portworxVolume: noVolumePlugin,
+  scaleIO: noVolumePlugin,
+  storageos: noVolumePlugin,
+  csi: noVolumePlugin,
+  ephemeral: noVolumePlugin,
+  image: noVolumePlugin,
 };
 
 const containerFields: FieldTable<Container> = {
@@ -322,7 +491,7 @@ const containerFields: FieldTable<Container> = {
   args: both(supported()),
   workingDir: both(supported()),
   ports: { ...both(supported()), fields: containerPortFields },
-  envFrom: { ...both(refused("config maps, secrets: issue 16 item 4")), nameSource: true },
+  envFrom: { ...both(supported()), fields: envFromSourceFields },
   env: { ...both(supported()), fields: envVarFields },
   resources: { ...both(supported()), fields: resourceFields },
   resizePolicy: both(ignored("read only for an in-place resize, which needs resources (refused)")),
@@ -335,25 +504,28 @@ const containerFields: FieldTable<Container> = {
     ),
   },
   restartPolicyRules: both(refused("no per-container restart rules")),
-  volumeMounts: both(refused(noVolumes)),
-  volumeDevices: both(refused(noVolumes)),
+  volumeMounts: {
+    containerd: supported(),
+    embedded: refused(noMountsEmbedded),
+    fields: volumeMountFields,
+  },
+  volumeDevices: both(refused("no raw block volumes (they come from PVCs, refused)")),
   livenessProbe: { ...both(supported()), fields: probeFields },
   readinessProbe: { ...both(supported()), fields: probeFields },
   startupProbe: { ...both(supported()), fields: probeFields },
-  lifecycle: {
-    ...both(refused("no postStart or preStop hooks (issue 16 item 5)")),
-    nameSource: true,
-  },
-  terminationMessagePath: both(
-    refused("no termination message file is mounted or read (issue 16 item 6)", {
+  lifecycle: { ...both(supported()), fields: lifecycleFields },
+  terminationMessagePath: {
+    containerd: supported("a file mounted there is read after the exit (4 KiB)"),
+    embedded: refused("a host process has no mount namespace: no file is mounted", {
       text: "the API default `/dev/termination-log`: an offer to report a message, not a demand; " +
-        "the container runs the same, only no message is reported",
+        "the process runs the same, and only `FallbackToLogsOnError` reports one",
       test: (value) => value === "/dev/termination-log",
     }),
-  ),
-  terminationMessagePolicy: both(
-    refused("no message from the log tail (issue 16 item 6)", only("`File` (the default)", "File")),
-  ),
+  },
+  terminationMessagePolicy: {
+    containerd: supported(),
+    embedded: supported("`FallbackToLogsOnError`: the log tail of a failed process"),
+  },
   imagePullPolicy: {
     containerd: supported(
       "kubelet's image manager: `Pulling`/`Pulled` events, `ErrImagePull` → `ImagePullBackOff`, " +
@@ -398,7 +570,12 @@ const podOSFields: FieldTable<PodOS> = {
  * values are checked field by field.
  */
 export const podSpecFields: FieldTable<PodSpec> = {
-  volumes: { ...both(refused(noVolumes)), nameSource: true },
+  volumes: {
+    containerd: supported(),
+    embedded: refused(noMountsEmbedded),
+    fields: volumeFields,
+    nameSource: true,
+  },
   initContainers: { ...both(supported()), fields: containerFields },
   containers: { ...both(supported()), fields: containerFields },
   ephemeralContainers: both(refused("no ephemeral containers (`kubectl debug`)")),
@@ -406,20 +583,20 @@ export const podSpecFields: FieldTable<PodSpec> = {
   terminationGracePeriodSeconds: both(supported()),
   activeDeadlineSeconds: both(refused("no active deadline enforcement")),
   dnsPolicy: {
-    containerd: refused("no DNS configuration is passed to CRI: the sandbox gets " + dnsHost, {
-      text: "`ClusterFirst`, `ClusterFirstWithHostNet`, `Default`: without `--cluster-dns` " +
-        `kubelet too falls back to ${dnsHost}`,
-      test: (v) => v === "ClusterFirst" || v === "ClusterFirstWithHostNet" || v === "Default",
-    }),
+    containerd: supported("the sandbox's resolv.conf, from `--resolv-conf` and `--cluster-dns`"),
     embedded: refused(`host processes read ${dnsHost}`, {
-      text: "`ClusterFirst`, `ClusterFirstWithHostNet`, `Default` (as on containerd)",
-      test: (v) => v === "ClusterFirst" || v === "ClusterFirstWithHostNet" || v === "Default",
+      text: "`ClusterFirst` and `Default` (a host-network pod's DNS); `ClusterFirstWithHostNet` " +
+        "without `--cluster-dns`",
+      test: (v, ctx) =>
+        v === "ClusterFirst" || v === "Default" ||
+        (v === "ClusterFirstWithHostNet" && !ctx.facts.clusterDNS),
     }),
   },
   nodeSelector: both(supported(predicateChecked)),
-  serviceAccountName: both(
-    ignored("kubelet reads it only for token volumes and env, which are refused"),
-  ),
+  serviceAccountName: {
+    containerd: supported("the account of projected service-account tokens"),
+    embedded: supported("read by `fieldRef: spec.serviceAccountName` (token volumes are refused)"),
+  },
   serviceAccount: both(ignored("deprecated alias of serviceAccountName")),
   automountServiceAccountToken: both(ignored("read by the API server, which adds the volume")),
   nodeName: both(supported("checked by admission")),
@@ -428,15 +605,15 @@ export const podSpecFields: FieldTable<PodSpec> = {
     embedded: supported("every pod shares the host network (documented; pod IP 127.0.0.1)"),
   },
   hostPID: {
-    containerd: refused(`${notPassedToCRI} (the PID namespace)`, only(nothingAsked, false)),
+    containerd: supported(),
     embedded: supported("host processes share the host PID namespace (documented)"),
   },
   hostIPC: {
-    containerd: refused(`${notPassedToCRI} (the IPC namespace)`, only(nothingAsked, false)),
+    containerd: supported(),
     embedded: supported("host processes share the host IPC namespace (documented)"),
   },
   shareProcessNamespace: {
-    containerd: refused(`${notPassedToCRI} (a pod PID namespace)`, only(nothingAsked, false)),
+    containerd: supported(),
     embedded: supported("host processes see each other (documented)"),
   },
   securityContext: { ...both(supported()), fields: podSecurityContextFields },
@@ -447,32 +624,51 @@ export const podSpecFields: FieldTable<PodSpec> = {
     ),
     embedded: supported("no images on this runtime, nothing to pull (its design)"),
   },
-  hostname: both(refused("the sandbox's hostname is the pod's name (issue 16 item 7)")),
-  subdomain: both(refused("no hosts file or FQDN hostname (issue 16 item 7)")),
+  hostname: {
+    containerd: supported("the sandbox's host name and the hosts file"),
+    embedded: refused(hostProcess),
+  },
+  subdomain: {
+    containerd: supported("the hosts file's FQDN (`--cluster-domain`)"),
+    embedded: refused(hostProcess),
+  },
   affinity: { ...both(supported()), fields: affinityFields },
   schedulerName: both(ignored("scheduler only")),
   tolerations: both(supported("`NoExecute` ones are checked by admission, as kubelet does")),
-  hostAliases: both(refused("no kubelet-managed /etc/hosts (issue 16 item 7)")),
+  hostAliases: {
+    containerd: supported("entries of the kubelet-managed /etc/hosts"),
+    embedded: refused("host processes read the host's /etc/hosts"),
+  },
   priorityClassName: both(ignored("resolved into `priority` by the API server")),
   priority: both(
     ignored(
       "kubelet reads it for eviction and critical-pod preemption, neither of which exists here",
     ),
   ),
-  dnsConfig: { ...both(refused("no resolv.conf management (issue 16 item 7)")), nameSource: true },
+  dnsConfig: {
+    containerd: supported("merged into the sandbox's resolv.conf"),
+    embedded: refused(`host processes read ${dnsHost}`),
+  },
   readinessGates: both(supported()),
   runtimeClassName: both(refused("no runtime handler is passed to CRI")),
   enableServiceLinks: both(
-    refused("no service environment variables (issue 16 item 4)", {
-      text: "`false`; `true` (the API default) only without an API server, where kubelet knows " +
-        "no services either",
-      test: (value, ctx) => value === false || !ctx.facts.apiServer,
-    }),
+    supported(
+      "the services of the pod's namespace as variables, from a watch of all services; " +
+        "`KUBERNETES_SERVICE_HOST`/`PORT` either way (none without an API server, as in kubelet)",
+    ),
   ),
   preemptionPolicy: both(ignored("scheduler only")),
-  overhead: both(refused("no pod cgroup is sized (comes with runtimeClassName, refused)")),
+  overhead: both(
+    refused(
+      "no pod cgroup enforces it: probelet has no pod cgroups (kubelet's pod container " +
+        "manager); it comes with runtimeClassName, refused",
+    ),
+  ),
   topologySpreadConstraints: both(ignored("scheduler only")),
-  setHostnameAsFQDN: both(refused("no FQDN hostname (issue 16 item 7)", only(nothingAsked, false))),
+  setHostnameAsFQDN: {
+    containerd: supported("the sandbox's host name is the FQDN"),
+    embedded: refused(hostProcess, only(nothingAsked, false)),
+  },
   os: { ...both(supported()), fields: podOSFields },
   hostUsers: {
     containerd: refused(
@@ -497,6 +693,8 @@ export const podFieldTables: Readonly<Record<string, Readonly<Record<string, Fie
   Container: containerFields,
   ContainerPort: containerPortFields,
   EnvVar: envVarFields,
+  EnvVarSource: envVarSourceFields,
+  EnvFromSource: envFromSourceFields,
   ResourceRequirements: resourceFields,
   Probe: probeFields,
   ExecAction: execActionFields,
@@ -512,6 +710,14 @@ export const podFieldTables: Readonly<Record<string, Readonly<Record<string, Fie
   Affinity: affinityFields,
   NodeAffinity: nodeAffinityFields,
   PodOS: podOSFields,
+  Volume: volumeFields,
+  EmptyDirVolumeSource: emptyDirFields,
+  ProjectedVolumeSource: projectedFields,
+  VolumeProjection: volumeProjectionFields,
+  VolumeMount: volumeMountFields,
+  Lifecycle: lifecycleFields,
+  LifecycleHandler: lifecycleHandlerFields,
+  SleepAction: sleepActionFields,
 };
 
 /** One field a pod sets that this node does not honour. */
@@ -562,6 +768,17 @@ function walkFields(
       out.push({ path: fieldPath, known: false });
       continue;
     }
+    const verdict = rule[facts.runtime];
+    if (
+      rule.fields && verdict.support === "refused" &&
+      !verdict.allows?.test(value, { facts, path: fieldPath, parent: object })
+    ) {
+      // A refused row with its own table (volumes on the embedded runtime) refuses the value
+      // whole, `emptyDir: {}` included.
+      const paths = rule.nameSource ? sourcePaths(fieldPath, value) : [fieldPath];
+      for (const p of paths) out.push({ path: p, known: true });
+      continue;
+    }
     if (rule.fields) {
       const items = Array.isArray(value) ? value : [value];
       items.forEach((item, i) => {
@@ -576,7 +793,6 @@ function walkFields(
       });
       continue;
     }
-    const verdict = rule[facts.runtime];
     if (verdict.support !== "refused") continue;
     if (verdict.allows?.test(value, { facts, path: fieldPath, parent: object })) continue;
     const paths = rule.nameSource ? sourcePaths(fieldPath, value) : [fieldPath];

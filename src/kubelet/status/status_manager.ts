@@ -748,6 +748,13 @@ export function isPodStatusByKubeletEqual(oldStatus: PodStatus, status: PodStatu
   return semanticEqual({ ...oldStatus, conditions: status.conditions }, status);
 }
 
+// The first `max` bytes of the UTF-8 text, as Go's `s[:max]`; a rune cut in two becomes U+FFFD,
+// as Go's JSON encoding of the cut string does.
+function truncateBytes(text: string, max: number): string {
+  const bytes = new TextEncoder().encode(text);
+  return bytes.length <= max ? text : new TextDecoder().decode(bytes.subarray(0, max));
+}
+
 /**
  * Brings a status to what the API server would return, in place, so that comparing the two shows
  * only real differences: times to whole seconds, termination messages cut to their share of
@@ -769,9 +776,7 @@ export function normalizeStatus(pod: Pod, status: PodStatus): PodStatus {
     if (t) {
       if (t.startedAt) t.startedAt = toSeconds(t.startedAt);
       if (t.finishedAt) t.finishedAt = toSeconds(t.finishedAt);
-      if (t.message && t.message.length > bytesPerStatus) {
-        t.message = t.message.slice(0, bytesPerStatus);
-      }
+      if (t.message) t.message = truncateBytes(t.message, bytesPerStatus);
     }
   };
   if (status.startTime) status.startTime = toSeconds(status.startTime);

@@ -334,37 +334,69 @@ const servingStatusNames: ServingStatus[] = [
   "SERVICE_UNKNOWN",
 ];
 
+/** Go protobuf's one text for any malformed wire data (`protoimpl`'s errDecode). */
+const invalidWireFormat = "proto: cannot parse invalid wire-format data";
+
 /**
- * `HealthCheckResponse.status` (field 1, enum) by name; a missing field is UNKNOWN as in Go, a
- * number without a name prints as the number. Other fields are skipped; bad wire data throws.
+ * `HealthCheckResponse.status` (field 1, enum) by name, decoded as Go's protobuf does: a missing
+ * field is UNKNOWN, a number without a name prints as the number (an enum is the low 32 bits of the
+ * varint, signed), and every other field (other numbers, field 1 with another wire type, groups) is
+ * skipped as an unknown field. Malformed wire data throws Go protobuf's single error text.
  */
 export function decodeHealthCheckResponse(bytes: Uint8Array): string {
   let status = 0;
   let off = 0;
+  // The varint at `off`; `low32` keeps its low 32 bits exactly (a double would round a 10-byte one).
+  let low32 = 0;
   const varint = (): number => {
     let value = 0;
-    for (let shift = 0; shift < 64; shift += 7) {
-      if (off >= bytes.length) throw new Error("unexpected EOF");
+    low32 = 0;
+    for (let i = 0; i < 10; i++) {
+      if (off >= bytes.length) throw new Error(invalidWireFormat);
       const b = bytes[off++];
-      value += (b & 0x7f) * 2 ** shift;
-      if ((b & 0x80) === 0) return value;
+      if (i < 5) low32 |= (b & 0x7f) << (7 * i);
+      value += (b & 0x7f) * 2 ** (7 * i);
+      if ((b & 0x80) === 0) {
+        if (i === 9 && b > 1) break; // more than 64 bits
+        return value;
+      }
     }
-    throw new Error("proto: integer overflow");
+    throw new Error(invalidWireFormat);
   };
-  while (off < bytes.length) {
+  const skip = (length: number) => {
+    if (length > bytes.length - off) throw new Error(invalidWireFormat);
+    off += length;
+  };
+  // Skips one field's value of `wireType`; a group runs to its matching end-group tag.
+  const skipValue = (field: number, wireType: number): void => {
+    if (wireType === 0) varint();
+    else if (wireType === 1) skip(8);
+    else if (wireType === 5) skip(4);
+    else if (wireType === 2) skip(varint());
+    else if (wireType === 3) {
+      for (;;) {
+        const [inner, innerType] = tag();
+        if (innerType === 4) {
+          if (inner !== field) throw new Error(invalidWireFormat);
+          return;
+        }
+        skipValue(inner, innerType);
+      }
+    } else throw new Error(invalidWireFormat);
+  };
+  const tag = (): [number, number] => {
     const key = varint();
     const field = Math.floor(key / 8);
-    const wireType = key % 8;
-    if (field === 0) throw new Error("proto: illegal tag 0");
-    if (wireType === 0) {
-      const value = varint();
-      // An enum is an int32: the low 32 bits, signed.
-      if (field === 1) status = value % 2 ** 32 | 0;
-    } else if (wireType === 1) off += 8;
-    else if (wireType === 5) off += 4;
-    else if (wireType === 2) off += varint();
-    else throw new Error(`proto: cannot parse invalid wire-format data`);
-    if (off > bytes.length) throw new Error("unexpected EOF");
+    if (field === 0 || field > 0x1fffffff) throw new Error(invalidWireFormat);
+    return [field, key % 8];
+  };
+  while (off < bytes.length) {
+    const [field, wireType] = tag();
+    if (field === 1 && wireType === 0) {
+      varint();
+      status = low32 | 0;
+    } else if (wireType === 4) throw new Error(invalidWireFormat);
+    else skipValue(field, wireType);
   }
   return servingStatusNames[status] ?? String(status);
 }

@@ -246,7 +246,10 @@ export class ConnExchange {
   async #read(p: Uint8Array): Promise<number | null> {
     if (!this.#conn || this.#closed) throw new Error("use of closed network connection");
     try {
-      return await this.#conn.read(p);
+      const n = await this.#conn.read(p);
+      // Closed by us (the deadline): TLS reports that as its stream's end, not the server's EOF.
+      if (n === null && this.#closed) throw new Error("use of closed network connection");
+      return n;
     } catch (err) {
       if (this.#closed) throw new Error("use of closed network connection");
       throw new Error(ioErrorText("read", err, this.#peers));

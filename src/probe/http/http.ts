@@ -69,6 +69,27 @@ export function newHttpProber(
 }
 
 /**
+ * Go's `http.Client` as kubelet builds it for HTTP lifecycle hooks: TLS unverified, redirects
+ * checked as for probes, and no timeout unless `timeoutMs` is set (`0`: none, as Go's zero
+ * `Client.Timeout`).
+ *
+ * @example
+ * ```ts
+ * const client = newHttpClient({ followNonLocalRedirects: false });
+ * const { response, error } = await client.do(request);
+ * ```
+ */
+export function newHttpClient(
+  options: { timeoutMs?: number; followNonLocalRedirects?: boolean; clock?: Clock } = {},
+): HttpClient {
+  return new ProbeClient({
+    timeoutMs: options.timeoutMs ?? 0,
+    checkRedirect: redirectChecker(options.followNonLocalRedirects ?? false),
+    clock: options.clock ?? new RealClock(),
+  });
+}
+
+/**
  * Go's `http.ErrUseLastResponse`: returned by a redirect check to stop following and use the 3xx
  * response as the final one.
  */

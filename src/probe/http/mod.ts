@@ -11,6 +11,7 @@ export {
   type HttpProber,
   type HttpResponse,
   maxRespBodyLength,
+  newHttpClient,
   newHttpProber,
   redirectChecker,
 } from "./http.ts";

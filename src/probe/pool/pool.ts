@@ -64,8 +64,13 @@ interface Pending {
   timer?: ClockTimer;
 }
 
-/** How long past its timeout a probe may take before the pool fails it (see the module doc). */
-export const defaultDeadlineGraceMs = 1_000;
+/**
+ * How long past its timeout a probe may take before the pool fails it (see the module doc). The
+ * handlers end their own I/O at the timeout; this is a backstop, and must not pre-empt a handler
+ * that is merely late: a thread loads grpc-js on its first gRPC probe, which took over a second on
+ * a loaded machine (the pool's tests then saw the pool's text instead of the handler's).
+ */
+export const defaultDeadlineGraceMs = 5_000;
 
 /**
  * Runs network probes on `size` threads.
@@ -111,7 +116,7 @@ export class ProbePool {
    * Starts `size` threads (at least 1); `followNonLocalRedirects` as for `newHttpProber`. While
    * fewer than `inlineBelowPerSecond` probes (default 1,500) were started in the last second, probes
    * run on the calling thread with the same handlers: a thread hop costs 0.07–0.2 ms of CPU per
-   * probe, which only pays off once one thread cannot keep up. `deadlineGraceMs` (default 1 s)
+   * probe, which only pays off once one thread cannot keep up. `deadlineGraceMs` (default 5 s)
    * and `clock` (default: the wall clock) time the pool's own deadline; `workerModule` replaces
    * the threads' entry point (tests).
    */

@@ -15,6 +15,7 @@
 import {
   clientPreface,
   concat,
+  connectionError,
   defaultMaxFrameSize,
   defaultWindow,
   encodeHeaderBlock,
@@ -466,6 +467,8 @@ export class H2ClientConn {
       case FrameType.Data:
         return this.#onData(f);
       case FrameType.RstStream: {
+        // Go's framer: RST_STREAM on stream 0 is a connection error, as is a wrong size.
+        if (f.streamId === 0) throw connectionError(ErrorCode.ProtocolError);
         if (f.payload.length !== 4) throw new H2ProtocolError("RST_STREAM of wrong size");
         const stream = this.#streams.get(f.streamId);
         if (!stream) return;
@@ -526,7 +529,7 @@ export class H2ClientConn {
   }
 
   #onData(f: Frame): void {
-    if (f.streamId === 0) throw new H2ProtocolError("DATA on stream 0");
+    if (f.streamId === 0) throw connectionError(ErrorCode.ProtocolError);
     // Flow control counts the whole payload, padding included, on closed streams too.
     this.#connUnacked += f.payload.length;
     const updates: Uint8Array[] = [];

@@ -113,3 +113,25 @@ export function isDNS1123Subdomain(value: string): string[] {
   }
   return errs;
 }
+
+const dns1123LabelErrMsg = "a lowercase RFC 1123 label must consist of lower case alphanumeric " +
+  "characters or '-', and must start and end with an alphanumeric character";
+const dns1123LabelMaxLength = 63;
+const dns1123LabelRegexp = new RegExp(`^${dns1123LabelFmt}$`);
+
+/**
+ * Errors of a lowercase RFC 1123 label (`my-name`); empty when valid.
+ *
+ * @example
+ * ```ts
+ * isDNS1123Label("my.name").length; // 1
+ * ```
+ */
+export function isDNS1123Label(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > dns1123LabelMaxLength) errs.push(maxLenError(dns1123LabelMaxLength));
+  if (!dns1123LabelRegexp.test(value)) {
+    errs.push(regexError(dns1123LabelErrMsg, dns1123LabelFmt, "my-name", "123-abc"));
+  }
+  return errs;
+}

@@ -1,5 +1,10 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { parseQuantity } from "../../../src/api/resource/quantity.ts";
+import {
+  parseQuantity,
+  quantityMilliValue,
+  quantityValue,
+  scaledValue,
+} from "../../../src/api/resource/quantity.ts";
 
 Deno.test("parseQuantity", () => {
   assertEquals(parseQuantity("500m"), 0.5);
@@ -11,4 +16,31 @@ Deno.test("parseQuantity", () => {
   assertEquals(parseQuantity("250u"), 250e-6);
   assertEquals(parseQuantity("lots"), NaN);
   assertEquals(parseQuantity(""), NaN);
+});
+
+Deno.test("scaledValue", async (t) => {
+  const cases: [string, number, number][] = [
+    ["100m", -3, 100],
+    ["0.1", -3, 100],
+    ["250m", -3, 250],
+    ["2", -3, 2000],
+    ["1e3", -3, 1000000],
+    ["1n", -3, 1],
+    ["64Mi", 0, 67108864],
+    ["1.5Ki", 0, 1536],
+    ["128M", 0, 128000000],
+    ["1m", 0, 1],
+    [".5", -3, 500],
+  ];
+  for (const [q, scale, want] of cases) {
+    await t.step(`${q} at 10^${scale}`, () => assertEquals(scaledValue(q, scale), want));
+  }
+  await t.step("not a quantity: NaN", () => {
+    assertEquals(scaledValue("x", 0), NaN);
+    assertEquals(scaledValue(".", 0), NaN);
+  });
+  await t.step("Value and MilliValue", () => {
+    assertEquals(quantityValue("1Gi"), 2 ** 30);
+    assertEquals(quantityMilliValue("1.5"), 1500);
+  });
 });

@@ -143,7 +143,7 @@ spec:
   // A spec that validation would refuse is still handled gracefully when built in code.
   pod.spec.containers[0].readinessProbe = { tcpSocket: { port: "metrics" } };
   const [report] = await probeOnce([pod], { podIP: "127.0.0.1" });
-  assertEquals(report.error, 'port "metrics" not found');
+  assertEquals(report.error, "port metrics not found");
   assertEquals(isHealthy(report), false);
 });
 

@@ -144,7 +144,7 @@ export class FakeRuntime implements RuntimeService {
         message: "",
         labels: config.labels ?? {},
         annotations: config.annotations ?? {},
-        mounts: [],
+        mounts: config.mounts ?? [],
         logPath: "",
         imageId: "",
       },

@@ -68,8 +68,8 @@ Deno.test("TestSyncPodCreatesSandboxAndContainers", async () => {
     assertEquals(s.running().length, 1);
     assertEquals(s.running()[0].annotations["io.kubernetes.container.restartCount"], "0");
     assertEquals(s.recorder.events, [
-      "Normal Created Created container: app",
-      "Normal Started Started container app",
+      "Normal Created Container created",
+      "Normal Started Container started",
     ]);
     // Nothing to do on the next sync.
     const again = await s.sync();
@@ -93,8 +93,8 @@ Deno.test("TestLivenessFailureRestartsWithCrashLoopBackOff", async (t) => {
         await s.sync();
         assertEquals(s.recorder.events, [
           "Normal Killing Container app failed liveness probe, will be restarted",
-          "Normal Created Created container: app",
-          "Normal Started Started container app",
+          "Normal Created Container created",
+          "Normal Started Container started",
         ]);
         assertEquals(s.runtime.stopTimeouts, [2000]);
         assertEquals(s.running()[0].metadata.attempt, 1);

@@ -69,6 +69,23 @@ function paths(pod: Pod, facts: NodeFacts): string[] {
   return unsupportedPodFields(pod, facts).map((f) => f.path);
 }
 
+// The projected volume the API server injects into every pod with a service account.
+const kubeAPIAccess = {
+  defaultMode: 420,
+  sources: [
+    { serviceAccountToken: { expirationSeconds: 3607, path: "token" } },
+    { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+    {
+      downwardAPI: {
+        items: [{
+          path: "namespace",
+          fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" },
+        }],
+      },
+    },
+  ],
+};
+
 Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
   const admit = (pod: Pod, facts: NodeFacts) =>
     new PodFeaturesAdmitHandler({ facts, os: "linux" }).admit({ pod, otherPods: [] });
@@ -81,35 +98,62 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     assertEquals(admit(zeros, containerd), { admit: true });
   });
 
-  await t.step("volumes: the injected token volume and its mounts are refused", () => {
-    const pod = getTestPod({
-      volumes: [{ name: "kube-api-access-x", projected: { sources: [] } }],
-    }, {
-      volumeMounts: [{ name: "kube-api-access-x", mountPath: "/var/run/secrets" }],
-    });
-    assertEquals(admit(pod, containerd), {
-      admit: false,
-      reason: PodFeatureUnsupported,
-      message: "spec.containers[0].volumeMounts is not supported by this node; " +
-        "spec.volumes[0].projected is not supported by this node",
-    });
-    const pvc = getTestPod({
-      volumes: [{ name: "a", emptyDir: {} }, {
-        name: "b",
-        persistentVolumeClaim: { claimName: "c" },
-      }],
-    });
-    assertEquals(paths(pvc, embedded), [
-      "spec.volumes[0].emptyDir",
-      "spec.volumes[1].persistentVolumeClaim",
-    ]);
-    // A value that is not the object the API defines is refused, not skipped.
-    assertEquals(paths(getTestPod({ securityContext: "root" } as Partial<PodSpec>), embedded), [
-      "spec.securityContext",
-    ]);
-  });
+  await t.step(
+    "volumes: the injected token volume runs on containerd, is refused on embedded",
+    () => {
+      const pod = getTestPod({
+        volumes: [{ name: "kube-api-access-x", projected: kubeAPIAccess }],
+      }, {
+        volumeMounts: [{
+          name: "kube-api-access-x",
+          mountPath: "/var/run/secrets",
+          readOnly: true,
+        }],
+      });
+      assertEquals(admit(pod, containerd), { admit: true });
+      assertEquals(admit(pod, embedded), {
+        admit: false,
+        reason: PodFeatureUnsupported,
+        message: "spec.containers[0].volumeMounts is not supported by this node; " +
+          "spec.volumes[0].projected is not supported by this node",
+      });
+      const pvc = getTestPod({
+        volumes: [{ name: "a", emptyDir: {} }, {
+          name: "b",
+          persistentVolumeClaim: { claimName: "c" },
+        }],
+      });
+      assertEquals(paths(pvc, embedded), [
+        "spec.volumes[0].emptyDir",
+        "spec.volumes[1].persistentVolumeClaim",
+      ]);
+      // Other volume types are refused with the field named; the plugins' own refusals too.
+      assertEquals(paths(pvc, containerd), ["spec.volumes[1].persistentVolumeClaim"]);
+      const refusedHere = getTestPod({
+        volumes: [
+          { name: "a", emptyDir: { sizeLimit: "1Gi" } },
+          { name: "b", emptyDir: { medium: "Memory", sizeLimit: "64Mi" } },
+          {
+            name: "c",
+            projected: { sources: [{ clusterTrustBundle: { name: "x", path: "ca" } }] },
+          },
+          { name: "d", csi: { driver: "x" } },
+        ],
+      }, { volumeMounts: [{ name: "a", mountPath: "/a", recursiveReadOnly: "Enabled" }] });
+      assertEquals(paths(refusedHere, containerd), [
+        "spec.containers[0].volumeMounts[0].recursiveReadOnly",
+        "spec.volumes[0].emptyDir.sizeLimit",
+        "spec.volumes[2].projected.sources[0].clusterTrustBundle",
+        "spec.volumes[3].csi",
+      ]);
+      // A value that is not the object the API defines is refused, not skipped.
+      assertEquals(paths(getTestPod({ securityContext: "root" } as Partial<PodSpec>), embedded), [
+        "spec.securityContext",
+      ]);
+    },
+  );
 
-  await t.step("security context: refused on containerd; the agent's own ids on embedded", () => {
+  await t.step("security context: honoured on containerd; the agent's own ids on embedded", () => {
     const pod = getTestPod({ securityContext: { runAsUser: 1000, runAsNonRoot: true } }, {
       securityContext: {
         capabilities: { drop: ["ALL"] },
@@ -117,26 +161,31 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
         readOnlyRootFilesystem: true,
       },
     });
-    assertEquals(paths(pod, containerd), [
+    assertEquals(paths(pod, containerd), []);
+    assertEquals(paths(pod, embedded), [
       "spec.containers[0].securityContext.capabilities.drop",
       "spec.containers[0].securityContext.allowPrivilegeEscalation",
       "spec.containers[0].securityContext.readOnlyRootFilesystem",
-      "spec.securityContext.runAsUser",
-      "spec.securityContext.runAsNonRoot",
     ]);
     const own = getTestPod({ securityContext: { runAsUser: 1000, runAsGroup: 1000 } });
     assertEquals(paths(own, embedded), []);
-    assertEquals(paths(own, containerd), [
-      "spec.securityContext.runAsUser",
-      "spec.securityContext.runAsGroup",
-    ]);
+    assertEquals(paths(own, containerd), []);
     const other = getTestPod({ securityContext: { runAsUser: 0 } });
     assertEquals(paths(other, embedded), ["spec.securityContext.runAsUser"]);
     const seccomp = (type: string) =>
       getTestPod({}, { securityContext: { seccompProfile: { type } } });
     assertEquals(paths(seccomp("Unconfined"), containerd), []);
-    assertEquals(paths(seccomp("RuntimeDefault"), containerd), [
+    assertEquals(paths(seccomp("RuntimeDefault"), containerd), []);
+    assertEquals(paths(seccomp("RuntimeDefault"), embedded), [
       "spec.containers[0].securityContext.seccompProfile.type",
+    ]);
+    // No AppArmor on this host; Unmasked /proc needs a user namespace.
+    const refusedHere = getTestPod({}, {
+      securityContext: { appArmorProfile: { type: "RuntimeDefault" }, procMount: "Unmasked" },
+    });
+    assertEquals(paths(refusedHere, containerd), [
+      "spec.containers[0].securityContext.appArmorProfile.type",
+      "spec.containers[0].securityContext.procMount",
     ]);
     // Values that ask for nothing: admitted.
     const defaults = getTestPod({ hostPID: false }, {
@@ -145,51 +194,81 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     assertEquals(paths(defaults, containerd), []);
   });
 
-  await t.step("env: valueFrom and envFrom are refused, naming the source", () => {
+  await t.step("env: valueFrom and envFrom run on both runtimes; fileKeyRef is refused", () => {
     const pod = getTestPod({}, {
       env: [
         { name: "A", value: "1" },
         { name: "B", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+        { name: "C", valueFrom: { resourceFieldRef: { resource: "limits.cpu" } } },
+        { name: "D", valueFrom: { configMapKeyRef: { name: "cm", key: "k" } } },
+        { name: "E", valueFrom: { secretKeyRef: { name: "s", key: "k" } } },
+        { name: "F", valueFrom: { fileKeyRef: { volumeName: "v", path: "p", key: "k" } } },
       ],
-      envFrom: [{ configMapRef: { name: "cm" } }],
+      envFrom: [{ prefix: "P_", configMapRef: { name: "cm" } }, { secretRef: { name: "s" } }],
     });
-    assertEquals(paths(pod, containerd), [
-      "spec.containers[0].env[1].valueFrom.fieldRef",
-      "spec.containers[0].envFrom[0].configMapRef",
-    ]);
-  });
-
-  await t.step("env: a value kubelet would expand is refused; a literal one runs", () => {
-    const pod = getTestPod({}, {
-      env: [{ name: "A", value: "x" }, { name: "B", value: "$(A)/y" }, { name: "C", value: "$$" }],
-      command: ["sh", "-c", "echo $(A)"],
-    });
-    assertEquals(paths(pod, embedded), [
-      "spec.containers[0].env[1].value",
-      "spec.containers[0].env[2].value",
-    ]);
-  });
-
-  await t.step("resources: requests and limits are refused on both runtimes", () => {
-    const pod = getTestPod({}, {
-      resources: { requests: { cpu: "100m" }, limits: { memory: "64Mi" } },
-    });
-    const want = ["spec.containers[0].resources.requests", "spec.containers[0].resources.limits"];
+    const want = ["spec.containers[0].env[5].valueFrom.fileKeyRef"];
     assertEquals(paths(pod, containerd), want);
     assertEquals(paths(pod, embedded), want);
   });
 
-  await t.step("hooks and termination messages", () => {
+  await t.step("env: values with $(VAR) and $$ run: kubelet's expansion is done", () => {
     const pod = getTestPod({}, {
-      lifecycle: { postStart: { exec: { command: ["true"] } }, preStop: { sleep: { seconds: 4 } } },
-      terminationMessagePath: "/tmp/msg",
-      terminationMessagePolicy: "FallbackToLogsOnError",
+      env: [{ name: "A", value: "x" }, { name: "B", value: "$(A)/y" }, { name: "C", value: "$$" }],
+      command: ["sh", "-c", "echo $(A)"],
     });
-    assertEquals(paths(pod, containerd), [
-      "spec.containers[0].lifecycle.postStart",
-      "spec.containers[0].lifecycle.preStop",
-      "spec.containers[0].terminationMessagePath",
-      "spec.containers[0].terminationMessagePolicy",
+    assertEquals(paths(pod, embedded), []);
+    assertEquals(paths(pod, containerd), []);
+  });
+
+  await t.step("resources: honoured on containerd, refused on embedded", () => {
+    const pod = getTestPod({}, {
+      resources: { requests: { cpu: "100m" }, limits: { memory: "64Mi" } },
+    });
+    const want = ["spec.containers[0].resources.requests", "spec.containers[0].resources.limits"];
+    assertEquals(paths(pod, containerd), []);
+    assertEquals(paths(pod, embedded), want);
+    // No pod cgroup enforces an overhead, nor pod-level resources.
+    const overhead = getTestPod({ overhead: { cpu: "10m" }, resources: { limits: { cpu: "1" } } });
+    assertEquals(paths(overhead, containerd), ["spec.overhead", "spec.resources"]);
+  });
+
+  await t.step(
+    "hooks and termination messages: run; a stop signal and, on embedded, a message path refused",
+    () => {
+      const pod = getTestPod({}, {
+        lifecycle: {
+          postStart: { exec: { command: ["true"] } },
+          preStop: { sleep: { seconds: 4 } },
+          stopSignal: "SIGUSR1",
+        },
+        terminationMessagePath: "/tmp/msg",
+        terminationMessagePolicy: "FallbackToLogsOnError",
+      });
+      assertEquals(paths(pod, containerd), ["spec.containers[0].lifecycle.stopSignal"]);
+      assertEquals(paths(pod, embedded), [
+        "spec.containers[0].lifecycle.stopSignal",
+        "spec.containers[0].terminationMessagePath",
+      ]);
+    },
+  );
+
+  await t.step("hosts and DNS: honoured on containerd, refused for host processes", () => {
+    const pod = getTestPod({
+      hostname: "h",
+      subdomain: "s",
+      setHostnameAsFQDN: true,
+      hostAliases: [{ ip: "10.1.2.3", hostnames: ["a"] }],
+      dnsPolicy: "None",
+      dnsConfig: { nameservers: ["10.0.0.53"], options: [{ name: "ndots", value: "2" }] },
+    }, {});
+    assertEquals(paths(pod, containerd), []);
+    assertEquals(paths(pod, embedded), [
+      "spec.hostname",
+      "spec.subdomain",
+      "spec.setHostnameAsFQDN",
+      "spec.hostAliases",
+      "spec.dnsPolicy",
+      "spec.dnsConfig",
     ]);
   });
 
@@ -204,9 +283,14 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     },
   );
 
-  await t.step("namespaces: host ones refused on containerd, the embedded runtime's own", () => {
-    const pod = getTestPod({ hostNetwork: true, hostPID: true, hostIPC: true });
-    assertEquals(paths(pod, containerd), ["spec.hostPID", "spec.hostIPC"]);
+  await t.step("namespaces: honoured on containerd, the embedded runtime's own", () => {
+    const pod = getTestPod({
+      hostNetwork: true,
+      hostPID: true,
+      hostIPC: true,
+      shareProcessNamespace: true,
+    });
+    assertEquals(paths(pod, containerd), []);
     assertEquals(paths(pod, embedded), []);
   });
 
@@ -227,9 +311,10 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     assertEquals(paths(regular, containerd), ["spec.containers[0].restartPolicy"]);
   });
 
-  await t.step("service links: the API default is refused with an API server only", () => {
+  await t.step("service links: admitted with or without an API server", () => {
     const pod = getTestPod({ enableServiceLinks: true });
-    assertEquals(paths(pod, containerd), ["spec.enableServiceLinks"]);
+    assertEquals(paths(pod, containerd), []);
+    assertEquals(paths(pod, embedded), []);
     assertEquals(paths(pod, { ...containerd, apiServer: false }), []);
   });
 
@@ -326,6 +411,14 @@ const holders: Record<string, (value: unknown) => { pod: Pod; path: string }> = 
     pod: podWith({ container: { env: [{ name: "A", x: v }] } }),
     path: "spec.containers[0].env[0].x",
   }),
+  EnvVarSource: (v) => ({
+    pod: podWith({ container: { env: [{ name: "A", valueFrom: { x: v } }] } }),
+    path: "spec.containers[0].env[0].valueFrom.x",
+  }),
+  EnvFromSource: (v) => ({
+    pod: podWith({ container: { envFrom: [{ x: v }] } }),
+    path: "spec.containers[0].envFrom[0].x",
+  }),
   ResourceRequirements: (v) => ({
     pod: podWith({ container: { resources: { x: v } } }),
     path: "spec.containers[0].resources.x",
@@ -380,6 +473,35 @@ const holders: Record<string, (value: unknown) => { pod: Pod; path: string }> = 
     path: "spec.affinity.nodeAffinity.x",
   }),
   PodOS: (v) => ({ pod: podWith({ spec: { os: { x: v } } }), path: "spec.os.x" }),
+  Volume: (v) => ({ pod: podWith({ spec: { volumes: [{ x: v }] } }), path: "spec.volumes[0].x" }),
+  EmptyDirVolumeSource: (v) => ({
+    pod: podWith({ spec: { volumes: [{ name: "v", emptyDir: { x: v } }] } }),
+    path: "spec.volumes[0].emptyDir.x",
+  }),
+  ProjectedVolumeSource: (v) => ({
+    pod: podWith({ spec: { volumes: [{ name: "v", projected: { x: v } }] } }),
+    path: "spec.volumes[0].projected.x",
+  }),
+  VolumeProjection: (v) => ({
+    pod: podWith({ spec: { volumes: [{ name: "v", projected: { sources: [{ x: v }] } }] } }),
+    path: "spec.volumes[0].projected.sources[0].x",
+  }),
+  VolumeMount: (v) => ({
+    pod: podWith({ container: { volumeMounts: [{ x: v }] } }),
+    path: "spec.containers[0].volumeMounts[0].x",
+  }),
+  Lifecycle: (v) => ({
+    pod: podWith({ container: { lifecycle: { x: v } } }),
+    path: "spec.containers[0].lifecycle.x",
+  }),
+  LifecycleHandler: (v) => ({
+    pod: podWith({ container: { lifecycle: { preStop: { x: v } } } }),
+    path: "spec.containers[0].lifecycle.preStop.x",
+  }),
+  SleepAction: (v) => ({
+    pod: podWith({ container: { lifecycle: { preStop: { sleep: { x: v } } } } }),
+    path: "spec.containers[0].lifecycle.preStop.sleep.x",
+  }),
 };
 
 function podWith(
@@ -419,9 +541,11 @@ Deno.test("TestEveryRowIsWhatAdmissionDoes", async (t) => {
             const { pod, path } = holders[type](value);
             const placed = rename(pod, field) as Pod;
             const fieldPath = path.replace(/\.x$/, `.${field}`);
+            // The field, a part of it, or the value holding it (volumes on embedded) refused.
             const refusedHere = unsupportedPodFields(placed, facts).some((f) =>
               f.path === fieldPath || f.path.startsWith(`${fieldPath}.`) ||
-              f.path.startsWith(`${fieldPath}[`)
+              f.path.startsWith(`${fieldPath}[`) || fieldPath.startsWith(`${f.path}.`) ||
+              fieldPath.startsWith(`${f.path}[`)
             );
             const allowed = verdict.allows?.test(value, {
               facts,
@@ -493,6 +617,9 @@ spec:
     const { pods, errors } = await loadPodManifests(dir, { nodeName: "node" });
     assertEquals(errors, []);
     assertEquals(unsupportedPodFields(pods[0], { ...containerd, apiServer: false }), [
+      { path: "spec.futureField", known: false },
+    ]);
+    assertEquals(unsupportedPodFields(pods[0], { ...embedded, apiServer: false }), [
       { path: "spec.futureField", known: false },
       { path: "spec.volumes[0].hostPath", known: true },
       { path: "spec.containers[0].volumeMounts", known: true },

@@ -14,7 +14,9 @@ import {
   ContainersNotReady,
   generateContainersReadyCondition,
   generatePodReadyCondition,
+  maxPodTerminationMessageLogLength,
   newManager,
+  normalizeStatus,
   PodCompleted,
   PodFailed,
   ReadinessGatesNotReady,
@@ -569,4 +571,58 @@ Deno.test("TestGeneratePodReadyCondition", async (t) => {
       assert.deepEqual(ready, test.expectReady);
     });
   }
+});
+
+Deno.test("TestStatusNormalizationEnforcesMaxBytes", async (t) => {
+  await t.step("messages under their share are kept whole", () => {
+    const containers = Array.from({ length: 48 }, (_, i) => ({ name: `c${i}` }));
+    const pod: Pod = {
+      metadata: { name: "p" },
+      spec: { initContainers: containers.slice(0, 24), containers: containers.slice(24) },
+    };
+    const statuses = (names: { name: string }[], offset: number): ContainerStatus[] =>
+      names.map((c, i) => ({
+        name: c.name,
+        ready: false,
+        restartCount: 0,
+        image: "",
+        imageID: "",
+        lastState: {
+          terminated: { exitCode: 0, message: "abcdefgh".repeat(24 + (i + offset) % 3) },
+        },
+      }));
+    const status = normalizeStatus(pod, {
+      initContainerStatuses: statuses(containers.slice(0, 24), 0),
+      containerStatuses: statuses(containers.slice(24), 24),
+    });
+    let count = 0;
+    for (const s of [...status.initContainerStatuses!, ...status.containerStatuses!]) {
+      const l = s.lastState!.terminated!.message!.length;
+      assert.ok(l >= 192 && l <= 256, `container message had length ${l}`);
+      count += l;
+    }
+    assert.ok(count <= maxPodTerminationMessageLogLength, "message length not truncated");
+  });
+  await t.step("each message cut to 12 KiB over the number of containers, in bytes", () => {
+    const pod: Pod = {
+      metadata: { name: "p" },
+      spec: { containers: [{ name: "a" }, { name: "b" }, { name: "c" }, { name: "d" }] },
+    };
+    const status = normalizeStatus(pod, {
+      containerStatuses: ["a", "b"].map((name) => ({
+        name,
+        ready: false,
+        restartCount: 0,
+        image: "",
+        imageID: "",
+        // 2 bytes per character: the cut is in bytes, not characters.
+        state: { terminated: { exitCode: 1, message: "é".repeat(4000) } },
+      })),
+    });
+    for (const s of status.containerStatuses!) {
+      const message = s.state!.terminated!.message!;
+      assert.equal(new TextEncoder().encode(message).length, 3072);
+      assert.equal(message, "é".repeat(1536));
+    }
+  });
 });

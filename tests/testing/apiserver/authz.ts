@@ -1,6 +1,6 @@
 /**
  * The node authorizer and the NodeRestriction admission plugin, for the requests a kubelet makes
- * (pods, nodes, leases, events), with the real 403 texts:
+ * (pods, nodes, leases, events, services), with the real 403 texts:
  * plugin/pkg/auth/authorizer/node/node_authorizer.go (AuthorizeNodeWithSelectors on, as in 1.34+),
  * plugin/pkg/admission/noderestriction/admission.go, and the Forbidden message of
  * k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go.
@@ -72,6 +72,11 @@ export function authorize(attrs: Attributes, storage: Storage): Decision {
       return authorizeNode(nodeName, attrs);
     case "/pods":
       return authorizePod(nodeName, attrs, storage);
+    case "/services":
+      // The static node rules: services may be read (kubelet's service informer).
+      return ["get", "list", "watch"].includes(attrs.verb) && attrs.subresource === ""
+        ? allow
+        : deny("");
     case "/events":
     case "events.k8s.io/events":
       // The static node rules: events may be created, updated and patched in any namespace.

@@ -3,3 +3,5 @@
  * @module
  */
 export * from "./types.ts";
+export * from "./volume_types.ts";
+export * from "./service_types.ts";

@@ -11,6 +11,17 @@ export type IntOrString = number | string;
 import type { ListMeta, ObjectMeta, Time, TypeMeta } from "../../meta/v1/types.ts";
 
 export type { ObjectMeta } from "../../meta/v1/types.ts";
+import type {
+  ConfigMapVolumeSource,
+  DownwardAPIVolumeFile,
+  DownwardAPIVolumeSource,
+  HostPathVolumeSource,
+  ObjectFieldSelector,
+  ResourceFieldSelector,
+  SecretProjection,
+  SecretVolumeSource,
+  ServiceAccountTokenProjection,
+} from "./volume_types.ts";
 
 /** Resource quantities by name (`cpu: "500m"`, `memory: "64Mi"`), as the API's `ResourceList`. */
 export type ResourceList = Record<string, string>;
@@ -98,14 +109,68 @@ export type RestartPolicy = "Always" | "OnFailure" | "Never";
 /** Container-level restart policy (only `Always`, for restartable init containers). */
 export type ContainerRestartPolicy = "Always";
 
-/** Where an environment variable's value comes from (config map, secret, field or resource). */
-export type EnvVarSource = Record<string, unknown>;
+/** A key of a config map, for one environment variable. */
+export interface ConfigMapKeySelector {
+  name?: string;
+  key: string;
+  optional?: boolean;
+}
+
+/** A key of a secret, for one environment variable. */
+export interface SecretKeySelector {
+  name?: string;
+  key: string;
+  optional?: boolean;
+}
+
+/** A key of an env file in one of the pod's volumes (the `EnvFiles` feature). */
+export interface FileKeySelector {
+  volumeName: string;
+  path: string;
+  key: string;
+  optional?: boolean;
+}
+
+/** Where an environment variable's value comes from (exactly one source). */
+export interface EnvVarSource {
+  fieldRef?: ObjectFieldSelector;
+  resourceFieldRef?: ResourceFieldSelector;
+  configMapKeyRef?: ConfigMapKeySelector;
+  secretKeyRef?: SecretKeySelector;
+  fileKeyRef?: FileKeySelector;
+}
+
+/** A whole config map as environment variables. */
+export interface ConfigMapEnvSource {
+  name?: string;
+  optional?: boolean;
+}
+
+/** A whole secret as environment variables. */
+export interface SecretEnvSource {
+  name?: string;
+  optional?: boolean;
+}
 
 /** A set of environment variables taken from a config map or a secret, with an optional prefix. */
-export type EnvFromSource = Record<string, unknown>;
+export interface EnvFromSource {
+  prefix?: string;
+  configMapRef?: ConfigMapEnvSource;
+  secretRef?: SecretEnvSource;
+}
 
-/** A volume mounted into a container (`name`, `mountPath`, ...). */
-export type VolumeMount = Record<string, unknown>;
+/** A volume mounted into a container. */
+export interface VolumeMount {
+  name: string;
+  readOnly?: boolean;
+  /** `Disabled` (default), `IfPossible` or `Enabled`. */
+  recursiveReadOnly?: string;
+  mountPath: string;
+  subPath?: string;
+  /** `None` (default), `HostToContainer` or `Bidirectional`. */
+  mountPropagation?: string;
+  subPathExpr?: string;
+}
 
 /** A raw block device of a volume (`name`, `devicePath`). */
 export type VolumeDevice = Record<string, unknown>;
@@ -116,8 +181,44 @@ export type ContainerResizePolicy = Record<string, unknown>;
 /** A rule that overrides the container's restart policy for some exit codes. */
 export type ContainerRestartRule = Record<string, unknown>;
 
+/** A lifecycle hook's pause (`sleep.seconds`). */
+export interface SleepAction {
+  seconds: number;
+}
+
+/** One lifecycle hook: exactly one of `exec`, `httpGet`, `sleep` (`tcpSocket` is deprecated). */
+export interface LifecycleHandler {
+  exec?: ExecAction;
+  httpGet?: HTTPGetAction;
+  tcpSocket?: TCPSocketAction;
+  sleep?: SleepAction;
+}
+
 /** `postStart` and `preStop` hooks, and the stop signal. */
-export type Lifecycle = Record<string, unknown>;
+export interface Lifecycle {
+  postStart?: LifecycleHandler;
+  preStop?: LifecycleHandler;
+  stopSignal?: string;
+}
+
+/** An extra `/etc/hosts` entry: an IP and its host names. */
+export interface HostAlias {
+  ip: string;
+  hostnames?: string[];
+}
+
+/** One resolver option of `dnsConfig.options` (`ndots: "2"`, `edns0`). */
+export interface PodDNSConfigOption {
+  name?: string;
+  value?: string;
+}
+
+/** The pod's DNS parameters, merged with those `dnsPolicy` generates. */
+export interface PodDNSConfig {
+  nameservers?: string[];
+  searches?: string[];
+  options?: PodDNSConfigOption[];
+}
 
 /** Linux capabilities added to and dropped from the runtime's default set. */
 export interface Capabilities {
@@ -206,10 +307,62 @@ export interface PodReadinessGate {
   conditionType: string;
 }
 
-/** A volume of a pod: its name and one volume source (`emptyDir`, `configMap`, `projected`, ...). */
+/** A volume of a pod: its name and one volume source (every source of the API's v1.36 `Volume`). */
 export interface Volume {
   name: string;
-  [source: string]: unknown;
+  hostPath?: HostPathVolumeSource;
+  emptyDir?: EmptyDirVolumeSource;
+  gcePersistentDisk?: Record<string, unknown>;
+  awsElasticBlockStore?: Record<string, unknown>;
+  gitRepo?: Record<string, unknown>;
+  secret?: SecretVolumeSource;
+  nfs?: Record<string, unknown>;
+  iscsi?: Record<string, unknown>;
+  glusterfs?: Record<string, unknown>;
+  persistentVolumeClaim?: Record<string, unknown>;
+  rbd?: Record<string, unknown>;
+  flexVolume?: Record<string, unknown>;
+  cinder?: Record<string, unknown>;
+  cephfs?: Record<string, unknown>;
+  flocker?: Record<string, unknown>;
+  downwardAPI?: DownwardAPIVolumeSource;
+  fc?: Record<string, unknown>;
+  azureFile?: Record<string, unknown>;
+  configMap?: ConfigMapVolumeSource;
+  vsphereVolume?: Record<string, unknown>;
+  quobyte?: Record<string, unknown>;
+  azureDisk?: Record<string, unknown>;
+  photonPersistentDisk?: Record<string, unknown>;
+  projected?: ProjectedVolumeSource;
+  portworxVolume?: Record<string, unknown>;
+  scaleIO?: Record<string, unknown>;
+  storageos?: Record<string, unknown>;
+  csi?: Record<string, unknown>;
+  ephemeral?: Record<string, unknown>;
+  image?: Record<string, unknown>;
+}
+
+/** `volumes[].emptyDir`. */
+export interface EmptyDirVolumeSource {
+  /** `""` (the node's disk) or `Memory` (a tmpfs). */
+  medium?: string;
+  sizeLimit?: string | number;
+}
+
+/** `volumes[].projected`. */
+export interface ProjectedVolumeSource {
+  sources?: VolumeProjection[] | null;
+  defaultMode?: number;
+}
+
+/** One source of a projected volume. */
+export interface VolumeProjection {
+  secret?: SecretProjection;
+  downwardAPI?: { items?: DownwardAPIVolumeFile[] };
+  configMap?: ConfigMapVolumeSource;
+  serviceAccountToken?: ServiceAccountTokenProjection;
+  clusterTrustBundle?: Record<string, unknown>;
+  podCertificate?: Record<string, unknown>;
 }
 
 /** The node affinity rules of a pod. */
@@ -257,10 +410,10 @@ export interface PodSpec {
   affinity?: Affinity;
   schedulerName?: string;
   tolerations?: Toleration[];
-  hostAliases?: Record<string, unknown>[];
+  hostAliases?: HostAlias[];
   priorityClassName?: string;
   priority?: number;
-  dnsConfig?: Record<string, unknown>;
+  dnsConfig?: PodDNSConfig;
   readinessGates?: PodReadinessGate[];
   runtimeClassName?: string;
   enableServiceLinks?: boolean;

@@ -1,0 +1,136 @@
+/**
+ * The downwardAPI plugin: pod fields (`metadata.name`, `metadata.labels`, ...) and container
+ * resources as files, written by the atomic writer into an emptyDir on disk.
+ * Mirrors kubelet's pkg/volume/downwardapi/downwardapi.go (downwardAPIVolumeMounter.SetUpAt,
+ * CollectData).
+ * @module
+ */
+import { normalize } from "node:path";
+import type {
+  DownwardAPIVolumeFile,
+  DownwardAPIVolumeSource,
+  Pod,
+  Volume,
+} from "../../api/core/v1/mod.ts";
+import {
+  extractFieldPathAsString,
+  extractResourceValueByContainerName,
+} from "../../util/fieldpath.ts";
+import * as log from "../../util/log.ts";
+import { setUpEmptyDir } from "../emptydir/empty_dir.ts";
+import { AtomicWriter, type FileProjection } from "../util/atomic_writer.ts";
+import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
+
+/** The plugin's name. */
+export const downwardAPIPluginName = "kubernetes.io/downward-api";
+/** The API's default of `defaultMode` (`DownwardAPIVolumeSourceDefaultMode`). */
+export const downwardAPIVolumeSourceDefaultMode = 0o644;
+
+const enc = new TextEncoder();
+
+/**
+ * The files of downward API `items`: each field's value (or resource, scaled by its divisor) at
+ * its cleaned path, with its mode or `defaultMode`. Every failing item is collected; the error
+ * thrown joins their messages (Go's aggregate: `[a, b]` for more than one).
+ *
+ * @example
+ * ```ts
+ * collectData([{ path: "name", fieldRef: { fieldPath: "metadata.name" } }], pod, host, 0o644);
+ * ```
+ */
+export function collectData(
+  items: DownwardAPIVolumeFile[] | undefined,
+  pod: Pod,
+  host: Pick<VolumeHost, "getNodeAllocatable">,
+  defaultMode: number | undefined,
+): Record<string, FileProjection> {
+  if (defaultMode === undefined) {
+    throw new Error("no defaultMode used, not even the default value for it");
+  }
+  const errors: Error[] = [];
+  const data: Record<string, FileProjection> = {};
+  for (const item of items ?? []) {
+    const file: FileProjection = { data: new Uint8Array(), mode: item.mode ?? defaultMode };
+    try {
+      if (item.fieldRef) {
+        file.data = enc.encode(extractFieldPathAsString(pod, item.fieldRef.fieldPath));
+      } else if (item.resourceFieldRef) {
+        const ref = item.resourceFieldRef;
+        file.data = enc.encode(
+          extractResourceValueByContainerName(
+            ref,
+            pod,
+            ref.containerName ?? "",
+            host.getNodeAllocatable(),
+          ),
+        );
+      }
+    } catch (e) {
+      log.error(e, "Unable to extract field", { path: item.path });
+      errors.push(e as Error);
+    }
+    data[normalize(item.path)] = file;
+  }
+  if (errors.length === 1) throw errors[0];
+  if (errors.length > 1) throw new Error(`[${errors.map((e) => e.message).join(", ")}]`);
+  return data;
+}
+
+class DownwardAPIVolumeMounter {
+  readonly #dir: string;
+  readonly #volumeName: string;
+  readonly #source: DownwardAPIVolumeSource;
+  readonly #pod: Pod;
+  readonly #host: VolumeHost;
+
+  constructor(dir: string, volume: Volume, pod: Pod, host: VolumeHost) {
+    this.#dir = dir;
+    this.#volumeName = volume.name;
+    this.#source = volume.downwardAPI as DownwardAPIVolumeSource;
+    this.#pod = pod;
+    this.#host = host;
+  }
+
+  getPath(): string {
+    return this.#dir;
+  }
+
+  async setUp(): Promise<void> {
+    const payload = collectData(
+      this.#source.items,
+      this.#pod,
+      this.#host,
+      this.#source.defaultMode ?? downwardAPIVolumeSourceDefaultMode,
+    );
+    await setUpEmptyDir(this.#dir, "");
+    const ns = this.#pod.metadata.namespace ?? "default";
+    const writer = new AtomicWriter(
+      this.#dir,
+      `pod ${ns}/${this.#pod.metadata.name} volume ${this.#volumeName}`,
+    );
+    await writer.write(payload);
+  }
+}
+
+/**
+ * The downwardAPI plugin.
+ *
+ * @example
+ * ```ts
+ * await downwardAPIPlugin.newMounter({ name: "info", downwardAPI: { items } }, pod, host).setUp();
+ * ```
+ */
+export const downwardAPIPlugin: VolumePlugin = {
+  name: downwardAPIPluginName,
+  sourceField: "downwardAPI",
+  requiresRemount: true,
+  newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
+    const dir = getPodVolumeDir(
+      host.podsDir,
+      pod.metadata.uid ?? "",
+      downwardAPIPluginName,
+      volume.name,
+    );
+    return new DownwardAPIVolumeMounter(dir, volume, pod, host);
+  },
+};

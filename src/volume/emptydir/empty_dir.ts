@@ -1,0 +1,105 @@
+/**
+ * The emptyDir plugin: a folder on the node's disk (`medium: ""`) or a tmpfs (`medium: Memory`,
+ * sized by `sizeLimit`), mode 0777, living as long as the pod. Also what secret volumes are built
+ * on (a tmpfs, so secrets never touch the disk).
+ * Mirrors kubelet's pkg/volume/emptydir/empty_dir.go (emptyDir.SetUpAt, setupDir, setupTmpfs).
+ * @module
+ */
+import type { EmptyDirVolumeSource, Pod, Volume } from "../../api/core/v1/mod.ts";
+import { parseQuantity } from "../../api/resource/quantity.ts";
+import * as log from "../../util/log.ts";
+import {
+  getPodVolumeDir,
+  isLikelyNotMountPoint,
+  type Mounter,
+  runMount,
+  type VolumeHost,
+  type VolumePlugin,
+} from "../volume.ts";
+
+/** The plugin's name. */
+export const emptyDirPluginName = "kubernetes.io/empty-dir";
+/** kubelet's mode of an emptyDir folder: every container user may write it. */
+export const perm = 0o777;
+
+/** `medium` values (kubelet's `StorageMedium`). */
+export type StorageMedium = "" | "Memory";
+
+/**
+ * Makes `dir` an emptyDir of `medium`: the folder (mode 0777 whatever the umask) and, for
+ * `Memory`, a tmpfs mounted on it with `size=<sizeLimit>` when one is given. A tmpfs already
+ * mounted there is kept.
+ */
+export async function setUpEmptyDir(
+  dir: string,
+  medium: StorageMedium,
+  options: { sizeLimitBytes?: number } = {},
+): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true, mode: 0o750 });
+  if (medium === "Memory" && (await isLikelyNotMountPoint(dir))) {
+    const opts = options.sizeLimitBytes !== undefined && options.sizeLimitBytes > 0
+      ? ["-o", `size=${Math.floor(options.sizeLimitBytes)}`]
+      : [];
+    log.V(3).info("pod: mounting tmpfs for volume", { dir });
+    await runMount("mount", ["-t", "tmpfs", ...opts, "tmpfs", dir]);
+  }
+  // kubelet's setupDir: the mode past the umask.
+  await Deno.chmod(dir, perm);
+}
+
+/** Unmounts a tmpfs at `dir` if there is one, then removes the folder (kubelet's TearDownAt). */
+export async function tearDownEmptyDir(dir: string): Promise<void> {
+  if (!(await isLikelyNotMountPoint(dir))) await runMount("umount", [dir]);
+  await Deno.remove(dir, { recursive: true }).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+}
+
+class EmptyDirMounter {
+  readonly #dir: string;
+  readonly #source: EmptyDirVolumeSource;
+
+  constructor(dir: string, source: EmptyDirVolumeSource) {
+    this.#dir = dir;
+    this.#source = source;
+  }
+
+  getPath(): string {
+    return this.#dir;
+  }
+
+  async setUp(): Promise<void> {
+    const medium = (this.#source.medium ?? "") as StorageMedium;
+    if (medium !== "" && medium !== "Memory") {
+      throw new Error(`unknown storage medium "${medium}"`);
+    }
+    const limit = this.#source.sizeLimit;
+    await setUpEmptyDir(this.#dir, medium, {
+      sizeLimitBytes: limit === undefined ? undefined : parseQuantity(String(limit)),
+    });
+  }
+}
+
+/**
+ * The emptyDir plugin.
+ *
+ * @example
+ * ```ts
+ * const m = emptyDirPlugin.newMounter({ name: "cache", emptyDir: {} }, pod, host);
+ * await m.setUp(); // <pods>/<uid>/volumes/kubernetes.io~empty-dir/cache, mode 0777
+ * ```
+ */
+export const emptyDirPlugin: VolumePlugin = {
+  name: emptyDirPluginName,
+  sourceField: "emptyDir",
+  requiresRemount: false,
+  newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
+    const dir = getPodVolumeDir(
+      host.podsDir,
+      pod.metadata.uid ?? "",
+      emptyDirPluginName,
+      volume.name,
+    );
+    return new EmptyDirMounter(dir, (volume.emptyDir ?? {}) as EmptyDirVolumeSource);
+  },
+};
