@@ -20,7 +20,15 @@
 #   admin.kubeconfig   CN=probelet-admin, O=system:masters (set-up and assertions only)
 #   node.kubeconfig    CN=system:node:$PROBELET_NODE_NAME, O=system:nodes (what the agent runs with)
 #   other-node.kubeconfig  CN=system:node:probelet-other, O=system:nodes (to check the node authorizer)
+#   kubelet-client.crt/.key  CN=kube-apiserver-kubelet-client, O=kubeadm:cluster-admins: the API
+#                      server's client certificate to nodes (--kubelet-client-certificate), signed by
+#                      pki/ca.crt, which an agent trusts with --client-ca-file; RBAC binds the user to
+#                      system:kubelet-api-admin, as kubeadm does
 # and audit.log (metadata of every request, JSON lines) so tests can check no request was refused.
+# The node's address: kube-apiserver reaches a node at its InternalIP
+# (--kubelet-preferred-address-types=InternalIP,...) and refuses loopback, and the machine's own
+# address is no test target, so `up` (as root) adds a dummy interface (else an empty bridge) $node_if with
+# $node_ip/32; an agent runs with --node-ip $node_ip --address $node_ip. `down` removes it.
 # kube-apiserver runs with --authorization-mode=Node,RBAC and --enable-admission-plugins=NodeRestriction,
 # serving on https://127.0.0.1:$PROBELET_KUBE_PORT. Processes are stopped by pid file, never by name.
 # Output is key=value lines.
@@ -33,6 +41,8 @@ build_dir=$repo/scripts/kube-apiserver
 base=${PROBELET_KUBE_DIR:-$repo/.run/kube-apiserver}
 node_name=${PROBELET_NODE_NAME:-probelet-node}
 other_node=probelet-other
+node_if=${PROBELET_NODE_IF:-probelet-kube0}
+node_ip=${PROBELET_NODE_IP:-10.88.99.1}
 # Below 32768 (ephemeral range), away from the ports other tests pick.
 # Ports: PROBELET_KUBE_PORT / PROBELET_ETCD_PORT, else 16443 / 12379 (peer +1), moved up in steps
 # of 10 by `up` while taken (another clone may run its own). The ports in use are kept in
@@ -194,6 +204,46 @@ make_certs() {
   client_cert other-node "system:node:$other_node" system:nodes
   client_cert controller-manager system:kube-controller-manager ""
   client_cert scheduler system:kube-scheduler ""
+  client_cert kubelet-client kube-apiserver-kubelet-client kubeadm:cluster-admins
+}
+
+# The node's InternalIP on a dummy interface (root only; without it, tests that need the API server
+# to reach a node say so and skip).
+node_address_up() {
+  if ip -br addr show dev "$node_if" 2>/dev/null | grep -q "$node_ip/"; then
+    say "node_ip=$node_ip interface=$node_if state=present"
+    return
+  fi
+  if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+    say "node_ip= reason=$(printf '%q' "adding $node_if needs root and iproute2")"
+    return
+  fi
+  # A dummy interface, or where the kernel has no dummy driver, a bridge without ports.
+  ip link add "$node_if" type dummy 2>/dev/null || ip link add "$node_if" type bridge
+  ip addr add "$node_ip/32" dev "$node_if"
+  ip link set "$node_if" up
+  touch "$base/node_if.ours"
+  say "node_ip=$node_ip interface=$node_if state=added"
+}
+
+node_address_down() {
+  [ -f "$base/node_if.ours" ] || return 0
+  ip link del "$node_if" 2>/dev/null || true
+  say "removed_interface=$node_if"
+}
+
+# kubeadm's binding: the API server's kubelet client may use every kubelet API.
+kubelet_api_admin_binding() {
+  local pki=$base/pki code
+  code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$pki/ca.crt" --cert "$pki/admin.crt" \
+    --key "$pki/admin.key" -X POST -H 'Content-Type: application/json' \
+    -d '{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"kube-apiserver-kubelet-api-admin"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"system:kubelet-api-admin"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"kube-apiserver-kubelet-client"}]}' \
+    "https://127.0.0.1:$api_port/apis/rbac.authorization.k8s.io/v1/clusterrolebindings")
+  case $code in
+  201 | 409) ;;
+  *) die "creating the kubelet-api-admin ClusterRoleBinding answered HTTP $code" ;;
+  esac
+  say "clusterrolebinding=kube-apiserver-kubelet-api-admin user=kube-apiserver-kubelet-client"
 }
 
 # client_cert <file stem> <CN> <O>
@@ -316,6 +366,8 @@ cmd_up() {
     --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
     --client-ca-file "$pki/ca.crt" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+    --kubelet-client-certificate "$pki/kubelet-client.crt" --kubelet-client-key "$pki/kubelet-client.key" \
+    --kubelet-preferred-address-types InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP \
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
     --service-account-issuer https://kubernetes.default.svc \
     --service-cluster-ip-range 10.96.0.0/24 \
@@ -325,6 +377,8 @@ cmd_up() {
   say "started=kube-apiserver pid=$(cat "$base/kube-apiserver.pid")"
   wait_ready "$start"
   default_service_accounts
+  kubelet_api_admin_binding
+  node_address_up
   cmd_env
 }
 
@@ -401,6 +455,7 @@ cmd_down() {
   stop_pid kube-controller-manager "$base/kube-controller-manager.pid" "$cache/kube-controller-manager"
   stop_pid kube-apiserver "$base/kube-apiserver.pid" "$cache/kube-apiserver"
   stop_pid etcd "$base/etcd.pid" "$cache/etcd"
+  node_address_down
   # Only a folder that `up` marked as ours is removed.
   if [ -f "$marker" ]; then
     rm -rf "$base"
@@ -432,6 +487,10 @@ cmd_env() {
   echo "PROBELET_KUBE_OTHER_NODE_KUBECONFIG=$base/other-node.kubeconfig"
   echo "PROBELET_NODE_NAME=$node_name"
   echo "PROBELET_KUBE_AUDIT_LOG=$base/audit.log"
+  echo "PROBELET_KUBE_KUBELET_CLIENT_CA=$base/pki/ca.crt"
+  if ip -br addr show dev "$node_if" 2>/dev/null | grep -q "$node_ip/"; then
+    echo "PROBELET_NODE_IP=$node_ip"
+  fi
 }
 
 main() {

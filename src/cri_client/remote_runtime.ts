@@ -39,7 +39,7 @@ import {
   toBytes,
   versionFromProto,
 } from "./convert.ts";
-import type { CallOptions, RuntimeService } from "./runtime_service.ts";
+import type { CallOptions, ContainerStats, RuntimeService } from "./runtime_service.ts";
 import { CommandTimedOutError, ExitError } from "../probe/exec/errors.ts";
 
 /** The runtime API version kubelet announces in `Version` (`kubeRuntimeAPIVersion`). */
@@ -250,6 +250,28 @@ export class RemoteRuntimeService implements RuntimeService {
       options,
     );
     return (raw?.containers ?? []).map(containerFromProto);
+  }
+
+  async listContainerStats(options: CallOptions = {}): Promise<ContainerStats[]> {
+    const raw = await this.#call("ListContainerStats", { filter: {} }, options);
+    // deno-lint-ignore no-explicit-any
+    return (raw?.stats ?? []).map((s: any): ContainerStats => ({
+      id: s.attributes?.id ?? "",
+      name: s.attributes?.metadata?.name ?? "",
+      labels: s.attributes?.labels ?? {},
+      cpu: s.cpu?.usageCoreNanoSeconds
+        ? {
+          timestampNs: BigInt(s.cpu.timestamp ?? 0),
+          usageCoreNanoSeconds: BigInt(s.cpu.usageCoreNanoSeconds.value ?? 0),
+        }
+        : undefined,
+      memory: s.memory?.workingSetBytes
+        ? {
+          timestampNs: BigInt(s.memory.timestamp ?? 0),
+          workingSetBytes: BigInt(s.memory.workingSetBytes.value ?? 0),
+        }
+        : undefined,
+    }));
   }
 
   async containerStatus(

@@ -30,6 +30,17 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** CRI `ContainerStats`, the fields `/metrics/resource` reports. */
+export interface ContainerStats {
+  id: string;
+  name: string;
+  labels: Record<string, string>;
+  /** Unix nanoseconds of the CPU sample, and cumulative CPU in core-nanoseconds. */
+  cpu?: { timestampNs: bigint; usageCoreNanoSeconds: bigint };
+  /** Unix nanoseconds of the memory sample, and the working set in bytes. */
+  memory?: { timestampNs: bigint; workingSetBytes: bigint };
+}
+
 /**
  * Sandbox and container lifecycle, status and exec: kubelet's `internalapi.RuntimeService` (the parts
  * probelet uses).
@@ -96,6 +107,11 @@ export interface RuntimeService {
   removeContainer(containerId: string, options?: CallOptions): Promise<void>;
   /** Containers matching the filter (all of them without one). */
   listContainers(filter?: ContainerFilter, options?: CallOptions): Promise<Container[]>;
+  /**
+   * CPU and memory use of the containers (CRI `ListContainerStats`). Optional: the embedded
+   * runtime has none, and `/metrics/resource` then reports the node only.
+   */
+  listContainerStats?(options?: CallOptions): Promise<ContainerStats[]>;
   /** The container's status; rejects when it does not exist. */
   containerStatus(
     containerId: string,

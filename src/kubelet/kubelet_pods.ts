@@ -386,6 +386,70 @@ export function generateAPIPodStatus(
   return status;
 }
 
+/**
+ * The runtime ID of the container whose log `kubectl logs` reads (kubelet's
+ * `validateContainerLogStatus`): the running one, the last terminated one for `previous`, or the
+ * terminated one; otherwise kubelet's error text (waiting to start, not available, terminated).
+ *
+ * @example
+ * ```ts
+ * validateContainerLogStatus("web", pod.status, "app", false); // "containerd://abc..."
+ * ```
+ */
+export function validateContainerLogStatus(
+  podName: string,
+  podStatus: PodStatus,
+  containerName: string,
+  previous: boolean,
+): string {
+  const cStatus = [
+    ...(podStatus.containerStatuses ?? []),
+    ...(podStatus.initContainerStatuses ?? []),
+  ].find((s) => s.name === containerName);
+  if (!cStatus) {
+    throw new Error(`container "${containerName}" in pod "${podName}" is not available`);
+  }
+  const last = cStatus.lastState?.terminated;
+  const { waiting, running, terminated } = cStatus.state ?? {};
+  let id: string;
+  if (previous) {
+    if (!last?.containerID) {
+      throw new Error(
+        `previous terminated container "${containerName}" in pod "${podName}" not found`,
+      );
+    }
+    id = last.containerID;
+  } else if (running) {
+    id = cStatus.containerID ?? "";
+  } else if (terminated) {
+    // When the next container did not start, the terminated state has no ID: the last one's log.
+    if (terminated.containerID) id = terminated.containerID;
+    else if (last?.containerID) id = last.containerID;
+    else throw new Error(`container "${containerName}" in pod "${podName}" is terminated`);
+  } else if (last) {
+    if (!last.containerID) {
+      throw new Error(`container "${containerName}" in pod "${podName}" is terminated`);
+    }
+    id = last.containerID;
+  } else if (waiting) {
+    const why = waiting.reason === "ErrImagePull"
+      ? "image can't be pulled"
+      : waiting.reason === "ImagePullBackOff"
+      ? "trying and failing to pull image"
+      : waiting.reason ?? "";
+    throw new Error(`container "${containerName}" in pod "${podName}" is waiting to start: ${why}`);
+  } else {
+    throw new Error(
+      `container "${containerName}" in pod "${podName}" is waiting to start - no logs yet`,
+    );
+  }
+  const sep = id.indexOf("://");
+  if (sep <= 0 || id.slice(sep + 3) === "") {
+    throw new Error(`unable to parse container id "${id}": invalid container ID: "${id}"`);
+  }
+  return id;
+}
+
 /** The services kubelet knows (an informer over all namespaces; kubelet's `serviceLister`). */
 export interface ServiceLister {
   /** Every service in the cache. */

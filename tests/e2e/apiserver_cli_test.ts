@@ -170,6 +170,8 @@ spec:
           manifests,
           "--root-dir",
           join(base, "root"),
+          "--read-only-port",
+          "0",
           "--port",
           "0",
           "--live-view",

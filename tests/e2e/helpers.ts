@@ -201,7 +201,18 @@ export async function startCli<T = string>(
   for (let attempt = 0;; attempt++) {
     const port = 20_000 + Math.floor(Math.random() * 10_000);
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", probeletMain, ...args, "--port", String(port), "--live-view", "never"],
+      args: [
+        "run",
+        "-A",
+        probeletMain,
+        ...args,
+        "--read-only-port",
+        String(port),
+        "--port",
+        "0",
+        "--live-view",
+        "never",
+      ],
       stdout: "null",
       stderr: "piped",
     }).spawn();

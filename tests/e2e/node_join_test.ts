@@ -55,6 +55,8 @@ Deno.test({
         "4",
         "--root-dir",
         join(dir, "root"),
+        "--read-only-port",
+        "0",
         "--port",
         "0",
         "--live-view",

@@ -10,7 +10,9 @@ import { newRemoteRuntimeService } from "../../cri_client/remote_runtime.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { Kubelet, type KubeletOptions } from "../../kubelet/kubelet.ts";
 import { EmbeddedRuntimeService } from "../../kubelet/kuberuntime/embedded/mod.ts";
-import { type KubeletServer, serve } from "../../kubelet/server/server.ts";
+import { type KubeletServer, serve, serveKubeletServer } from "../../kubelet/server/server.ts";
+import type { ReviewPoster } from "../../kubelet/server/delegating_auth.ts";
+import { buildAuth, initializeTLS } from "./auth.ts";
 import { type EventRecorder, LogRecorder } from "../../kubelet/events/mod.ts";
 import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
@@ -50,6 +52,8 @@ export interface RunningKubelet {
   server?: KubeletServer;
   /** `http://address:port` of the server, if any. */
   url?: string;
+  /** The secure port's server (`--port`); absent when not served. */
+  secureServer?: KubeletServer;
   /** API-server mode: the node's status reporting and lease. */
   node?: NodeAgent;
   /**
@@ -88,6 +92,9 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
   // agent started by mistake must stop here, leaving the first one's containers alone.
   const lock = await lockRootDir(flags.rootDir);
   let server: KubeletServer | undefined;
+  let secureServer: KubeletServer | undefined;
+  // Set once the API clients exist: TokenReview and SubjectAccessReview go through them.
+  const reviews: { post?: ReviewPoster } = {};
   try {
     if (flags.port >= 0) {
       server = serve(undefined, {
@@ -96,9 +103,24 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         idleTimeoutMs: flags.httpIdleTimeoutMs,
       });
     }
-    return await startAgent(flags, options, { clock, lock, server });
+    // The secure port is the command line's (default 10250); an in-process caller asks for it.
+    const securePort = options.securePort ?? -1;
+    if (securePort >= 0) {
+      const tls = await initializeTLS(flags, { nodeIPs: parseNodeIP(flags.nodeIP) });
+      secureServer = await serveKubeletServer(undefined, {
+        hostname: flags.address,
+        port: securePort,
+        idleTimeoutMs: flags.httpIdleTimeoutMs,
+        certPem: tls.certPem,
+        keyPem: tls.keyPem,
+        auth: await buildAuth(flags, { clock, post: () => reviews.post }),
+        requestClientCert: flags.clientCAFile !== "",
+      });
+    }
+    return await startAgent(flags, options, { clock, lock, server, secureServer, reviews });
   } catch (e) {
     await server?.shutdown().catch(() => {});
+    await secureServer?.shutdown().catch(() => {});
     lock.release();
     throw e;
   }
@@ -126,13 +148,23 @@ async function lockRootDir(rootDir: string): Promise<FileLock> {
 async function startAgent(
   flags: KubeletFlags,
   options: RunKubeletOptions,
-  claimed: { clock: Clock; lock: FileLock; server: KubeletServer | undefined },
+  claimed: {
+    clock: Clock;
+    lock: FileLock;
+    server: KubeletServer | undefined;
+    secureServer: KubeletServer | undefined;
+    reviews: { post?: ReviewPoster };
+  },
 ): Promise<RunningKubelet> {
-  const { clock, lock, server } = claimed;
+  const { clock, lock, server, secureServer } = claimed;
   // API-server mode: clients first, so a wrong kubeconfig or identity fails before anything runs.
   let clients: KubeClients | undefined;
   const api = options.clients ??
     (flags.kubeconfig ? (clients = await buildKubeClients(flags, { clock })) : undefined);
+  if (api && "rest" in api.kubeClient) {
+    const rest = (api.kubeClient as HTTPClientset).rest;
+    claimed.reviews.post = (path, body) => rest.json({ method: "POST", path, body });
+  }
   let runtime: RuntimeService;
   let embedded: EmbeddedRuntimeService | undefined;
   let imageService: RemoteImageService | undefined;
@@ -243,6 +275,7 @@ async function startAgent(
         clients?.close();
         imageService?.close();
         await server?.shutdown().catch(() => {});
+        await secureServer?.shutdown().catch(() => {});
         if (embedded) await embedded.shutdown();
         else runtime.close();
         lock.release();
@@ -250,6 +283,7 @@ async function startAgent(
     })();
   try {
     server?.setSource(kubelet);
+    secureServer?.setSource(kubelet);
     if (api) {
       const images = embedded ?? imageService!;
       node = await newNodeAgent({
@@ -260,7 +294,8 @@ async function startAgent(
         runtime,
         listImages: () => images.listImages(),
         recorder: kubelet.events,
-        kubeletPort: () => server?.port ?? flags.port,
+        // kubelet's daemonEndpoints: the port the API server dials, the secure one when served.
+        kubeletPort: () => secureServer?.port ?? server?.port ?? flags.port,
         // kubelet's closeAllConns: a half-open connection must not hold the heartbeat (nor the
         // pod watch) back.
         onRepeatedHeartbeatFailure: () => {
@@ -282,6 +317,7 @@ async function startAgent(
     kubelet,
     runtime,
     server,
+    secureServer,
     url: server ? `http://${host}:${server.port}` : undefined,
     node,
     stopPodsOnExit,

@@ -35,8 +35,28 @@ export interface KubeletFlags {
   verbosity: number;
   /** Address the HTTP server listens on. */
   address: string;
-  /** Port of the HTTP server (0 = a free port chosen at start). */
+  /** The read-only port (`--read-only-port`; 0 = a free port chosen at start). */
   port: number;
+  /** The secure port (`--port`, kubelet's 10250; 0 = a free port; negative = not served). */
+  securePort: number;
+  /** `--tls-cert-file`: the serving certificate (chain); empty = self-signed in `<root-dir>/pki`. */
+  tlsCertFile: string;
+  /** `--tls-private-key-file`. */
+  tlsPrivateKeyFile: string;
+  /** `--client-ca-file`: CAs whose client certificates authenticate; empty = none. */
+  clientCAFile: string;
+  /** `--anonymous-auth`: requests without credentials as `system:anonymous`. */
+  anonymousAuth: boolean;
+  /** `--authentication-token-webhook`: bearer tokens through TokenReview. */
+  authenticationTokenWebhook: boolean;
+  /** `--authentication-token-webhook-cache-ttl`, milliseconds. */
+  authenticationTokenWebhookCacheTtlMs: number;
+  /** `--authorization-mode`: `AlwaysAllow` or `Webhook` (SubjectAccessReview). */
+  authorizationMode: "AlwaysAllow" | "Webhook";
+  /** `--authorization-webhook-cache-authorized-ttl`, milliseconds. */
+  authorizationWebhookCacheAuthorizedTtlMs: number;
+  /** `--authorization-webhook-cache-unauthorized-ttl`, milliseconds. */
+  authorizationWebhookCacheUnauthorizedTtlMs: number;
   /** Timeout of every runtime call except long-running ones, in milliseconds. */
   runtimeRequestTimeoutMs: number;
   /** Period of each pod's resync when no event asks for one, in milliseconds (kubelet: 1 min). */
@@ -189,12 +209,86 @@ const flagDefs: FlagDef[] = [
     defaultText: "127.0.0.1",
   },
   {
-    name: "port",
+    name: "read-only-port",
     kind: "int",
     key: "port",
-    usage:
-      "Port of the HTTP server (/healthz, /pods, /events, /metrics/probes); 0 picks a free one.",
+    usage: "Port of the read-only HTTP server, no authentication (/healthz, /pods, /events, " +
+      "/metrics/probes); 0 picks a free one.",
     defaultText: "10255",
+  },
+  {
+    name: "port",
+    kind: "int",
+    key: "securePort",
+    usage: "Port of the authenticated HTTPS server (the read-only paths and /containerLogs); " +
+      "0 picks a free one.",
+    defaultText: "10250",
+  },
+  {
+    name: "tls-cert-file",
+    kind: "string",
+    key: "tlsCertFile",
+    usage: "x509 certificate (chain) of the secure port. Empty: a self-signed certificate and " +
+      "key are made in <root-dir>/pki (kubelet.crt, kubelet.key).",
+    defaultText: "",
+  },
+  {
+    name: "tls-private-key-file",
+    kind: "string",
+    key: "tlsPrivateKeyFile",
+    usage: "Private key of --tls-cert-file.",
+    defaultText: "",
+  },
+  {
+    name: "client-ca-file",
+    kind: "string",
+    key: "clientCAFile",
+    usage: "CA bundle: a client certificate one of them signed authenticates as its CommonName, " +
+      "with its Organizations as groups.",
+    defaultText: "",
+  },
+  {
+    name: "anonymous-auth",
+    kind: "bool",
+    key: "anonymousAuth",
+    usage: "Serve requests without credentials to the secure port as system:anonymous.",
+    defaultText: "false",
+  },
+  {
+    name: "authentication-token-webhook",
+    kind: "bool",
+    key: "authenticationTokenWebhook",
+    usage: "Authenticate bearer tokens through the API server's TokenReview.",
+    defaultText: "false",
+  },
+  {
+    name: "authentication-token-webhook-cache-ttl",
+    kind: "duration",
+    key: "authenticationTokenWebhookCacheTtlMs",
+    usage: "How long TokenReview answers are cached.",
+    defaultText: "2m0s",
+  },
+  {
+    name: "authorization-mode",
+    kind: "enum",
+    key: "authorizationMode",
+    values: ["AlwaysAllow", "Webhook"],
+    usage: "Authorization of the secure port: AlwaysAllow, or Webhook (SubjectAccessReview).",
+    defaultText: "AlwaysAllow",
+  },
+  {
+    name: "authorization-webhook-cache-authorized-ttl",
+    kind: "duration",
+    key: "authorizationWebhookCacheAuthorizedTtlMs",
+    usage: "How long allowed SubjectAccessReview answers are cached.",
+    defaultText: "5m0s",
+  },
+  {
+    name: "authorization-webhook-cache-unauthorized-ttl",
+    kind: "duration",
+    key: "authorizationWebhookCacheUnauthorizedTtlMs",
+    usage: "How long denied SubjectAccessReview answers are cached.",
+    defaultText: "30s",
   },
   {
     name: "runtime-request-timeout",
@@ -482,6 +576,16 @@ export function defaultFlags(): KubeletFlags {
     verbosity: 0,
     address: "127.0.0.1",
     port: 10255,
+    securePort: 10250,
+    tlsCertFile: "",
+    tlsPrivateKeyFile: "",
+    clientCAFile: "",
+    anonymousAuth: false,
+    authenticationTokenWebhook: false,
+    authenticationTokenWebhookCacheTtlMs: 120_000,
+    authorizationMode: "AlwaysAllow",
+    authorizationWebhookCacheAuthorizedTtlMs: 300_000,
+    authorizationWebhookCacheUnauthorizedTtlMs: 30_000,
     runtimeRequestTimeoutMs: 120_000,
     syncFrequencyMs: 60_000,
     maxPerPodContainer: 1,
@@ -587,7 +691,7 @@ export function parseFlags(args: string[]): KubeletFlags {
           );
         }
         const n = Number(value);
-        if (def.name === "port" && (n < 0 || n > 65535)) {
+        if ((def.name === "port" || def.name === "read-only-port") && (n < 0 || n > 65535)) {
           throw new FlagError(invalid(value, shown, "port must be between 0 and 65535"));
         }
         if (def.name === "v" && n < 0) {

@@ -55,8 +55,11 @@ export interface ConnListener {
 
 /** Options of {@linkcode HttpServer}. */
 export interface HttpServerOptions {
-  /** Answers one request. A throw becomes a 500. */
-  handler: (req: Request) => Response | Promise<Response>;
+  /**
+   * Answers one request; `conn` is the connection it came on (the secure port reads the client's
+   * certificates from it). A throw becomes a 500.
+   */
+  handler: (req: Request, conn: Deno.Conn) => Response | Promise<Response>;
   /** Most connections open at once (default 1024). */
   maxConnections?: number;
   /** Idle time before a connection without a request in progress is closed (default 90 s). */
@@ -309,13 +312,14 @@ export class HttpServer {
         const { request, keepAlive, hasBody } = parsed;
         let response: Response;
         try {
-          response = await this.#options.handler(request);
+          response = await this.#options.handler(request, conn);
         } catch (e) {
           log.error(e, "HTTP handler failed");
           response = plain(500, "internal error\n");
         }
         // A body is never read: answer, then close rather than parse what follows it.
-        const close = !keepAlive || hasBody || this.#closed;
+        // A streamed response ends its connection: its background read owns the socket.
+        const close = !keepAlive || hasBody || this.#closed || streamed.has(response);
         if (!await this.#write(conn, response, request.method, close) || close) return;
       }
     } finally {
@@ -343,16 +347,57 @@ export class HttpServer {
 
   /** Writes a response; false when the connection failed or the write timed out. */
   async #write(conn: Deno.Conn, res: Response, method: string, close: boolean): Promise<boolean> {
-    const body = new Uint8Array(await res.arrayBuffer());
+    const stream = streamed.has(res) && res.body !== null && method !== "HEAD";
+    const body = stream ? new Uint8Array(0) : new Uint8Array(await res.arrayBuffer());
     const lines = [`HTTP/1.1 ${res.status} ${statusTexts[res.status] ?? res.statusText}`];
     res.headers.forEach((value, name) => {
-      if (name !== "content-length" && name !== "connection") lines.push(`${name}: ${value}`);
+      if (name !== "content-length" && name !== "connection" && name !== "transfer-encoding") {
+        lines.push(`${name}: ${value}`);
+      }
     });
     lines.push(`date: ${new Date(this.#clock.now()).toUTCString()}`);
-    lines.push(`content-length: ${body.length}`);
+    lines.push(stream ? "transfer-encoding: chunked" : `content-length: ${body.length}`);
     if (close) lines.push("connection: close");
     const head = encoder.encode(lines.join("\r\n") + "\r\n\r\n");
-    const bytes = method === "HEAD" ? head : concat(head, body);
+    const bytes = method === "HEAD" || stream ? head : concat(head, body);
+    if (!await this.#writeWithDeadline(conn, bytes)) return false;
+    if (!stream) return true;
+    // A streamed body (Go's Flush after each write): one chunk per piece the stream yields, each
+    // under the write deadline, so a follower that stops reading is cut off like any other.
+    const reader = res.body!.getReader();
+    // Go's background read: a client that goes away (or a shutdown closing the connection) ends
+    // the stream even while it waits for more to send. The connection is not kept alive after a
+    // streamed response, so bytes read here are dropped.
+    let ended = false;
+    (async () => {
+      const scratch = new Uint8Array(1024);
+      try {
+        while (!ended && await conn.read(scratch) !== null) {
+          // a pipelined request: dropped
+        }
+      } catch {
+        // closed
+      }
+      if (!ended) reader.cancel().catch(() => {});
+    })();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return await this.#writeWithDeadline(conn, encoder.encode("0\r\n\r\n"));
+        if (value.length === 0) continue;
+        const size = encoder.encode(value.length.toString(16) + "\r\n");
+        if (!await this.#writeWithDeadline(conn, concat(concat(size, value), crlf))) return false;
+      }
+    } catch (e) {
+      log.V(4).info("http: streamed response failed", { err: String(e) });
+      return false;
+    } finally {
+      ended = true;
+      reader.cancel().catch(() => {});
+    }
+  }
+
+  async #writeWithDeadline(conn: Deno.Conn, bytes: Uint8Array): Promise<boolean> {
     // abortConn: a client that stopped reading holds a plain close() off (util/socket.ts).
     const timer = this.#clock.afterFunc(this.#writeTimeoutMs, () => {
       this.stats.writeTimeouts++;
@@ -367,6 +412,25 @@ export class HttpServer {
       timer.stop();
     }
   }
+}
+
+// Responses whose body is written as it comes (chunked), not buffered first.
+const streamed = new WeakSet<Response>();
+const crlf = new Uint8Array([13, 10]);
+
+/**
+ * A response whose body is sent chunk by chunk as `body` yields it (a followed log), instead of
+ * being read whole first as every other response is.
+ *
+ * @example
+ * ```ts
+ * return streamingResponse(logStream, { headers: { "content-type": "text/plain" } });
+ * ```
+ */
+export function streamingResponse(body: ReadableStream<Uint8Array>, init?: ResponseInit): Response {
+  const res = new Response(body, init);
+  streamed.add(res);
+  return res;
 }
 
 type ParsedHead =

@@ -1,7 +1,11 @@
 /**
- * The agent's read-only HTTP endpoints: `/healthz`, `/pods` (pods with their status as a PodList),
- * `/events` (the bounded event list) and `/metrics/probes` (the prober's Prometheus registry).
- * Mirrors the read-only handlers of kubelet's pkg/kubelet/server/server.go.
+ * The agent's HTTP endpoints. The read-only port (`--read-only-port`, plain HTTP, no auth):
+ * `/healthz`, `/pods` (pods with their status as a PodList), `/events` (the bounded event list) and
+ * `/metrics/probes` (the prober's Prometheus registry). The secure port (`--port`, TLS, kubelet's
+ * authentication and authorization): the same paths and `/containerLogs/{ns}/{pod}/{container}`.
+ * Both share {@linkcode HttpServer}'s connection handling.
+ * Mirrors kubelet's pkg/kubelet/server/server.go (`ListenAndServeKubeletServer`,
+ * `ListenAndServeKubeletReadOnlyServer`, `getContainerLogs`).
  * @module
  */
 import type { Registry } from "prom-client";
@@ -11,17 +15,29 @@ import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { openFileLimit } from "../../util/rlimit.ts";
 import {
+  type ConnListener,
   defaultIdleTimeoutMs,
   defaultReadHeaderTimeoutMs,
   HttpServer,
   type HttpServerStats,
+  streamingResponse,
 } from "./http_server.ts";
+import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import type { PodLogOptions } from "../../cri_client/logs/logs.ts";
+import { getContainerLogs } from "../kuberuntime/kuberuntime_logs.ts";
+import { validateContainerLogStatus } from "../kubelet_pods.ts";
+import { type AuthInterface, withAuth } from "./auth.ts";
+import { collectResourceMetrics, readNodeStats } from "../metrics/collectors/resource_metrics.ts";
+import { hasPeerCertificates, listenTls } from "./tls_listener.ts";
 
 /** What the server reads; the `Kubelet` provides all of it. */
 export interface ServerSource {
   pods(): PodWithStatus[];
   events: { list(filter?: { podUID?: string }): StoredEvent[] };
   metrics: { registry: Registry };
+  /** Where container logs are found (the secure port's `/containerLogs`). */
+  runtime?: Pick<RuntimeService, "containerStatus" | "listContainerStats">;
+  clock?: Clock;
 }
 
 /** A listening server. */
@@ -84,6 +100,198 @@ export function newHandler(source: ServerSource): (req: Request) => Promise<Resp
   };
 }
 
+/** kubelet's resource metrics path (what metrics-server reads). */
+export const resourceMetricsPath = "/metrics/resource";
+
+// Start times of running containers by runtime ID, from the pods' statuses.
+function runningStartTimes(pods: PodWithStatus[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pod of pods) {
+    for (const cs of pod.status.containerStatuses ?? []) {
+      const startedAt = cs.state?.running?.startedAt;
+      const id = cs.containerID?.slice(cs.containerID.indexOf("://") + 3);
+      if (startedAt && id) out.set(id, Date.parse(startedAt));
+    }
+  }
+  return out;
+}
+
+/** kubelet's container logs path prefix. */
+export const containerLogsPath = "/containerLogs/";
+
+/**
+ * The secure port's handler: the read-only endpoints plus `/containerLogs` (exported for tests
+ * that call it without a socket; authentication is {@linkcode withAuth}'s).
+ *
+ * @example
+ * ```ts
+ * const handler = newSecureHandler(kubelet);
+ * await handler(new Request("https://x/containerLogs/default/web/app?tailLines=10"));
+ * ```
+ */
+export function newSecureHandler(source: ServerSource): (req: Request) => Promise<Response> {
+  const readOnly = newHandler(source);
+  return (req: Request): Promise<Response> => {
+    const url = new URL(req.url);
+    if (url.pathname.startsWith(containerLogsPath) && req.method === "GET") {
+      return getContainerLogsResponse(source, url, req.signal);
+    }
+    if (url.pathname === resourceMetricsPath && req.method === "GET") {
+      const runtime = source.runtime;
+      return collectResourceMetrics({
+        nodeStats: () => readNodeStats(source.clock?.now() ?? Date.now()),
+        listContainerStats: runtime?.listContainerStats
+          ? () => runtime.listContainerStats!()
+          : undefined,
+        containerStartTimes: () => runningStartTimes(source.pods()),
+      }).then((body) =>
+        new Response(body, {
+          headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+        })
+      );
+    }
+    return readOnly(req);
+  };
+}
+
+function errorString(status: number, text: string): Response {
+  return new Response(text, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+}
+
+const boolTrue = new Set(["1", "t", "T", "TRUE", "true", "True"]);
+const boolFalse = new Set(["0", "f", "F", "FALSE", "false", "False"]);
+
+/**
+ * `v1.PodLogOptions` from the query (kubelet's `DecodeParameters` then `ValidatePodLogOptions`):
+ * a string on a decode failure ("decode"), or on an invalid combination ("invalid").
+ */
+export function decodePodLogOptions(query: URLSearchParams): PodLogOptions | "decode" | "invalid" {
+  const params = new URLSearchParams(query);
+  // The old "tail" parameter; "all" is the same as none.
+  const tail = params.get("tail");
+  if (tail) {
+    params.set("tailLines", tail);
+    if (tail === "all") params.delete("tailLines");
+  }
+  const opts: PodLogOptions = {};
+  for (const key of ["follow", "previous", "timestamps"] as const) {
+    const v = params.get(key);
+    if (v === null) continue;
+    if (boolTrue.has(v)) opts[key] = true;
+    else if (boolFalse.has(v)) opts[key] = false;
+    else return "decode";
+  }
+  for (const key of ["sinceSeconds", "tailLines", "limitBytes"] as const) {
+    const v = params.get(key);
+    if (v === null) continue;
+    if (!/^[+-]?\d+$/.test(v)) return "decode";
+    opts[key] = Number(v);
+  }
+  const sinceTime = params.get("sinceTime");
+  if (sinceTime !== null) {
+    if (Number.isNaN(Date.parse(sinceTime)) || !/^\d{4}-\d{2}-\d{2}T/.test(sinceTime)) {
+      return "decode";
+    }
+    opts.sinceTime = sinceTime;
+  }
+  const stream = params.get("stream");
+  if (stream !== null) opts.stream = stream;
+  if (opts.tailLines !== undefined && opts.tailLines < 0) return "invalid";
+  if (opts.limitBytes !== undefined && opts.limitBytes < 1) return "invalid";
+  if (opts.sinceSeconds !== undefined && opts.sinceSeconds < 1) return "invalid";
+  if (opts.sinceSeconds !== undefined && opts.sinceTime !== undefined) return "invalid";
+  if (opts.stream !== undefined && !["All", "Stdout", "Stderr"].includes(opts.stream)) {
+    return "invalid";
+  }
+  if (opts.stream !== undefined && opts.stream !== "All" && opts.tailLines !== undefined) {
+    return "invalid";
+  }
+  return opts;
+}
+
+// kubelet's getContainerLogs (server.go) with GetKubeletContainerLogs (kubelet_pods.go).
+async function getContainerLogsResponse(
+  source: ServerSource,
+  url: URL,
+  signal: AbortSignal,
+): Promise<Response> {
+  const [podNamespace = "", podID = "", containerName = ""] = url.pathname
+    .slice(containerLogsPath.length).split("/").map(decodeURIComponent);
+  if (podID === "") return errorString(400, `{"message": "Missing podID."}`);
+  if (containerName === "") return errorString(400, `{"message": "Missing container name."}`);
+  if (podNamespace === "") return errorString(400, `{"message": "Missing podNamespace."}`);
+  const logOptions = decodePodLogOptions(url.searchParams);
+  if (logOptions === "decode") return errorString(400, `{"message": "Unable to decode query."}`);
+  if (logOptions === "invalid") return errorString(422, `{"message": "Invalid request."}`);
+  const pod = source.pods().find((p) =>
+    p.metadata.namespace === podNamespace && p.metadata.name === podID
+  );
+  if (!pod) return errorString(404, `pod "${podID}" does not exist`);
+  const spec = [
+    ...pod.spec.containers,
+    ...(pod.spec.initContainers ?? []),
+  ].find((c) => c.name === containerName);
+  if (!spec) return errorString(404, `container "${containerName}" not found in pod "${podID}"`);
+  if (!source.runtime || !source.clock) return errorString(503, "starting\n");
+  let read: Awaited<ReturnType<typeof getContainerLogs>>;
+  try {
+    const id = validateContainerLogStatus(podID, pod.status, containerName, !!logOptions.previous);
+    read = await getContainerLogs(source.runtime, id.slice(id.indexOf("://") + 3), id);
+  } catch (e) {
+    return errorString(400, e instanceof Error ? e.message : String(e));
+  }
+  // One body for both streams, as kubelet's flush writer; the unwanted stream is not read.
+  const body = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = body.writable.getWriter();
+  const ac = new AbortController();
+  signal.addEventListener("abort", () => ac.abort(), { once: true });
+  writer.closed.catch(() => ac.abort());
+  // Lines are sent in batches of up to 32 KiB, and whatever is held back before a follow waits:
+  // one chunk per line (Go's flushwriter) costs a TLS record and a write each.
+  let held: Uint8Array[] = [];
+  let heldBytes = 0;
+  const flush = async () => {
+    if (heldBytes === 0) return;
+    const out = new Uint8Array(heldBytes);
+    let off = 0;
+    for (const b of held) {
+      out.set(b, off);
+      off += b.length;
+    }
+    held = [];
+    heldBytes = 0;
+    await writer.write(out);
+  };
+  const sink = async (bytes: Uint8Array) => {
+    // The reader hands over a fresh array per line: held as is.
+    held.push(bytes);
+    heldBytes += bytes.length;
+    if (heldBytes >= 32 * 1024) await flush();
+  };
+  const stream = logOptions.stream ?? "All";
+  const clock = source.clock;
+  (async () => {
+    try {
+      await read(logOptions, {
+        stdout: stream === "Stderr" ? undefined : sink,
+        stderr: stream === "Stdout" ? undefined : sink,
+        flush,
+      }, { clock, signal: ac.signal });
+      await flush();
+    } catch (e) {
+      // The status is sent already: the error ends the body, as go-restful's late WriteError.
+      await flush().catch(() => {});
+      await writer.write(new TextEncoder().encode(e instanceof Error ? e.message : String(e)))
+        .catch(() => {});
+    } finally {
+      await writer.close().catch(() => {});
+    }
+  })();
+  return streamingResponse(body.readable, {
+    headers: { "content-type": "text/plain; charset=utf-8" },
+  });
+}
+
 function json(value: unknown): Response {
   return new Response(JSON.stringify(value, null, 2) + "\n", {
     headers: { "content-type": "application/json" },
@@ -118,6 +326,72 @@ export interface ServeOptions {
  */
 export function defaultMaxConnections(openFiles = openFileLimit()?.soft ?? 1024): number {
   return Math.max(16, Math.min(1024, Math.floor(openFiles / 4)));
+}
+
+/** Options of {@linkcode serveKubeletServer}. */
+export interface SecureServeOptions extends ServeOptions {
+  /** The serving certificate (chain) and key, PEM. */
+  certPem: string;
+  keyPem: string;
+  /** Who may ask what. */
+  auth: AuthInterface;
+  /** Ask clients for a certificate (a client CA is configured). */
+  requestClientCert: boolean;
+}
+
+/**
+ * kubelet's `ListenAndServeKubeletServer`: the secure port, TLS, every request authenticated and
+ * authorized ({@linkcode withAuth}), on the same connection handling as the read-only port.
+ *
+ * @example
+ * ```ts
+ * const server = await serveKubeletServer(kubelet, { hostname: "0.0.0.0", port: 10250, certPem, keyPem, auth, requestClientCert: true });
+ * ```
+ */
+export async function serveKubeletServer(
+  source: ServerSource | undefined,
+  options: SecureServeOptions,
+): Promise<KubeletServer> {
+  let listener: ConnListener;
+  try {
+    listener = await listenTls({
+      hostname: options.hostname,
+      port: options.port,
+      certPem: options.certPem,
+      keyPem: options.keyPem,
+      requestCert: options.requestClientCert,
+    });
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new Error(`listen tcp ${options.hostname}:${options.port}: ${why}`, { cause: e });
+  }
+  let handler = source ? newSecureHandler(source) : undefined;
+  const authed = withAuth(options.auth, ({ request }) => {
+    if (handler) return handler(request);
+    if (new URL(request.url).pathname === "/healthz") return new Response("ok");
+    return new Response("starting\n", { status: 503 });
+  });
+  const maxConnections = options.maxConnections ?? defaultMaxConnections();
+  const server = new HttpServer(listener, {
+    handler: (request, conn) =>
+      authed({
+        request,
+        peerCertificates: hasPeerCertificates(conn) ? conn.peerCertificates : [],
+      }),
+    maxConnections,
+    idleTimeoutMs: options.idleTimeoutMs,
+    readHeaderTimeoutMs: options.readHeaderTimeoutMs,
+    clock: options.clock,
+  });
+  const addr = listener.addr as Deno.NetAddr;
+  log.info("Starting to listen", { address: addr.hostname, port: addr.port });
+  return {
+    port: addr.port,
+    hostname: addr.hostname,
+    stats: server.stats,
+    setSource: (s) => handler = newSecureHandler(s),
+    shutdown: () => server.shutdown(),
+  };
 }
 
 /**

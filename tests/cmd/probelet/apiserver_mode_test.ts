@@ -99,6 +99,8 @@ Deno.test({
           "node-b",
           "--root-dir",
           join(dir, "root"),
+          "--read-only-port",
+          "0",
           "--port",
           "0",
           "--live-view",

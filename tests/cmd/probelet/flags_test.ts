@@ -27,8 +27,9 @@ Deno.test("TestParseFlags", async (t) => {
       "--container-runtime-endpoint=unix:///run/containerd/containerd.sock",
       "--node-name=n1",
       "-v=4",
-      "--port",
+      "--read-only-port",
       "0",
+      "--port=10251",
       "--runtime-request-timeout=1m30s",
       "--hostname-override",
       "n2",
@@ -38,6 +39,7 @@ Deno.test("TestParseFlags", async (t) => {
     assertEquals(f.nodeName, "n2");
     assertEquals(f.verbosity, 4);
     assertEquals(f.port, 0);
+    assertEquals(f.securePort, 10251);
     assertEquals(f.runtimeRequestTimeoutMs, 90_000);
   });
   await t.step("booleans", () => {
@@ -121,6 +123,10 @@ Deno.test("TestUsageListsEveryFlag", () => {
       "--v",
       "--address",
       "--port",
+      "--read-only-port",
+      "--tls-cert-file",
+      "--client-ca-file",
+      "--authorization-mode",
       "--runtime-request-timeout",
       "--help",
     ]
@@ -428,4 +434,55 @@ Deno.test("TestRestartSafetyFlags", () => {
   assert(help.includes("--stop-pods-on-exit"));
   assert(help.includes("true on the embedded runtime"));
   assert(help.includes("false with --container-runtime-endpoint"));
+});
+
+Deno.test("secure port flags: kubelet's names and defaults", async (t) => {
+  await t.step("defaults: 10250, AlwaysAllow, anonymous off, kubelet's cache TTLs", () => {
+    const f = parseFlags([]);
+    assertEquals(
+      [f.securePort, f.port, f.authorizationMode, f.anonymousAuth, f.authenticationTokenWebhook],
+      [10250, 10255, "AlwaysAllow", false, false],
+    );
+    assertEquals(
+      [
+        f.authenticationTokenWebhookCacheTtlMs,
+        f.authorizationWebhookCacheAuthorizedTtlMs,
+        f.authorizationWebhookCacheUnauthorizedTtlMs,
+      ],
+      [120_000, 300_000, 30_000],
+    );
+  });
+  await t.step("given", () => {
+    const f = parseFlags([
+      "--tls-cert-file=/c.crt",
+      "--tls-private-key-file=/c.key",
+      "--client-ca-file=/ca.crt",
+      "--anonymous-auth=true",
+      "--authentication-token-webhook",
+      "--authentication-token-webhook-cache-ttl=10s",
+      "--authorization-mode=Webhook",
+      "--authorization-webhook-cache-authorized-ttl=1m",
+      "--authorization-webhook-cache-unauthorized-ttl=5s",
+    ]);
+    assertEquals(
+      [f.tlsCertFile, f.tlsPrivateKeyFile, f.clientCAFile, f.anonymousAuth],
+      ["/c.crt", "/c.key", "/ca.crt", true],
+    );
+    assertEquals(
+      [
+        f.authenticationTokenWebhook,
+        f.authenticationTokenWebhookCacheTtlMs,
+        f.authorizationMode,
+        f.authorizationWebhookCacheAuthorizedTtlMs,
+        f.authorizationWebhookCacheUnauthorizedTtlMs,
+      ],
+      [true, 10_000, "Webhook", 60_000, 5_000],
+    );
+  });
+  await t.step("an unknown authorization mode is refused", () => {
+    throws(
+      () => parseFlags(["--authorization-mode=RBAC"]),
+      (e: Error) => e instanceof FlagError && e.message.includes("must be one of"),
+    );
+  });
 });
