@@ -16,8 +16,8 @@ import type {
 } from "../../api/core/v1/mod.ts";
 import { isNotFound } from "../../client/errors.ts";
 import * as log from "../../util/log.ts";
-import { setUpEmptyDir } from "../emptydir/empty_dir.ts";
-import { AtomicWriter, type FileProjection } from "../util/atomic_writer.ts";
+import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
+import type { FileProjection } from "../util/atomic_writer.ts";
 import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
@@ -125,12 +125,12 @@ class ConfigMapVolumeMounter {
       this.#source.defaultMode ?? configMapVolumeSourceDefaultMode,
       optional,
     );
-    await setUpEmptyDir(this.#dir, "");
-    const writer = new AtomicWriter(
+    await setUpWrappedEmptyDir(
       this.#dir,
-      `pod ${namespace}/${this.#pod.metadata.name} volume ${this.#volumeName}`,
+      "",
+      { pod: this.#pod, volumeName: this.#volumeName },
+      payload,
     );
-    await writer.write(payload);
   }
 }
 

@@ -17,8 +17,8 @@ import {
   extractResourceValueByContainerName,
 } from "../../util/fieldpath.ts";
 import * as log from "../../util/log.ts";
-import { setUpEmptyDir } from "../emptydir/empty_dir.ts";
-import { AtomicWriter, type FileProjection } from "../util/atomic_writer.ts";
+import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
+import type { FileProjection } from "../util/atomic_writer.ts";
 import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
@@ -102,13 +102,12 @@ class DownwardAPIVolumeMounter {
       this.#host,
       this.#source.defaultMode ?? downwardAPIVolumeSourceDefaultMode,
     );
-    await setUpEmptyDir(this.#dir, "");
-    const ns = this.#pod.metadata.namespace ?? "default";
-    const writer = new AtomicWriter(
+    await setUpWrappedEmptyDir(
       this.#dir,
-      `pod ${ns}/${this.#pod.metadata.name} volume ${this.#volumeName}`,
+      "",
+      { pod: this.#pod, volumeName: this.#volumeName },
+      payload,
     );
-    await writer.write(payload);
   }
 }
 

@@ -8,6 +8,7 @@
 import type { EmptyDirVolumeSource, Pod, Volume } from "../../api/core/v1/mod.ts";
 import { parseQuantity } from "../../api/resource/quantity.ts";
 import * as log from "../../util/log.ts";
+import { AtomicWriter, type FileProjection } from "../util/atomic_writer.ts";
 import {
   getPodVolumeDir,
   isLikelyNotMountPoint,
@@ -45,6 +46,30 @@ export async function setUpEmptyDir(
   }
   // kubelet's setupDir: the mode past the umask.
   await Deno.chmod(dir, perm);
+}
+
+/**
+ * The set-up of a volume kubelet wraps in an emptyDir (configMap, secret, downwardAPI, projected):
+ * the emptyDir (a tmpfs for `Memory`), then `payload` written through the atomic writer, whose
+ * log lines name `pod <ns>/<name> volume <volume>`.
+ *
+ * @example
+ * ```ts
+ * await setUpWrappedEmptyDir(dir, "Memory", { pod, volumeName: "creds" }, payload);
+ * ```
+ */
+export async function setUpWrappedEmptyDir(
+  dir: string,
+  medium: StorageMedium,
+  owner: { pod: Pod; volumeName: string },
+  payload: Record<string, FileProjection>,
+): Promise<void> {
+  await setUpEmptyDir(dir, medium);
+  const { metadata } = owner.pod;
+  const context = `pod ${
+    metadata.namespace ?? "default"
+  }/${metadata.name} volume ${owner.volumeName}`;
+  await new AtomicWriter(dir, context).write(payload);
 }
 
 /** Unmounts a tmpfs at `dir` if there is one, then removes the folder (kubelet's TearDownAt). */

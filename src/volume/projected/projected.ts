@@ -18,9 +18,9 @@ import { isNotFound } from "../../client/errors.ts";
 import * as log from "../../util/log.ts";
 import { makePayload as makeConfigMapPayload } from "../configmap/configmap.ts";
 import { collectData as collectDownwardAPIData } from "../downwardapi/downwardapi.ts";
-import { setUpEmptyDir } from "../emptydir/empty_dir.ts";
+import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
 import { makePayload as makeSecretPayload } from "../secret/secret.ts";
-import { AtomicWriter, type FileProjection } from "../util/atomic_writer.ts";
+import type { FileProjection } from "../util/atomic_writer.ts";
 import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
@@ -144,12 +144,12 @@ class ProjectedVolumeMounter {
       });
       throw e;
     }
-    await setUpEmptyDir(this.#dir, "Memory");
-    const writer = new AtomicWriter(
+    await setUpWrappedEmptyDir(
       this.#dir,
-      `pod ${ns}/${this.#pod.metadata.name} volume ${this.#volumeName}`,
+      "Memory",
+      { pod: this.#pod, volumeName: this.#volumeName },
+      payload,
     );
-    await writer.write(payload);
   }
 }
 

@@ -10,8 +10,8 @@ import type { KeyToPath, Pod, Secret, SecretVolumeSource, Volume } from "../../a
 import { isNotFound } from "../../client/errors.ts";
 import { decodeBase64 } from "../../util/base64.ts";
 import * as log from "../../util/log.ts";
-import { setUpEmptyDir } from "../emptydir/empty_dir.ts";
-import { AtomicWriter, type FileProjection } from "../util/atomic_writer.ts";
+import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
+import type { FileProjection } from "../util/atomic_writer.ts";
 import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
@@ -107,12 +107,12 @@ class SecretVolumeMounter {
       optional,
     );
     // kubelet wraps an emptyDir of medium Memory: a tmpfs.
-    await setUpEmptyDir(this.#dir, "Memory");
-    const writer = new AtomicWriter(
+    await setUpWrappedEmptyDir(
       this.#dir,
-      `pod ${namespace}/${this.#pod.metadata.name} volume ${this.#volumeName}`,
+      "Memory",
+      { pod: this.#pod, volumeName: this.#volumeName },
+      payload,
     );
-    await writer.write(payload);
   }
 }
 
