@@ -313,6 +313,11 @@ Deno.test({
         },
       );
     } finally {
+      // Its pods gone from the API first: without a namespace controller they would outlive the
+      // namespace, and the next test's agent (same node name) would pick them up and be refused
+      // events in the terminating namespace.
+      await k(["-n", ns, "delete", "pods", "--all", "--grace-period=0", "--force"])
+        .catch(() => {});
       await agent?.stop();
       await k(["delete", "namespace", ns, "--wait=false"]).catch(() => {});
       // The Node this run registered (untainted): later tests register it their own way.
