@@ -188,12 +188,24 @@ Deno.test({
       await run("mount", ["--make-shared", shared]);
       agent = await startAgent();
 
+      let lastSeen: Json = undefined;
       const pod: Json = await waitFor("the Deployment's pod Running and Ready", async () => {
         const list = await kj(["-n", ns, "get", "pods", "-l", "app=vols"]);
         const p = list.items[0];
+        lastSeen = p && { name: p.metadata.name, node: p.spec.nodeName, status: p.status };
         const ready = p?.status?.conditions?.find((c: Json) => c.type === "Ready")?.status;
         return p?.status?.phase === "Running" && ready === "True" && p;
-      }, { timeoutMs: 60_000 });
+      }, {
+        timeoutMs: 60_000,
+        // The pod as the API shows it, and what the agent knows of it.
+        describe: () => ({
+          pod: lastSeen,
+          agent: agent?.kubelet.pods().filter((p) => p.metadata.namespace === ns).map((p) => ({
+            name: p.metadata.name,
+            status: p.status,
+          })),
+        }),
+      });
       const uid = pod.metadata.uid as string;
       // The API server injected the token volume: the pod is an ordinary API pod.
       const access = pod.spec.volumes.find((v: Json) => v.name.startsWith("kube-api-access-"));
