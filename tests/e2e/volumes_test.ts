@@ -101,6 +101,20 @@ Deno.test({
       });
     try {
       runtime = await connectRuntime();
+      // The agent first, and its Node Ready without NoExecute taints before any pod: an earlier
+      // test that stopped its agent leaves the Node tainted until the node lifecycle controller
+      // sees it Ready again, and pods bound meanwhile are rejected (TaintToleration) in a loop.
+      const shared = join(dir, "shared");
+      await Deno.mkdir(shared);
+      await run("mount", ["--bind", shared, shared]);
+      await run("mount", ["--make-shared", shared]);
+      agent = await startAgent();
+      await waitFor("the Node Ready and without NoExecute taints", async () => {
+        const node = await kj(["get", "node", real.nodeName]).catch(() => undefined);
+        const ready = node?.status?.conditions?.find((c: Json) => c.type === "Ready")?.status;
+        const noExecute = (node?.spec?.taints ?? []).filter((t: Json) => t.effect === "NoExecute");
+        return ready === "True" && noExecute.length === 0;
+      }, { timeoutMs: 90_000 });
       await k(["create", "namespace", ns]);
       await k([
         "-n",
@@ -182,12 +196,6 @@ Deno.test({
           },
         }),
       );
-      const shared = join(dir, "shared");
-      await Deno.mkdir(shared);
-      await run("mount", ["--bind", shared, shared]);
-      await run("mount", ["--make-shared", shared]);
-      agent = await startAgent();
-
       let lastSeen: Json = undefined;
       const pod: Json = await waitFor("the Deployment's pod Running and Ready", async () => {
         const list = await kj(["-n", ns, "get", "pods", "-l", "app=vols"]);
