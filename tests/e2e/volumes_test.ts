@@ -101,9 +101,11 @@ Deno.test({
       });
     try {
       runtime = await connectRuntime();
-      // The agent first, and its Node Ready without NoExecute taints before any pod: an earlier
-      // test that stopped its agent leaves the Node tainted until the node lifecycle controller
-      // sees it Ready again, and pods bound meanwhile are rejected (TaintToleration) in a loop.
+      // A Node of our own, Ready and without NoExecute taints, before any pod: the CLI e2e that
+      // runs before this test registers the same node name on the embedded runtime, with its
+      // `probelet.io/agent` NoExecute taint, which a re-registration keeps (taints are the Node's);
+      // pods bound meanwhile would be rejected (TaintToleration) in a loop.
+      await k(["delete", "node", real.nodeName, "--ignore-not-found"]);
       const shared = join(dir, "shared");
       await Deno.mkdir(shared);
       await run("mount", ["--bind", shared, shared]);
