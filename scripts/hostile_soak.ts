@@ -31,7 +31,7 @@
  * exists, else `--port`, which was the plain port). `--max-rss-gib` (default 3) stops the agent
  * early, and says when, if its RSS passes that much. `--kinds http-big-head,grpc-ping-flood` runs
  * only those hostile pods beside the healthy one, to see which kind costs what (`--kinds ""`: the
- * healthy pod alone). The agent's root folder, log and samples (`samples.json`) stay in the
+ * healthy pod alone); `--v 4` sets the agent's log level. The agent's root folder, log and samples (`samples.json`) stay in the
  * temporary folder printed at the end.
  * @module
  */
@@ -50,6 +50,7 @@ const { values } = parseArgs({
     "healthz-every-ms": { type: "string", default: "250" },
     "max-rss-gib": { type: "string", default: "3" },
     kinds: { type: "string" },
+    v: { type: "string", default: "0" },
   },
 });
 
@@ -250,6 +251,8 @@ const agent = new Deno.Command(Deno.execPath(), {
     "never",
     "--node-name",
     "soak",
+    "--v",
+    values.v,
   ],
   cwd: repo,
   stdout: "null",
