@@ -22,6 +22,7 @@ import {
   getPodFullName,
   type PodUpdate,
 } from "../types/pod_update.ts";
+import { formatPod } from "../util/format.ts";
 
 /** How changes are delivered (kubelet's `PodConfigNotificationMode`); the kubelet uses `Incremental`. */
 export type PodConfigNotificationMode = "Snapshot" | "SnapshotAndUpdates" | "Incremental";
@@ -412,9 +413,4 @@ function setOrDelete<T extends object, K extends keyof T>(obj: T, key: K, value:
 // kubetypes.NewTimestamp().GetString(): RFC 3339 with fractional seconds.
 function newTimestamp(clock: Clock): string {
   return new Date(clock.now()).toISOString();
-}
-
-// format.Pod: `<name>_<namespace>(<uid>)`.
-function formatPod(pod: Pod): string {
-  return `${getPodFullName(pod)}(${pod.metadata?.uid ?? ""})`;
 }

@@ -59,6 +59,7 @@ import {
   kubernetesPodUIDLabel,
   probeletNodeLabel,
 } from "./labels.ts";
+import { formatPod } from "../util/format.ts";
 
 /** Container states as kubelet's runtime-neutral `kubecontainer.State`. */
 export type RuntimeContainerState = "created" | "running" | "exited" | "unknown";
@@ -1277,11 +1278,6 @@ export function getStableKey(pod: Pod, container: Container): string {
   }`;
 }
 
-/** kubelet's `format.Pod`: `<name>_<namespace>(<uid>)`. */
-export function formatPod(pod: Pod): string {
-  return `${pod.metadata.name ?? ""}_${pod.metadata.namespace ?? ""}(${pod.metadata.uid ?? ""})`;
-}
-
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
@@ -1301,3 +1297,5 @@ export function isNotFound(e: unknown): boolean {
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
+
+export { formatPod };

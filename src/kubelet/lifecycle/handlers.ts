@@ -20,6 +20,7 @@ import type { CommandRunner } from "../container/command_runner.ts";
 import type { ContainerID } from "../container/container_id.ts";
 import { getPodReference } from "../container/ref.ts";
 import type { EventRecorder } from "../events/mod.ts";
+import { formatPod } from "../util/format.ts";
 
 /** What a hook run returns: kubelet's `(msg string, err error)`; `message` is "" on success. */
 export interface HandlerResult {
@@ -74,11 +75,6 @@ export interface HandlerRunnerOptions {
  */
 export function newHandlerRunner(options: HandlerRunnerOptions): HandlerRunner {
   return new LifecycleHandlerRunner(options);
-}
-
-/** Kubelet's `format.Pod`: `name_namespace(uid)`. */
-function formatPod(pod: Pod): string {
-  return `${pod.metadata.name ?? ""}_${pod.metadata.namespace ?? ""}(${pod.metadata.uid ?? ""})`;
 }
 
 /** Go's `%v` of a string slice: `[a b c]`. */

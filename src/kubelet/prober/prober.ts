@@ -34,6 +34,7 @@ import {
 } from "../events/mod.ts";
 import { Result } from "./results/mod.ts";
 import { probeOf, type ProbeType, probeTypeString } from "./probe_type.ts";
+import { formatPod } from "../util/format.ts";
 
 /** kubelet's maxProbeRetries: attempts per probe when the handler returns an error. */
 export const maxProbeRetries = 3;
@@ -410,20 +411,6 @@ export function newProber(
   });
 }
 
-/**
- * kubelet's `format.Pod`: `<name>_<namespace>(<uid>)`.
- *
- * @example
- * ```ts
- * formatPod({ metadata: { name: "web", namespace: "default", uid: "1234" }, spec: { containers: [] } });
- * // "web_default(1234)"
- * ```
- */
-export function formatPod(pod: Pod): string {
-  const m = pod.metadata ?? {};
-  return `${m.name ?? ""}_${m.namespace ?? ""}(${m.uid ?? ""})`;
-}
-
 // The exec.Cmd adapter over a CommandRunner; stdout and stderr share one writer, as in kubelet.
 class ExecInContainer implements Cmd {
   #writer: Writer | undefined;
@@ -478,3 +465,5 @@ function outputOf(err: unknown): Uint8Array {
   const output = (err as { output?: unknown } | null)?.output;
   return output instanceof Uint8Array ? output : new Uint8Array();
 }
+
+export { formatPod };

@@ -10,6 +10,7 @@ import type { DNSConfig } from "../../../cri_client/api.ts";
 import * as log from "../../../util/log.ts";
 import { getPodReference } from "../../container/ref.ts";
 import type { EventRecorder } from "../../events/mod.ts";
+import { formatPod } from "../../util/format.ts";
 
 /** The API's limit on nameservers (`validation.MaxDNSNameservers`). */
 export const maxDNSNameservers = 3;
@@ -300,8 +301,4 @@ function omitDuplicates(values: string[]): string[] {
 
 function byteLength(s: string): number {
   return new TextEncoder().encode(s).length;
-}
-
-function formatPod(pod: Pod): string {
-  return `${pod.metadata.name ?? ""}_${pod.metadata.namespace ?? ""}(${pod.metadata.uid ?? ""})`;
 }
