@@ -6,6 +6,7 @@
  * config.go (DockerConfigJSON, DockerConfigEntry) and secrets/secrets.go (MakeDockerKeyring).
  * @module
  */
+import type { Secret } from "../api/core/v1/mod.ts";
 
 /** The key of a `kubernetes.io/dockerconfigjson` secret's data. */
 export const dockerConfigJsonKey = ".dockerconfigjson";
@@ -18,16 +19,8 @@ export const secretTypeDockercfg = "kubernetes.io/dockercfg";
 
 const defaultRegistryHost = "index.docker.io";
 
-/**
- * The fields of a v1 Secret a pull reads (its metadata to track where credentials came from, its
- * type, and `data` in base64 as the API serves it).
- */
-export interface Secret {
-  metadata?: { name?: string; namespace?: string; uid?: string };
-  type?: string;
-  data?: Record<string, string>;
-  stringData?: Record<string, string>;
-}
+/** The v1 Secret a pull reads its credentials from (the API's type, re-exported here). */
+export type { Secret };
 
 /** Credentials for one registry location (Go's `AuthConfig`, the CRI message's fields). */
 export interface AuthConfig {

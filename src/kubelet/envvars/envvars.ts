@@ -7,6 +7,7 @@
  */
 import type { EnvVar, Service } from "../../api/core/v1/mod.ts";
 import { isServiceIPSet } from "../../api/core/v1/helper.ts";
+import { joinHostPort } from "../../probe/http/url.ts";
 
 /**
  * The service environment of `services`, in order; services without a cluster IP (`None` or
@@ -64,9 +65,4 @@ function makeLinkVariables(service: Service, prefix: string): EnvVar[] {
     );
   });
   return all;
-}
-
-// Go's net.JoinHostPort: an IPv6 address in brackets.
-function joinHostPort(host: string, port: string): string {
-  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }

@@ -90,6 +90,8 @@ export interface Secret {
   metadata: ObjectMeta;
   /** Values are base64 in JSON. */
   data?: Record<string, string>;
+  /** Write-only plain values (a manifest's); the API server merges them into `data`. */
+  stringData?: Record<string, string>;
   type?: string;
   immutable?: boolean;
 }
