@@ -24,7 +24,7 @@ export type TargetKind = "http" | "https" | "tcp" | "grpc";
 export type TargetPorts = Record<TargetKind, number[]>;
 
 const HOST = "127.0.0.1";
-const USER_AGENT = "kube-probe/1.35";
+const USER_AGENT = "kube-probe/1.36";
 const MAX_BODY = 10 * 1024;
 
 function httpGet(

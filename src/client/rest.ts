@@ -41,7 +41,7 @@ export interface RestConfig {
    * works when Deno runs with `--unsafely-ignore-certificate-errors`; otherwise the request fails.
    */
   insecureSkipTLSVerify?: boolean;
-  /** `User-Agent` (default: `probelet/v1.35 (<os>/<arch>) kubernetes/probelet`). */
+  /** `User-Agent` (default: `probelet/v1.36.3 (<os>/<arch>) kubernetes/probelet`). */
   userAgent?: string;
   /** Requests per second; 0 → client-go's default 5, negative → no limit. */
   qps?: number;
@@ -86,9 +86,9 @@ export interface WatchRequestOptions {
   idleTimeoutMs?: number;
 }
 
-/** `probelet/v1.35 (linux/amd64) kubernetes/probelet`, the shape of client-go's default agent. */
+/** `probelet/v1.36.3 (linux/amd64) kubernetes/probelet`, the shape of client-go's default agent. */
 export function defaultUserAgent(): string {
-  return `probelet/v${kubernetesVersion.major}.${kubernetesVersion.minor} (${goOS()}/${goArch()}) kubernetes/probelet`;
+  return `probelet/${kubernetesVersion.gitVersion} (${goOS()}/${goArch()}) kubernetes/probelet`;
 }
 
 /** A limiter for `config`: explicit, none (qps < 0), or a token bucket (client-go defaults 5/10). */

@@ -24,7 +24,7 @@ import { FakeClientset } from "../testing/fake_clientset.ts";
 const testKubeletHostname = "127.0.0.1";
 const fakeKernelVersion = "3.16.0-0.bpo.4-amd64";
 const fakeContainerOSVersion = "Debian GNU/Linux 7 (wheezy)";
-const kubeletVersion = "v1.35.0-probelet";
+const kubeletVersion = "v1.36.3";
 
 interface TestKubelet {
   nodeStatus: KubeletNodeStatus;

@@ -128,7 +128,7 @@ function newNodeStatus(
       versionInfo: () => ({ kernelVersion: "6.1.0-test", containerOsVersion: "Debian 12" }),
       runtimeType: () => "embedded",
       runtimeVersion: () => Promise.resolve("0.1.0"),
-      kubeletVersion: "v1.35.0-probelet",
+      kubeletVersion: "v1.36.3",
       kubeletPort: () => 10255,
     },
   });

@@ -29,13 +29,14 @@ import {
   nodeLeaseRenewIntervalFraction,
 } from "../../kubelet/nodelease/controller.ts";
 import { setNodeOwnerFunc } from "../../kubelet/util/nodelease.ts";
+import { newRuntimeVersion } from "../../kubelet/kuberuntime/kuberuntime_manager.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { kubernetesVersion } from "../../version.ts";
 import { type KubeletFlags, parseNodeIP } from "./flags.ts";
 
-/** What node status reports as `kubeletVersion`: the Kubernetes version it follows, marked. */
-export const kubeletVersion = `v${kubernetesVersion.major}.${kubernetesVersion.minor}.0-probelet`;
+/** What node status reports as `kubeletVersion`: the kubelet release probelet matches (v1.36.3). */
+export const kubeletVersion: string = kubernetesVersion.gitVersion;
 
 /** Inputs of {@linkcode newNodeAgent}. */
 export interface NodeAgentOptions {
@@ -142,7 +143,7 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
       },
       versionInfo: () => versions,
       runtimeType: () => runtimeName,
-      runtimeVersion: async () => (await runtime.version()).runtimeVersion,
+      runtimeVersion: async () => newRuntimeVersion((await runtime.version()).runtimeVersion),
       kubeletVersion,
       kubeletPort: options.kubeletPort,
       imageList: options.listImages,

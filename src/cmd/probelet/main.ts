@@ -61,7 +61,7 @@ export async function main(args: string[]): Promise<number> {
   }
   if (flags.version) {
     console.log(
-      `probelet (kubelet ${kubernetesVersion.major}.${kubernetesVersion.minor} prober port)`,
+      `probelet (kubelet ${kubernetesVersion.gitVersion} prober port)`,
     );
     return 0;
   }

@@ -69,10 +69,31 @@ export function getMachineInfo(): MachineInfo {
     numCores,
     memoryCapacity: memKiB * 1024,
     machineID: (readText("/etc/machine-id") ?? readText("/var/lib/dbus/machine-id") ?? "").trim(),
-    systemUUID: (readText("/sys/class/dmi/id/product_uuid") ?? "").trim(),
+    systemUUID: getSystemUUID(),
     bootID: (readText("/proc/sys/kernel/random/boot_id") ?? "").trim(),
     hugePages,
   };
+}
+
+/**
+ * The machine's system UUID as cAdvisor's sysfs `GetSystemUUID` reads it: the DMI product UUID,
+ * else the device tree's `system-id` or `vm,uuid` (POWER), else `/etc/machine-id` (cAdvisor's
+ * s390x fallback, which it tries on every architecture: on a machine without DMI, such as a
+ * container, the system UUID is the machine ID). Empty when none can be read.
+ *
+ * @example
+ * ```ts
+ * getSystemUUID(); // "3d1219c7c4c5404aaa1f6d2a48adfda4"
+ * ```
+ */
+export function getSystemUUID(read: (path: string) => string | undefined = readText): string {
+  const productUUID = read("/sys/class/dmi/id/product_uuid");
+  if (productUUID !== undefined) return productUUID.trim();
+  for (const path of ["/proc/device-tree/system-id", "/proc/device-tree/vm,uuid"]) {
+    const id = read(path);
+    if (id !== undefined) return id.replace(/\0+$/, "").trim();
+  }
+  return (read("/etc/machine-id") ?? "").trim();
 }
 
 /**

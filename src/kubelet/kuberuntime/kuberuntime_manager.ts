@@ -28,6 +28,7 @@ import { type HttpClient, newHttpClient } from "../../probe/http/mod.ts";
 import type { Clock } from "../../util/clock.ts";
 import type { Backoff } from "../../util/flowcontrol/backoff.ts";
 import { goDuration } from "../../util/go_format.ts";
+import { parseGeneric, parseSemantic } from "../../util/version/version.ts";
 import * as log from "../../util/log.ts";
 import { V } from "../../util/log.ts";
 import { type ContainerID, containerIDString } from "../container/container_id.ts";
@@ -1299,3 +1300,22 @@ function errorText(e: unknown): string {
 }
 
 export { formatPod };
+
+/**
+ * The runtime's version as kubelet reports it in `containerRuntimeVersion`: the CRI `Version`
+ * answer's `runtimeVersion` parsed as a semantic version, else as a generic one, and printed
+ * back, so a distribution's suffix goes (`1.6.20~ds1` → `1.6.20`). Throws when neither parses
+ * (node status then says `Unknown`). kubelet's `newRuntimeVersion` + `Version().String()`.
+ *
+ * @example
+ * ```ts
+ * newRuntimeVersion("1.6.20~ds1"); // "1.6.20"
+ * ```
+ */
+export function newRuntimeVersion(version: string): string {
+  try {
+    return parseSemantic(version).toString();
+  } catch {
+    return parseGeneric(version).toString();
+  }
+}

@@ -13,7 +13,7 @@
  * (1 s, ×1.6, ±20 %) until the probe's single deadline; the connection is ready once the server's
  * HTTP/2 SETTINGS arrive, as grpc-go requires.
  *
- * Deviations: the user agent is `kube-probe/1.35 probelet-grpc` (grpc-go appends `grpc-go/<v>`),
+ * Deviations: the user agent is `kube-probe/1.36 probelet-grpc` (grpc-go appends `grpc-go/<v>`),
  * and the probe socket does not get kubelet's 1 s SO_LINGER (Deno cannot set it).
  * @module
  */

@@ -18,7 +18,7 @@ import { joinHostPort, ProbeURL } from "./url.ts";
  * ```ts
  * const { request } = newProbeRequest("http://10.0.0.1:8080/healthz");
  * request!.url.toString(); // "http://10.0.0.1:8080/healthz"
- * request!.headers.get("User-Agent"); // "kube-probe/1.35"
+ * request!.headers.get("User-Agent"); // "kube-probe/1.36"
  * ```
  */
 export interface ProbeRequest {

@@ -20,6 +20,12 @@ const mainPath = new URL("../../../src/cmd/probelet/main.ts", import.meta.url).p
 const haveOpenssl = await opensslAvailable();
 if (!haveOpenssl) console.log("apiserver_mode_test: identity tests skipped: openssl not found");
 
+Deno.test("TestKubeletVersion", () => {
+  // nodeInfo.kubeletVersion names the release probelet matches, exactly as kubelet v1.36.3
+  // reports it (no pre-release suffix: it would sort before v1.36.3 in version skew checks).
+  assertEquals(kubeletVersion, "v1.36.3");
+});
+
 Deno.test({
   name: "TestCheckNodeIdentity",
   ignore: !haveOpenssl,

@@ -4,6 +4,7 @@ import {
   computePodActions,
   hashContainer,
   legacyHashContainer,
+  newRuntimeVersion,
   type PodActions,
   type ResultsLookup,
   type RuntimeContainerState,
@@ -388,4 +389,19 @@ Deno.test("TestComputePodActionsWithInitContainers", async (t) => {
       initContainersToStart: [0],
     });
   });
+});
+
+Deno.test("TestVersion", async (t) => {
+  // containerRuntimeVersion: the CRI runtimeVersion as kubelet's Version() prints it.
+  const cases: [string, string][] = [
+    ["1.6.20~ds1", "1.6.20"], // Debian's containerd package
+    ["1.7.0-rc.1", "1.7.0-rc.1"],
+    ["v2.0.4", "2.0.4"],
+    ["0.1.0", "0.1.0"],
+  ];
+  for (const [runtimeVersion, want] of cases) {
+    await t.step(`${runtimeVersion} → ${want}`, () => {
+      assertEquals(newRuntimeVersion(runtimeVersion), want);
+    });
+  }
 });

@@ -599,7 +599,7 @@ Deno.test("TestHTTPProbeChecker redirect headers", async (t) => {
       assert.deepEqual(header.get("Referer"), [
         `${origin.url}/?loc=${encodeURIComponent(`${target.url}/ref`)}`,
       ]);
-      assert.deepEqual(header.get("User-Agent"), ["kube-probe/1.35"]);
+      assert.deepEqual(header.get("User-Agent"), ["kube-probe/1.36"]);
       assert.deepEqual(header.get("Accept"), ["*/*"]);
     });
     await t.step("non-local redirect not followed by kubelet's default", async () => {
@@ -704,7 +704,7 @@ async function checkDefaultWire(
     assert.deepEqual(server.requests, [
       "GET /healthz?x=1 HTTP/1.1\r\n" +
       `Host: 127.0.0.1:${server.port}\r\n` +
-      "User-Agent: kube-probe/1.35\r\n" +
+      "User-Agent: kube-probe/1.36\r\n" +
       "Accept: */*\r\n" +
       "Connection: close\r\n\r\n",
     ]);
@@ -726,7 +726,7 @@ Deno.test("TestHTTPProbe wire format", async (t) => {
       assert.deepEqual(server.requests, [
         "GET / HTTP/1.1\r\n" +
         "Host: h.example\r\n" +
-        "User-Agent: kube-probe/1.35\r\n" +
+        "User-Agent: kube-probe/1.36\r\n" +
         "Accept: */*\r\n" +
         "X-A: 1\r\n" +
         "X-B: 2\r\n" +

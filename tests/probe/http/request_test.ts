@@ -185,7 +185,7 @@ Deno.test("TestNewProbeRequest", async (t) => {
   await t.step("defaults added when absent", () => {
     const { request } = newProbeRequest("http://127.0.0.1:8080/healthz");
     assert.deepEqual(request!.headers.toJSON(), {
-      "User-Agent": ["kube-probe/1.35"],
+      "User-Agent": ["kube-probe/1.36"],
       Accept: ["*/*"],
     });
     assert.equal(request!.host, "");
@@ -193,7 +193,7 @@ Deno.test("TestNewProbeRequest", async (t) => {
   });
   await t.step("user agent fragment", () => {
     const { request } = newProbeRequest("http://h:1/", null, { userAgentFragment: "test" });
-    assert.equal(request!.headers.get("User-Agent"), "kube-test/1.35");
+    assert.equal(request!.headers.get("User-Agent"), "kube-test/1.36");
   });
   await t.step("empty User-Agent kept present", () => {
     const { request } = newProbeRequest("http://h:1/", { "User-Agent": [""] });
@@ -259,7 +259,7 @@ Deno.test("TestNewRequestForHTTPGetAction", async (t) => {
     assert.equal(request!.host, "svc.local");
     assert.deepEqual(request!.headers.toJSON(), {
       Host: ["svc.local"],
-      "User-Agent": ["kube-probe/1.35"],
+      "User-Agent": ["kube-probe/1.36"],
     });
   });
   await t.step("unknown port name is an error", () => {
