@@ -82,7 +82,10 @@ export function getEventKey(event: Event): string {
   ].map((s) => s ?? "").join("");
 }
 
-/** Identifies the spam budget of an event: its source and object. */
+/**
+ * Identifies the spam budget of an event: its source, object and type (client-go v0.36: Normal
+ * and Warning events of one object are limited separately).
+ */
 export function getSpamKey(event: Event): string {
   return [
     src(event).component,
@@ -92,6 +95,7 @@ export function getSpamKey(event: Event): string {
     obj(event).name,
     obj(event).uid,
     obj(event).apiVersion,
+    event.type,
   ].map((s) => s ?? "").join("");
 }
 

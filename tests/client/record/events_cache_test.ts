@@ -335,6 +335,30 @@ Deno.test("TestEventSpamFilter", async (t) => {
   }
 });
 
+Deno.test("TestEventSpamFilter: Normal and Warning events of one object have separate budgets", async (t) => {
+  // client-go v0.36's getSpamKey includes the event type: a pod's 25 Normal events do not use up
+  // the budget of its Warnings, and the other way round. No time passes, so nothing refills.
+  const pod = makeObjectReference("Pod", "my-pod", "my-ns");
+  const event = (type: string, i: number) => ({
+    ...makeEvent(`reason-${i}`, `message-${i}`, pod),
+    type,
+  });
+  const correlator = new EventCorrelator(new IntervalClock(0, 0));
+  const send = (e: Event) => {
+    const result = correlator.eventCorrelate(e);
+    if (!result.skip) correlator.updateState(result.event!);
+    return result.skip;
+  };
+  await t.step(`${defaultSpamBurst} Normal events pass, the next is dropped`, () => {
+    for (let i = 0; i < defaultSpamBurst; i++) assert.equal(send(event("Normal", i)), false);
+    assert.equal(send(event("Normal", defaultSpamBurst)), true);
+  });
+  await t.step(`${defaultSpamBurst} Warning events still pass, the next is dropped`, () => {
+    for (let i = 0; i < defaultSpamBurst; i++) assert.equal(send(event("Warning", i)), false);
+    assert.equal(send(event("Warning", defaultSpamBurst)), true);
+  });
+});
+
 Deno.test("LruCache: get refreshes, add evicts the least recently used", () => {
   const lru = new LruCache<number>(2);
   lru.add("a", 1);
