@@ -32,6 +32,7 @@ import { StopSignal } from "../util/stop_signal.ts";
 import { getNodeHostIPs } from "../util/node/node.ts";
 import type { CommandRunner } from "./container/command_runner.ts";
 import { containerIDString } from "./container/container_id.ts";
+import { calculatePodConditionObservedGeneration } from "./container/podutil.ts";
 import { getPodReference } from "./container/ref.ts";
 import { type EventRecorder, LogRecorder } from "./events/mod.ts";
 import {
@@ -118,6 +119,7 @@ import {
   generateContainersReadyCondition,
   generatePodInitializedCondition,
   generatePodReadyCondition,
+  generatePodReadyToStartContainersCondition,
   isPodPhaseTerminal,
   newManager as newStatusManager,
   PodReady,
@@ -304,6 +306,7 @@ export class Kubelet {
   readonly runtime: RuntimeService;
   #options: KubeletOptions;
   #runtimeManager?: KubeGenericRuntimeManager;
+  #runtimeHostNetworkOnly = false;
   #workers = new Map<string, PodWorker>();
   #watcher?: PodConfigWatcher;
   #syncTimer?: ClockTimer;
@@ -434,6 +437,7 @@ export class Kubelet {
     }
     this.#volumeManager = this.#newVolumeManager();
     const hostNetworkOnly = this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded";
+    this.#runtimeHostNetworkOnly = hostNetworkOnly;
     this.#runtimeManager = new KubeGenericRuntimeManager({
       runtime: this.runtime,
       runtimeName,
@@ -1134,8 +1138,10 @@ export class Kubelet {
       retryAt = result.retryAt;
       // kubelet's SyncPod returns an image pull's error; the pod worker retries after its back-off.
       if (result.syncFailed) failed = true;
-      if (result.changed || result.startResults.size > 0) {
-        // What PLEG would report right after the change: regenerate the status now.
+      if (result.changed) {
+        // What PLEG would report right after the change: regenerate the status now. A sync that
+        // only met a restart back-off changed nothing: kubelet's status keeps the container
+        // terminated until the next sync, which shows the reason cache's CrashLoopBackOff.
         runtimeStatus = await runtimeManager.getPodStatus(pod);
         this.#setAPIStatus(worker, runtimeStatus);
       }
@@ -1143,16 +1149,26 @@ export class Kubelet {
       failed = true;
       log.error(e, "Error syncing pod, skipping", { pod: podKey(pod), podUID: pod.metadata.uid });
     }
-    // Kubelet's completeWork. A container in back-off is retried when its back-off ends (kubelet
-    // retries every 10-15 s and starts it at the first retry past the end).
+    worker.nextSyncAt = this.#nextSyncAt({ failed, retryAt });
+  }
+
+  /**
+   * Kubelet's completeWork: when the pod worker syncs the pod next. After a clean sync, the
+   * resync interval; after an error, the back-off period; after a restart back-off (a
+   * `BackoffError`, which kubelet's SyncPod returns as its error), the time left until the
+   * earliest back-off ends, at most the resync interval. Each is jittered up to 50 % later, so a
+   * container in back-off restarts up to half its back-off late, as on kubelet.
+   */
+  #nextSyncAt(sync: { failed: boolean; retryAt?: number }): number {
     const now = this.clock.now();
-    if (failed) {
-      worker.nextSyncAt = now + this.#jitter(backOffPeriodMs, workerBackOffPeriodJitterFactor);
-    } else {
-      const resync = this.#options.syncFrequencyMs ?? defaultSyncFrequencyMs;
-      worker.nextSyncAt = now + this.#jitter(resync, workerResyncIntervalJitterFactor);
-      if (retryAt !== undefined) worker.nextSyncAt = Math.min(worker.nextSyncAt, retryAt);
+    const resync = this.#options.syncFrequencyMs ?? defaultSyncFrequencyMs;
+    if (!sync.failed && sync.retryAt === undefined) {
+      return now + this.#jitter(resync, workerResyncIntervalJitterFactor);
     }
+    let backoff = backOffPeriodMs;
+    if (sync.retryAt !== undefined) backoff = sync.retryAt - now;
+    backoff = Math.min(Math.max(backoff, 0), resync);
+    return now + this.#jitter(backoff, workerBackOffPeriodJitterFactor);
   }
 
   /**
@@ -1298,12 +1314,26 @@ export class Kubelet {
     // Conditions others own (readiness gates) come from the API's copy of the pod.
     const conditions: PodCondition[] = (this.podManager.getPodByUID(uid)?.status?.conditions ?? [])
       .filter((c) => !podConditionByKubelet(c.type));
-    conditions.push(generatePodInitializedCondition(pod, oldStatus ?? {}, all, status.phase));
+    // kubelet's basis: the status manager's status, else the API's.
+    const oldPodStatus = oldStatus ?? pod.status ?? {};
     conditions.push(
-      generatePodReadyCondition(pod, oldStatus ?? {}, [...conditions], all, status.phase),
+      generatePodReadyToStartContainersCondition(pod, oldPodStatus, runtimeStatus, {
+        runtimeHostNetworkOnly: this.#runtimeHostNetworkOnly,
+      }),
     );
-    conditions.push(generateContainersReadyCondition(pod, oldStatus ?? {}, all, status.phase));
-    conditions.push({ type: "PodScheduled", status: "True" });
+    conditions.push(generatePodInitializedCondition(pod, oldPodStatus, all, status.phase));
+    conditions.push(
+      generatePodReadyCondition(pod, oldPodStatus, [...conditions], all, status.phase),
+    );
+    conditions.push(generateContainersReadyCondition(pod, oldPodStatus, all, status.phase));
+    const scheduled: PodCondition = { type: "PodScheduled", status: "True" };
+    const generation = calculatePodConditionObservedGeneration(
+      oldPodStatus,
+      pod.metadata.generation,
+      "PodScheduled",
+    );
+    if (generation !== 0) scheduled.observedGeneration = generation;
+    conditions.push(scheduled);
     status.conditions = conditions;
     this.statusManager.setPodStatus(pod, status);
     return status.phase;

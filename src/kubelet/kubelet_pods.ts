@@ -24,6 +24,7 @@ import type {
   PodPhase,
   PodStatus,
   ResourceList,
+  ResourceRequirements,
   Secret as APISecret,
   Service,
 } from "../api/core/v1/mod.ts";
@@ -45,6 +46,7 @@ import { isDNS1123Label } from "../util/validation/validation.ts";
 import { metav1Time } from "../api/meta/v1/mod.ts";
 import { containerIDString } from "./container/container_id.ts";
 import {
+  hasAnyRegularContainerCreated,
   isRestartableInitContainer,
   type RuntimeContainerStatus,
   type RuntimePodStatus,
@@ -115,36 +117,104 @@ export const CrashLoopBackOff = "CrashLoopBackOff";
 /** Formats epoch milliseconds as the API's RFC 3339 time with whole seconds (`metav1.Time`). */
 export const rfc3339: (ms: number) => string = metav1Time;
 
+/** Reason of a container whose instance the runtime lost (`ContainerReasonStatusUnknown`). */
+export const ContainerReasonStatusUnknown = "ContainerStatusUnknown";
+
 /**
- * The API state of one runtime container instance (kubelet's `convertContainerStatus`).
+ * The API status of one runtime container instance (kubelet's `convertContainerStatus`), with
+ * what carries over from the container's previous API status under RestartAllContainers (beta,
+ * on by default in v1.36): the larger restart count, and the last termination (the previous
+ * instance's end when the instance changed, else the one recorded before), so a crash-looping
+ * container keeps `lastState` once the older instance has been removed.
  */
-function convertContainerState(cs: RuntimeContainerStatus): ContainerState {
-  switch (cs.state) {
-    case "running":
-      return { running: { startedAt: rfc3339(cs.startedAt) } };
-    case "created":
-      return { waiting: {} };
-    case "exited":
-    case "unknown": {
-      const terminated: NonNullable<ContainerState["terminated"]> = {
-        exitCode: cs.exitCode,
-        reason: cs.reason || (cs.state === "unknown" ? "Unknown" : undefined),
-        startedAt: cs.startedAt ? rfc3339(cs.startedAt) : undefined,
-        finishedAt: cs.finishedAt ? rfc3339(cs.finishedAt) : undefined,
-        containerID: containerIDString(cs.id),
-      };
-      if (cs.message) terminated.message = cs.message;
-      return { terminated };
+function convertContainerStatus(
+  cs: RuntimeContainerStatus,
+  oldStatus: ContainerStatus | undefined,
+): ContainerStatus {
+  const cid = containerIDString(cs.id);
+  const status: ContainerStatus = {
+    name: cs.name,
+    state: {},
+    ready: false,
+    restartCount: cs.restartCount,
+    image: cs.image,
+    imageID: cs.imageID,
+    containerID: cid,
+  };
+  if (oldStatus) {
+    if (oldStatus.restartCount > status.restartCount) status.restartCount = oldStatus.restartCount;
+    if (oldStatus.containerID !== cid && oldStatus.state?.terminated) {
+      status.lastState = { terminated: oldStatus.state.terminated };
+    } else if (oldStatus.lastState?.terminated) {
+      status.lastState = { terminated: oldStatus.lastState.terminated };
     }
   }
+  switch (cs.state) {
+    case "running":
+      status.state = { running: { startedAt: rfc3339(cs.startedAt) } };
+      if (oldStatus?.state?.terminated && oldStatus.restartCount >= cs.restartCount) {
+        status.restartCount = oldStatus.restartCount + 1;
+      }
+      break;
+    case "created":
+      // Created but not running: waiting to run.
+      status.state = { waiting: {} };
+      break;
+    case "exited": {
+      const terminated: NonNullable<ContainerState["terminated"]> = {
+        exitCode: cs.exitCode,
+        reason: cs.reason || undefined,
+        message: cs.message || undefined,
+        startedAt: cs.startedAt ? rfc3339(cs.startedAt) : undefined,
+        finishedAt: cs.finishedAt ? rfc3339(cs.finishedAt) : undefined,
+        containerID: cid,
+      };
+      status.state = { terminated };
+      break;
+    }
+    case "unknown":
+      if (oldStatus?.state?.running) {
+        // It ran and the runtime lost it: it ended, with what is unknown. Shown terminated so a
+        // run-once pod is not run twice.
+        status.state = {
+          terminated: {
+            reason: ContainerReasonStatusUnknown,
+            message: "The container could not be located when the pod was terminated",
+            exitCode: 137,
+          },
+        };
+        status.restartCount = oldStatus.restartCount + 1;
+      } else {
+        status.state = { waiting: {} };
+      }
+      break;
+  }
+  return status;
 }
 
 /**
- * Container statuses in spec order: the newest instance gives the state, the one before it the
- * last termination; containers never created wait with `ContainerCreating` (`PodInitializing` in a pod with init
- * containers); containers that will
- * be restarted and could not be started in the last sync wait with the start failure's reason
- * (`CrashLoopBackOff`). `ready` is false here: the prober manager sets it.
+ * The resources a container's status reports (kubelet's `convertContainerStatusResources`,
+ * InPlacePodVerticalScaling being GA): its spec's requests and limits, `{}` when it sets none.
+ * The runtime's reported values would replace them for a running container; they are the spec's
+ * (probelet resizes nothing in place).
+ */
+function convertContainerStatusResources(container: Container): ResourceRequirements {
+  const resources: ResourceRequirements = {};
+  if (container.resources?.limits) resources.limits = { ...container.resources.limits };
+  if (container.resources?.requests) resources.requests = { ...container.resources.requests };
+  if (container.resources?.claims) resources.claims = structuredClone(container.resources.claims);
+  return resources;
+}
+
+/**
+ * Container statuses (kubelet's `convertToAPIContainerStatuses`): each container starts waiting
+ * (`ContainerCreating`, `PodInitializing` in a pod with init containers) with the restart count
+ * and last termination of its previous status, or keeps its previous status whole when that was
+ * terminated; a container the runtime lost after it ran gets a `ContainerStatusUnknown` last
+ * termination; the newest runtime instance gives the state and the one before it the last
+ * termination; a container to be restarted that could not be started in the last sync waits
+ * with that sync's reason (`CrashLoopBackOff`). Init containers in spec order, the others by
+ * name. `ready` is false here: the prober manager sets it.
  */
 export function convertToAPIContainerStatuses(
   pod: Pod,
@@ -158,54 +228,112 @@ export function convertToAPIContainerStatuses(
     previous?: ContainerStatus[];
   },
 ): ContainerStatus[] {
-  const statuses = new Map<string, ContainerStatus>();
+  const oldStatuses = new Map<string, ContainerStatus>();
+  for (const status of options.previous ?? []) oldStatuses.set(status.name, status);
+
   const defaultReason = options.hasInitContainers ? PodInitializing : ContainerCreating;
+  const statuses = new Map<string, ContainerStatus>();
   for (const container of containers) {
-    const prev = options.previous?.find((s) => s.name === container.name);
-    statuses.set(container.name, {
+    let status: ContainerStatus = {
       name: container.name,
+      state: { waiting: { reason: defaultReason } },
+      ready: false,
+      restartCount: 0,
       image: container.image ?? "",
       imageID: "",
-      ready: false,
-      restartCount: prev?.restartCount ?? 0,
-      state: { waiting: { reason: defaultReason } },
-      ...(prev?.lastState ? { lastState: prev.lastState } : {}),
-    });
-  }
-
-  // Newest first: the first instance per name is the current one, the second the previous one.
-  const seen = new Map<string, number>();
-  for (const cs of podStatus.containerStatuses) {
-    const status = statuses.get(cs.name);
-    if (!status) continue;
-    const count = seen.get(cs.name) ?? 0;
-    seen.set(cs.name, count + 1);
-    if (count === 0) {
-      status.state = convertContainerState(cs);
-      status.containerID = containerIDString(cs.id);
-      status.image = cs.image || status.image;
-      status.imageID = cs.imageID;
-      status.restartCount = cs.restartCount;
-      delete status.lastState;
-    } else if (count === 1 && (cs.state === "exited" || cs.state === "unknown")) {
-      status.lastState = convertContainerState(cs);
+    };
+    const old = oldStatuses.get(container.name);
+    if (old) {
+      if (old.state?.terminated) {
+        status = structuredClone(old);
+      } else {
+        status.restartCount = old.restartCount;
+        if (old.lastState && Object.keys(old.lastState).length > 0) {
+          status.lastState = structuredClone(old.lastState);
+        }
+      }
     }
+    statuses.set(container.name, status);
   }
 
+  // A container that ran but has no instance any more (removed behind the agent's back): it
+  // stopped, so its last termination says so rather than leaving the pod Pending.
   for (const container of containers) {
-    if (options.isInit && !isRestartableInitContainer(container)) {
-      // A regular init container that succeeded is not restarted.
-      const current = statuses.get(container.name)!;
-      if (current.state?.terminated?.exitCode === 0) continue;
+    if (podStatus.containerStatuses.some((cs) => cs.name === container.name)) continue;
+    const old = oldStatuses.get(container.name);
+    if (!old || old.state?.terminated || !old.state?.running) continue;
+    const status = statuses.get(container.name)!;
+    if (status.state?.waiting?.reason !== defaultReason) continue;
+    if (status.lastState?.terminated) continue;
+    status.lastState = {
+      terminated: {
+        reason: ContainerReasonStatusUnknown,
+        message:
+          "The container could not be located when the pod was deleted.  The container used to be Running",
+        exitCode: 137,
+      },
+    };
+    if (!pod.metadata.deletionTimestamp) status.restartCount += 1;
+  }
+
+  // Newest instance first: the first per name gives the state, the second the last termination.
+  const newestFirst = [...podStatus.containerStatuses].sort((a, b) => b.createdAt - a.createdAt);
+  const seen = new Map<string, number>();
+  for (const cs of newestFirst) {
+    if (!statuses.has(cs.name)) continue;
+    const count = seen.get(cs.name) ?? 0;
+    if (count >= 2) continue;
+    const old = oldStatuses.get(cs.name);
+    const status = convertContainerStatus(cs, old);
+    // ChangeContainerStatusOnKubeletRestart is off in v1.36: a running container keeps `started`.
+    if (cs.state === "running" && old?.started !== undefined) status.started = old.started;
+    const container = containers.find((c) => c.name === cs.name)!;
+    status.resources = convertContainerStatusResources(container);
+    if (container.resources?.requests) {
+      status.allocatedResources = { ...container.resources.requests };
     }
+    if (count === 0) statuses.set(cs.name, status);
+    else statuses.get(cs.name)!.lastState = status.state;
+    seen.set(cs.name, count + 1);
+  }
+
+  // Containers that could not be started wait.
+  for (const container of containers) {
+    if (options.isInit) {
+      // An init container that exited 0 is not restarted.
+      const s = podStatus.containerStatuses.find((cs) => cs.name === container.name);
+      if (s && s.state === "exited" && s.exitCode === 0) continue;
+      // An init container the runtime no longer has, in a pod whose regular containers were
+      // created, completed (its status was lost, e.g. a static pod's).
+      const status = statuses.get(container.name)!;
+      if (
+        !s && hasAnyRegularContainerCreated(pod, podStatus) &&
+        !isRestartableInitContainer(container) && status.state?.waiting
+      ) {
+        status.state = {
+          terminated: {
+            reason: "Completed",
+            message:
+              "Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally",
+            exitCode: 0,
+          },
+        };
+        continue;
+      }
+    }
+    // A container that will be restarted in the next sync is waiting.
     if (!shouldContainerBeRestarted(container, pod, podStatus)) continue;
     const failure = options.startFailures.get(container.name);
+    // Without a start failure it keeps its state (terminated): it restarts soon.
     if (!failure) continue;
     const status = statuses.get(container.name)!;
     if (status.state?.terminated) status.lastState = status.state;
     status.state = { waiting: { reason: failure.reason, message: failure.message } };
   }
-  return containers.map((c) => statuses.get(c.name)!);
+
+  const out = containers.map((c) => statuses.get(c.name)!);
+  if (!options.isInit) out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return out;
 }
 
 /**
@@ -340,16 +468,6 @@ export function generateAPIPodStatus(
     startFailures: options.startFailures,
     previous: options.oldStatus?.containerStatuses,
   });
-  // Keep `started` known from the previous status until the prober manager recomputes it.
-  for (const list of [initContainerStatuses, containerStatuses]) {
-    for (const s of list) {
-      const prev = [
-        ...(options.oldStatus?.initContainerStatuses ?? []),
-        ...(options.oldStatus?.containerStatuses ?? []),
-      ].find((p) => p.name === s.name && p.containerID === s.containerID);
-      if (prev?.started !== undefined) s.started = prev.started;
-    }
-  }
   const podHasInitialized = pod.spec.containers.some((c) => {
     const cs = podStatus.containerStatuses.find((s) => s.name === c.name);
     return cs !== undefined && (cs.state === "created" || cs.state === "running");

@@ -732,3 +732,135 @@ Deno.test("TestSyncLoopLogVerbosity", async (t) => {
     await s.cleanup();
   }
 });
+
+Deno.test("TestCrashLoopBackOffStatus", async (t) => {
+  // kubelet v1.36.3: after a crash the container shows terminated(Error) with its previous
+  // termination as lastState (kept once the older instance is removed); the sync that meets the
+  // back-off does not change that, the pod worker requeues at the back-off's end jittered up to
+  // 50 % later (wait.Jitter), and that sync shows waiting CrashLoopBackOff before restarting.
+  const s = await setup(undefined, {
+    backOff: { initialMs: 10_000, maxMs: 300_000 },
+    syncFrequencyMs: 60_000,
+    random: () => 0.5,
+  });
+  try {
+    const starts: number[] = [];
+    const start = s.runtime.startContainer.bind(s.runtime);
+    s.runtime.startContainer = async (id: string) => {
+      await start(id);
+      starts.push(s.clock.now());
+    };
+    type Seen = { at: number; state: string; lastExit?: number; restartCount: number };
+    const seen: Seen[] = [];
+    s.kubelet.statusManager.subscribe((_uid, status) => {
+      const app = status.containerStatuses?.find((c) => c.name === "app");
+      if (!app) return;
+      const state = app.state?.terminated
+        ? `terminated(${app.state.terminated.reason})`
+        : app.state?.waiting
+        ? `waiting(${app.state.waiting.reason ?? ""})`
+        : "running";
+      seen.push({
+        at: s.clock.now(),
+        state,
+        lastExit: app.lastState?.terminated?.exitCode,
+        restartCount: app.restartCount,
+      });
+    });
+    const pod = probedPod();
+    delete pod.spec.containers[0].livenessProbe;
+    delete pod.spec.containers[0].readinessProbe;
+    s.kubelet.setPods([pod]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    // First crash: restarted at once (no back-off yet).
+    s.runtime.exit(s.appID(), 1);
+    for (let i = 0; i < 10 && starts.length < 2; i++) await s.clock.step(1000);
+    await until("running again", () => s.app()?.state?.running !== undefined);
+    for (let i = 0; i < 3; i++) await s.clock.step(1000);
+    assertEquals(s.app()?.lastState?.terminated?.exitCode, 1);
+    // Second crash: a 10 s back-off.
+    const crash = s.clock.now();
+    s.runtime.exit(s.appID(), 1);
+    for (let i = 0; i < 30 && starts.length < 3; i++) await s.clock.step(1000);
+    assertEquals(starts.length, 3, "restarted within 30 s");
+    const afterCrash = seen.filter((x) => x.at >= crash && x.at <= starts[2]);
+
+    await t.step("terminated(Error) with lastState for most of the back-off", () => {
+      const first = afterCrash[0];
+      assertEquals([first.state, first.lastExit, first.restartCount], ["terminated(Error)", 1, 1]);
+      for (const x of afterCrash.filter((x) => x.state === "terminated(Error)")) {
+        assertEquals(x.lastExit, 1, `lastState kept at +${x.at - crash} ms`);
+      }
+      // The older instance is gone by now: lastState came from the previous status.
+      assertEquals(
+        s.runtime.containersNamed("app").filter((c) => c.state === "CONTAINER_EXITED").length,
+        1,
+      );
+      const waiting = afterCrash.filter((x) => x.state.startsWith("waiting"));
+      assertEquals(waiting.map((x) => x.state), ["waiting(CrashLoopBackOff)"]);
+      // CrashLoopBackOff only in the sync that restarts it, never right after the crash.
+      assert(
+        starts[2] - waiting[0].at < 1000,
+        `CrashLoopBackOff early: ${JSON.stringify(afterCrash)}`,
+      );
+    });
+
+    await t.step("restart at the back-off's end plus the pod worker's jitter", () => {
+      // The sync right after the crash has 9-10 s of back-off left; jittered by half of it
+      // (random 0.5 → +25 %), the restart comes 12-15 s after the crash, not at 10 s.
+      const delay = starts[2] - crash;
+      assert(delay >= 12_000 && delay <= 15_000, `restart ${delay} ms after the crash`);
+    });
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestGenerateAPIPodStatusV136Fields", async (t) => {
+  // Fields kubelet v1.36.3 reports by default: status.observedGeneration and each kubelet
+  // condition's observedGeneration (PodObservedGenerationTracking, GA), PodReadyToStartContainers
+  // (beta, on), containerStatuses[].resources / allocatedResources (InPlacePodVerticalScaling,
+  // GA; `{}` when the container sets none), regular containers' statuses sorted by name.
+  const s = await setup();
+  try {
+    const pod = probedPod();
+    pod.metadata.generation = 3;
+    const app = pod.spec.containers[0];
+    delete app.livenessProbe;
+    delete app.readinessProbe;
+    app.resources = { requests: { cpu: "100m", memory: "64Mi" }, limits: { memory: "128Mi" } };
+    pod.spec.containers.push({ name: "aaa", image: "busybox", command: ["sleep", "600"] });
+    s.kubelet.setPods([pod]);
+    await until(
+      "both running",
+      () => (s.status()?.containerStatuses ?? []).filter((c) => c.state?.running).length === 2,
+    );
+    const status = s.status()!;
+
+    await t.step("status.observedGeneration", () => assertEquals(status.observedGeneration, 3));
+
+    await t.step("kubelet's conditions in its order, each with observedGeneration", () => {
+      assertEquals(
+        status.conditions!.map((c) => [c.type, c.status, c.observedGeneration]),
+        [
+          ["PodReadyToStartContainers", "True", 3],
+          ["Initialized", "True", 3],
+          ["Ready", "True", 3],
+          ["ContainersReady", "True", 3],
+          ["PodScheduled", "True", 3],
+        ],
+      );
+    });
+
+    await t.step("container statuses by name, with resources", () => {
+      const statuses = status.containerStatuses!;
+      assertEquals(statuses.map((c) => c.name), ["aaa", "app"]);
+      assertEquals(statuses[0].resources, {});
+      assertEquals(statuses[0].allocatedResources, undefined);
+      assertEquals(statuses[1].resources, app.resources);
+      assertEquals(statuses[1].allocatedResources, { cpu: "100m", memory: "64Mi" });
+    });
+  } finally {
+    await s.cleanup();
+  }
+});

@@ -149,3 +149,37 @@ export function shouldAllContainersRestart(pod: Pod, status: PodStatus | undefin
   }
   return false;
 }
+
+/**
+ * The `status.observedGeneration` kubelet reports: the pod's `metadata.generation`
+ * (PodObservedGenerationTracking is GA and locked on in v1.36). 0 means unset (omitted).
+ * pkg/api/v1/pod's `CalculatePodStatusObservedGeneration`.
+ *
+ * @example
+ * ```ts
+ * calculatePodStatusObservedGeneration({ metadata: { generation: 2 }, spec }); // 2
+ * ```
+ */
+export function calculatePodStatusObservedGeneration(pod: Pod): number {
+  return pod.metadata.generation ?? 0;
+}
+
+/**
+ * The `observedGeneration` of a pod condition kubelet sets: the pod's generation (the feature
+ * gate being locked on, the old status's conditions no longer matter; no old status gives 0).
+ * pkg/api/v1/pod's
+ * `CalculatePodConditionObservedGeneration`.
+ *
+ * @example
+ * ```ts
+ * calculatePodConditionObservedGeneration({}, 3, "Ready"); // 3
+ * ```
+ */
+export function calculatePodConditionObservedGeneration(
+  podStatus: PodStatus | undefined,
+  generation: number | undefined,
+  _conditionType: string,
+): number {
+  if (podStatus === undefined) return 0;
+  return generation ?? 0;
+}

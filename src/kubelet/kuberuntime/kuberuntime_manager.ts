@@ -339,7 +339,11 @@ function containerSucceeded(container: Container, podStatus: RuntimePodStatus): 
   return status !== undefined && status.state === "exited" && status.exitCode === 0;
 }
 
-function hasAnyRegularContainerCreated(pod: Pod, podStatus: RuntimePodStatus): boolean {
+/**
+ * Whether a regular container of the pod has an instance created, running or exited (kubelet's
+ * `HasAnyRegularContainerCreated`): the pod got past its init containers.
+ */
+export function hasAnyRegularContainerCreated(pod: Pod, podStatus: RuntimePodStatus): boolean {
   for (const container of pod.spec.containers) {
     const status = findContainerStatusByName(podStatus, container.name);
     if (!status) continue;

@@ -12,10 +12,16 @@ import type {
 } from "../../api/core/v1/mod.ts";
 import { goQuote } from "../../util/go_format.ts";
 import {
+  calculatePodConditionObservedGeneration,
   getContainerStatus,
   getPodCondition,
   isRestartableInitContainer,
 } from "../container/mod.ts";
+import {
+  type ComputePodActionsOptions,
+  podSandboxChanged,
+  type RuntimePodStatus,
+} from "../kuberuntime/kuberuntime_manager.ts";
 
 /** Reason: no container statuses are known at all. */
 export const UnknownContainerStatuses = "UnknownContainerStatuses";
@@ -36,11 +42,13 @@ export const PodInitialized = "Initialized";
 export const ContainersReady = "ContainersReady";
 /** The `Ready` condition type. */
 export const PodReady = "Ready";
+/** The `PodReadyToStartContainers` condition type. */
+export const PodReadyToStartContainers = "PodReadyToStartContainers";
 
 /**
  * `ContainersReady`: True when every regular and restartable init container has a ready status.
  * `containerStatuses` holds init and regular statuses together; undefined means none are known.
- * (`_oldPodStatus` is kept for kubelet's signature; it only matters for observedGeneration.)
+ * `oldPodStatus` only matters for each condition's observedGeneration.
  *
  * @example
  * ```ts
@@ -50,12 +58,12 @@ export const PodReady = "Ready";
  */
 export function generateContainersReadyCondition(
   pod: Pod,
-  _oldPodStatus: PodStatus,
+  oldPodStatus: PodStatus,
   containerStatuses: ContainerStatus[] | undefined,
   podPhase: PodPhase | undefined,
 ): PodCondition {
   if (containerStatuses === undefined) {
-    return condition(ContainersReady, "False", UnknownContainerStatuses);
+    return condition(pod, oldPodStatus, ContainersReady, "False", UnknownContainerStatuses);
   }
   const unknownContainers: string[] = [];
   const unreadyContainers: string[] = [];
@@ -70,10 +78,12 @@ export function generateContainersReadyCondition(
   for (const c of pod.spec?.containers ?? []) check(c.name);
 
   if (podPhase === "Succeeded" && unknownContainers.length === 0) {
-    return condition(ContainersReady, "False", PodCompleted);
+    return condition(pod, oldPodStatus, ContainersReady, "False", PodCompleted);
   }
   // A failed pod's containers may still be terminating: never ready.
-  if (podPhase === "Failed") return condition(ContainersReady, "False", PodFailed);
+  if (podPhase === "Failed") {
+    return condition(pod, oldPodStatus, ContainersReady, "False", PodFailed);
+  }
 
   const messages: string[] = [];
   if (unknownContainers.length > 0) {
@@ -83,9 +93,16 @@ export function generateContainersReadyCondition(
     messages.push(`containers with unready status: ${goSlice(unreadyContainers)}`);
   }
   if (messages.length > 0) {
-    return condition(ContainersReady, "False", ContainersNotReady, messages.join(", "));
+    return condition(
+      pod,
+      oldPodStatus,
+      ContainersReady,
+      "False",
+      ContainersNotReady,
+      messages.join(", "),
+    );
   }
-  return condition(ContainersReady, "True");
+  return condition(pod, oldPodStatus, ContainersReady, "True");
 }
 
 /**
@@ -103,13 +120,13 @@ export function generateContainersReadyCondition(
  */
 export function generatePodInitializedCondition(
   pod: Pod,
-  _oldPodStatus: PodStatus,
+  oldPodStatus: PodStatus,
   containerStatuses: ContainerStatus[] | undefined,
   podPhase: PodPhase | undefined,
 ): PodCondition {
   const initContainers = pod.spec?.initContainers ?? [];
   if (containerStatuses === undefined && initContainers.length > 0) {
-    return condition(PodInitialized, "False", UnknownContainerStatuses);
+    return condition(pod, oldPodStatus, PodInitialized, "False", UnknownContainerStatuses);
   }
   const statuses = containerStatuses ?? [];
   const unknownContainers: string[] = [];
@@ -125,9 +142,11 @@ export function generatePodInitializedCondition(
     if (!initialized) incompleteContainers.push(c.name);
   }
   if (podPhase === "Succeeded" && unknownContainers.length === 0) {
-    return condition(PodInitialized, "True", PodCompleted);
+    return condition(pod, oldPodStatus, PodInitialized, "True", PodCompleted);
   }
-  if (hasAnyRegularContainerStarted(pod, statuses)) return condition(PodInitialized, "True");
+  if (hasAnyRegularContainerStarted(pod, statuses)) {
+    return condition(pod, oldPodStatus, PodInitialized, "True");
+  }
   const messages: string[] = [];
   if (unknownContainers.length > 0) {
     messages.push(`containers with unknown status: ${goSlice(unknownContainers)}`);
@@ -136,9 +155,16 @@ export function generatePodInitializedCondition(
     messages.push(`containers with incomplete status: ${goSlice(incompleteContainers)}`);
   }
   if (messages.length > 0) {
-    return condition(PodInitialized, "False", ContainersNotInitialized, messages.join(", "));
+    return condition(
+      pod,
+      oldPodStatus,
+      PodInitialized,
+      "False",
+      ContainersNotInitialized,
+      messages.join(", "),
+    );
   }
-  return condition(PodInitialized, "True");
+  return condition(pod, oldPodStatus, PodInitialized, "True");
 }
 
 // Kubelet's HasAnyRegularContainerStarted: a regular container running or terminated means the
@@ -175,6 +201,8 @@ export function generatePodReadyCondition(
   );
   if (containersReady.status !== "True") {
     return condition(
+      pod,
+      oldPodStatus,
       PodReady,
       containersReady.status,
       containersReady.reason,
@@ -199,19 +227,60 @@ export function generatePodReadyCondition(
     }
   }
   if (messages.length > 0) {
-    return condition(PodReady, "False", ReadinessGatesNotReady, messages.join(", "));
+    return condition(
+      pod,
+      oldPodStatus,
+      PodReady,
+      "False",
+      ReadinessGatesNotReady,
+      messages.join(", "),
+    );
   }
-  return condition(PodReady, "True");
+  return condition(pod, oldPodStatus, PodReady, "True");
 }
 
-// Go's zero-value strings are simply absent here.
+/**
+ * `PodReadyToStartContainers` (beta, on by default since v1.29): True once the pod has a ready
+ * sandbox with its network set up, so that no new sandbox is needed; False before the first one
+ * and after the sandbox is gone (e.g. once a terminal pod's sandbox is stopped).
+ *
+ * @example
+ * ```ts
+ * generatePodReadyToStartContainersCondition(pod, {}, runtimePodStatus);
+ * // { type: "PodReadyToStartContainers", status: "True" }
+ * ```
+ */
+export function generatePodReadyToStartContainersCondition(
+  pod: Pod,
+  oldPodStatus: PodStatus,
+  podStatus: RuntimePodStatus,
+  options: ComputePodActionsOptions = {},
+): PodCondition {
+  const newSandboxNeeded = podSandboxChanged(pod, podStatus, options).changed;
+  return condition(
+    pod,
+    oldPodStatus,
+    PodReadyToStartContainers,
+    newSandboxNeeded ? "False" : "True",
+  );
+}
+
+// Go's zero values (strings, observedGeneration 0) are simply absent here.
 function condition(
+  pod: Pod,
+  oldPodStatus: PodStatus | undefined,
   type: string,
   status: PodCondition["status"],
   reason?: string,
   message?: string,
 ): PodCondition {
   const c: PodCondition = { type, status };
+  const generation = calculatePodConditionObservedGeneration(
+    oldPodStatus,
+    pod.metadata?.generation,
+    type,
+  );
+  if (generation !== 0) c.observedGeneration = generation;
   if (reason) c.reason = reason;
   if (message) c.message = message;
   return c;

@@ -23,7 +23,12 @@ import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { patchPodStatus } from "../../util/pod/pod.ts";
 import { apiDrainTimeoutMs, DrainingStop } from "../../util/wait/wait.ts";
-import { type ContainerID, containerIDString, getPodCondition } from "../container/mod.ts";
+import {
+  calculatePodStatusObservedGeneration,
+  type ContainerID,
+  containerIDString,
+  getPodCondition,
+} from "../container/mod.ts";
 import { BasicPodManager } from "../pod/pod_manager.ts";
 import {
   isMirrorPod,
@@ -280,9 +285,13 @@ export class Manager implements StatusManager {
   }
 
   setPodStatus(pod: Pod, status: PodStatus): void {
+    const copy = structuredClone(status);
+    const observedGeneration = calculatePodStatusObservedGeneration(pod);
+    if (observedGeneration !== 0) copy.observedGeneration = observedGeneration;
+    else delete copy.observedGeneration;
     // A deletion timestamp forces an update: a pod that stopped running still needs its status
     // (and then its deletion) sent.
-    this.#updateStatusInternal(pod, structuredClone(status), {
+    this.#updateStatusInternal(pod, copy, {
       forceUpdate: pod.metadata.deletionTimestamp !== undefined,
       podIsFinished: false,
     });
@@ -498,6 +507,10 @@ export class Manager implements StatusManager {
     // The start time never changes once set.
     if (oldStatus.startTime) status.startTime = oldStatus.startTime;
     else status.startTime ||= now;
+    // The observed generation never goes back (no patch only to lower it).
+    if ((oldStatus.observedGeneration ?? 0) > (status.observedGeneration ?? 0)) {
+      status.observedGeneration = oldStatus.observedGeneration;
+    }
 
     normalizeStatus(pod, status);
 

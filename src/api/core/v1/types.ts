@@ -500,6 +500,10 @@ export interface ContainerStatus {
   /** `<type>://<id>`, e.g. `containerd://0123abcd`. */
   containerID?: string;
   started?: boolean;
+  /** Requests allocated to the container (its spec's, as kubelet reports them). */
+  allocatedResources?: ResourceList;
+  /** The resources the container runs with (`{}` when it sets none). */
+  resources?: ResourceRequirements;
 }
 
 /** The observed state of a pod. */
