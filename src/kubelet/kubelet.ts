@@ -260,6 +260,11 @@ interface PodWorker {
   markTerminated?: () => void;
   /** The teardown attempt in progress; true when it succeeded. */
   teardown?: Promise<boolean>;
+  /**
+   * When SyncTerminatingPod completed (kubelet's `podSyncStatus.terminatedAt`): from then on no
+   * container of the pod can be running, so its terminal phase may go to the API server.
+   */
+  terminatedAt?: number;
   startTime: string;
   /** kubelet's reason cache: why each container could not be started in the last sync. */
   startFailures: Map<string, StartFailure>;
@@ -380,10 +385,15 @@ export class Kubelet {
       podManager: this.podManager,
       clock: this.clock,
       kubeClient: options.kubeClient,
-      // A terminal phase is held back while a teardown may still have containers running.
+      // A terminal phase is held back while the pod could have running containers (kubelet's
+      // PodCouldHaveRunningContainers): it has a pod worker whose SyncTerminatingPod has not
+      // completed. A completing Job pod thus first shows its container terminated in phase
+      // Running, as on kubelet.
       podDeletionSafety: {
-        shouldDelayTransitioningPodToTerminal: (pod) =>
-          this.#workers.get(pod.metadata.uid ?? "")?.terminating === true,
+        shouldDelayTransitioningPodToTerminal: (pod) => {
+          const worker = this.#workers.get(pod.metadata.uid ?? "");
+          return worker !== undefined && worker.terminatedAt === undefined;
+        },
       },
     });
     this.events = new EventStore({
@@ -1188,6 +1198,9 @@ export class Kubelet {
     // memory) while the pod object stays.
     await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
     this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
+    // kubelet's SyncTerminatedPod marks the final status: a new version the status manager
+    // sends now that the terminal phase is no longer held back.
+    if (!this.#stopped) this.statusManager.terminatePod(pod);
     worker.finished = true;
     log.V(2).info("Pod is terminal, its sandbox is stopped", {
       pod: podKey(pod),
@@ -1223,6 +1236,7 @@ export class Kubelet {
       );
     }
     if (options.recordStatus) this.#setAPIStatus(worker, after, { podIsTerminal: true });
+    worker.terminatedAt = this.clock.now();
     return after;
   }
 

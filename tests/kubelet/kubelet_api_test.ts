@@ -458,3 +458,62 @@ Deno.test("a pod already Failed in the API whose container still runs is stopped
     await s.cleanup();
   }
 });
+
+// The status patches sent for `name` since the actions were last cleared, decoded.
+function statusPatches(client: FakeClientset, name: string) {
+  return client.actions
+    .filter((a) => a.name === name && a.verb === "patch" && a.subresource === "status")
+    .map((a) => JSON.parse(a.patch!) as { status?: Pod["status"] });
+}
+
+Deno.test("TestJobPodStatusSequence", async () => {
+  // kubelet v1.36.3: when a Job's container completes, the status manager sends the container
+  // terminated while the phase is still Running (the terminal phase is held back until
+  // SyncTerminatingPod has stopped the pod), then phase Succeeded.
+  const s = await setup([node(), apiPod("job", { restartPolicy: "Never" })]);
+  try {
+    await until("running", async () => (await s.apiGet("job"))?.status?.phase === "Running");
+    s.client.clearActions();
+    s.runtime.exit(s.runtime.containersNamed("app")[0].id, 0);
+    // The PLEG notices within its 1 s relist period.
+    for (let i = 0; i < 30 && (await s.apiGet("job"))?.status?.phase !== "Succeeded"; i++) {
+      await s.clock.step(1000);
+      await settle();
+    }
+    assertEquals((await s.apiGet("job"))?.status?.phase, "Succeeded");
+    const patches = statusPatches(s.client, "job");
+    const phases = patches.map((p) => p.status?.phase);
+    const terminated = patches.map((p) =>
+      p.status?.containerStatuses?.[0]?.state?.terminated?.reason
+    );
+    assertEquals(phases.at(-1), "Succeeded");
+    assertEquals(
+      [phases[0], terminated[0]],
+      [undefined, "Completed"],
+      `first patch: ${JSON.stringify(patches[0])}`,
+    );
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestGracefulDeletePostsTerminalStatusOnce", async () => {
+  // kubelet v1.36.3: the final status of a gracefully deleted pod (containers terminated, phase
+  // terminal) goes out in one update once SyncTerminatingPod completed; then the pod is deleted.
+  const s = await setup([node(), apiPod("graceful")]);
+  try {
+    await until("running", async () => (await s.apiGet("graceful"))?.status?.phase === "Running");
+    s.client.clearActions();
+    const pod = (await s.apiGet("graceful"))!;
+    pod.metadata.deletionTimestamp = "2026-11-23T05:00:10Z";
+    pod.metadata.deletionGracePeriodSeconds = 3;
+    await s.client.coreV1.pods("default").update(pod);
+    await until("deleted", async () => (await s.apiGet("graceful")) === undefined);
+    const patches = statusPatches(s.client, "graceful");
+    assertEquals(patches.length, 1, JSON.stringify(patches));
+    assertEquals(patches[0].status?.phase, "Failed");
+    assert(patches[0].status?.containerStatuses?.[0]?.state?.terminated, "container terminated");
+  } finally {
+    await s.cleanup();
+  }
+});
