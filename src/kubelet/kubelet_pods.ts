@@ -29,6 +29,16 @@ import type {
   Service,
 } from "../api/core/v1/mod.ts";
 import { isServiceIPSet } from "../api/core/v1/helper.ts";
+import { type MilliResourceList, podLimits, podRequests } from "../api/resource/helpers.ts";
+import { formatMilliQuantity, quantityFormat } from "../api/resource/quantity.ts";
+import {
+  MinMilliCPULimit,
+  MinShares,
+  QuotaPeriod,
+  quotaToMilliCPU,
+  resourceConfigForPod,
+  sharesToMilliCPU,
+} from "./cm/helpers_linux.ts";
 import { isNotFound } from "../client/errors.ts";
 import { decodeBase64 } from "../util/base64.ts";
 import { extractFieldPathAsString, splitMaybeSubscriptedPath } from "../util/fieldpath.ts";
@@ -336,6 +346,65 @@ export function convertToAPIContainerStatuses(
   return out;
 }
 
+// A milli-unit amount per resource, printed in the format of the first container quantity that
+// named the resource (Go's ResourceList sums keep the first addend's format).
+function formatResourceList(
+  pod: Pod,
+  amounts: MilliResourceList,
+  pick: (c: Container) => ResourceList | undefined,
+): ResourceList {
+  const out: ResourceList = {};
+  const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+  for (const [name, milli] of Object.entries(amounts)) {
+    const first = all.map(pick).find((list) => list?.[name] !== undefined)?.[name];
+    out[name] = formatMilliQuantity(milli, first ? quantityFormat(first) : "DecimalSI");
+  }
+  return out;
+}
+
+/**
+ * The pod-level `status.resources` (kubelet's `convertToAPIPodLevelResourcesStatus`, on by
+ * default in v1.36 with InPlacePodLevelResourcesVerticalScaling): before the API shows the pod
+ * Running, its effective requests and limits (`getEffectiveAllocatedResources`); once Running,
+ * what its cgroup holds: the cpu request from `cpu.shares` (shown above the minimum shares), the
+ * memory request summed from the containers, and cpu and memory limits only when the pod's QoS
+ * class has its cgroup enforce them (Guaranteed, or Burstable with every container limiting
+ * that resource). The cgroup values are derived from the spec (kubelet's ResourceConfigForPod
+ * and back), not read from the kernel.
+ *
+ * @example
+ * ```ts
+ * convertToAPIPodLevelResourcesStatus(pod); // {} for a BestEffort pod
+ * ```
+ */
+export function convertToAPIPodLevelResourcesStatus(pod: Pod): ResourceRequirements {
+  const requests = formatResourceList(pod, podRequests(pod), (c) => c.resources?.requests);
+  const limits = formatResourceList(pod, podLimits(pod), (c) => c.resources?.limits);
+  if (pod.status?.phase !== "Running") {
+    const effective: ResourceRequirements = {};
+    if (Object.keys(requests).length > 0) effective.requests = requests;
+    if (Object.keys(limits).length > 0) effective.limits = limits;
+    return effective;
+  }
+  const config = resourceConfigForPod(pod, { enforceCPULimits: true, cpuPeriod: QuotaPeriod });
+  const running: ResourceRequirements = {};
+  const runningRequests: ResourceList = {};
+  const runningLimits: ResourceList = {};
+  const cpuRequest = sharesToMilliCPU(config.cpuShares ?? 0);
+  if (cpuRequest > MinShares) runningRequests.cpu = formatMilliQuantity(cpuRequest, "DecimalSI");
+  if (requests.memory !== undefined) runningRequests.memory = requests.memory;
+  if (config.cpuPeriod !== undefined && config.cpuPeriod > 0) {
+    const cpuLimit = quotaToMilliCPU(config.cpuQuota ?? -1, config.cpuPeriod);
+    if (cpuLimit > MinMilliCPULimit) runningLimits.cpu = formatMilliQuantity(cpuLimit, "DecimalSI");
+  }
+  if (config.memory !== undefined && config.memory > 0) {
+    runningLimits.memory = formatMilliQuantity(config.memory * 1000, "BinarySI");
+  }
+  if (Object.keys(runningRequests).length > 0) running.requests = runningRequests;
+  if (Object.keys(runningLimits).length > 0) running.limits = runningLimits;
+  return running;
+}
+
 /**
  * The pod phase from its container statuses, kubelet's `getPhase`: Pending while init containers
  * run or containers wait, Running once all started and one runs, Succeeded/Failed when all
@@ -501,6 +570,9 @@ export function generateAPIPodStatus(
   if ((pod.spec.initContainers ?? []).length > 0) {
     status.initContainerStatuses = initContainerStatuses;
   }
+  status.resources = convertToAPIPodLevelResourcesStatus(pod);
+  const allocated = formatResourceList(pod, podRequests(pod), (c) => c.resources?.requests);
+  if (Object.keys(allocated).length > 0) status.allocatedResources = allocated;
   return status;
 }
 

@@ -2,6 +2,7 @@ import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { ContainerStatus, Pod } from "../../src/api/core/v1/mod.ts";
 import {
   convertToAPIContainerStatuses,
+  convertToAPIPodLevelResourcesStatus,
   generateAPIPodStatus,
   getPhase,
 } from "../../src/kubelet/kubelet_pods.ts";
@@ -307,4 +308,47 @@ Deno.test("TestGenerateAPIPodStatusKeepsTerminalPhase (kubelet's three-way merge
   );
   const fromAPI = { ...pod("Never"), status: { phase: "Failed" as const } };
   assertEquals(generateAPIPodStatus(fromAPI, runtime, options).phase, "Failed");
+});
+
+Deno.test("TestConvertToAPIPodLevelResourcesStatus", async (t) => {
+  // v1.36.3 reports status.resources for every pod (InPlacePodLevelResourcesVerticalScaling,
+  // beta): the effective allocation until the API shows the pod Running, then the pod cgroup's
+  // view.
+  const pod = (
+    phase: string,
+    ...resources: NonNullable<Pod["spec"]["containers"][0]["resources"]>[]
+  ): Pod => ({
+    metadata: { name: "p", namespace: "default", uid: "u" },
+    spec: { containers: resources.map((r, i) => ({ name: `c${i}`, image: "i", resources: r })) },
+    status: { phase: phase as "Running" },
+  });
+  const burstable = [
+    { requests: { cpu: "100m", memory: "64Mi" }, limits: { memory: "128Mi" } },
+    { requests: { cpu: "150m", memory: "64Mi" } },
+  ];
+  const cases: [string, Pod, unknown][] = [
+    ["BestEffort, Pending", pod("Pending", {}), {}],
+    ["BestEffort, Running: the minimum shares are not shown", pod("Running", {}), {}],
+    [
+      "Burstable, Pending: summed requests and limits",
+      pod("Pending", ...burstable),
+      { requests: { cpu: "250m", memory: "128Mi" }, limits: { memory: "128Mi" } },
+    ],
+    [
+      "Burstable, Running: no memory limit while a container sets none",
+      pod("Running", ...burstable),
+      { requests: { cpu: "250m", memory: "128Mi" } },
+    ],
+    [
+      "Guaranteed, Running: cpu from shares and quota, memory limit in bytes",
+      pod("Running", {
+        requests: { cpu: "500m", memory: "1Gi" },
+        limits: { cpu: "500m", memory: "1Gi" },
+      }),
+      { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "500m", memory: "1Gi" } },
+    ],
+  ];
+  for (const [name, p, want] of cases) {
+    await t.step(name, () => assertEquals(convertToAPIPodLevelResourcesStatus(p), want));
+  }
 });

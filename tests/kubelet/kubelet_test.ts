@@ -860,6 +860,15 @@ Deno.test("TestGenerateAPIPodStatusV136Fields", async (t) => {
       assertEquals(statuses[1].resources, app.resources);
       assertEquals(statuses[1].allocatedResources, { cpu: "100m", memory: "64Mi" });
     });
+
+    await t.step("pod-level resources and allocatedResources", () => {
+      // The API never showed the pod Running (no API server here): the effective allocation.
+      assertEquals(status.resources, {
+        requests: { cpu: "100m", memory: "64Mi" },
+        limits: { memory: "128Mi" },
+      });
+      assertEquals(status.allocatedResources, { cpu: "100m", memory: "64Mi" });
+    });
   } finally {
     await s.cleanup();
   }

@@ -106,3 +106,80 @@ export function quantityValue(q: string): number {
 export function quantityMilliValue(q: string): number {
   return scaledValue(q, -3);
 }
+
+/** How a quantity prints (Go's `resource.Format`). */
+export type QuantityFormat = "DecimalSI" | "BinarySI" | "DecimalExponent";
+
+/**
+ * The format Go gives a parsed quantity: a binary suffix (`Ki`...) is BinarySI, an exponent
+ * (`1e3`) DecimalExponent, anything else DecimalSI.
+ *
+ * @example
+ * ```ts
+ * quantityFormat("64Mi"); // "BinarySI"
+ * ```
+ */
+export function quantityFormat(q: string): QuantityFormat {
+  const text = q.trim();
+  if (/[KMGTPE]i$/.test(text)) return "BinarySI";
+  if (/[eE][+-]?\d+$/.test(text)) return "DecimalExponent";
+  return "DecimalSI";
+}
+
+const decimalSuffixes: Record<number, string> = {
+  [-9]: "n",
+  [-6]: "u",
+  [-3]: "m",
+  0: "",
+  3: "k",
+  6: "M",
+  9: "G",
+  12: "T",
+  15: "P",
+  18: "E",
+};
+const binarySuffixes = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+
+/**
+ * Go's `Quantity.String()` of an amount given in milli-units (`CanonicalizeBytes`): DecimalSI
+ * with the largest suffix that keeps the number whole (`1500m`, `2`, `1500k`); BinarySI with the
+ * largest power of 1024 dividing it (`128Mi`), as DecimalSI when it is not a whole number or
+ * below 1024; DecimalExponent as `<n>e<3k>`.
+ *
+ * @example
+ * ```ts
+ * formatMilliQuantity(250, "DecimalSI"); // "250m"
+ * formatMilliQuantity(134217728000, "BinarySI"); // "128Mi"
+ * ```
+ */
+export function formatMilliQuantity(milli: number, format: QuantityFormat): string {
+  if (milli === 0) return "0";
+  if (format === "BinarySI") {
+    const value = milli / 1000;
+    if (Number.isInteger(value) && Math.abs(value) >= 1024) {
+      let amount = value;
+      let exponent = 0;
+      while (exponent < binarySuffixes.length - 1 && amount % 1024 === 0) {
+        amount /= 1024;
+        exponent++;
+      }
+      return `${amount}${binarySuffixes[exponent]}`;
+    }
+    format = "DecimalSI";
+  }
+  // Strip the factors of ten, then step down to an exponent that is a multiple of three.
+  let amount = milli;
+  let exponent = -3;
+  while (amount % 10 === 0) {
+    amount /= 10;
+    exponent++;
+  }
+  while (((exponent % 3) + 3) % 3 !== 0) {
+    amount *= 10;
+    exponent--;
+  }
+  if (format === "DecimalSI" && exponent in decimalSuffixes) {
+    return `${amount}${decimalSuffixes[exponent]}`;
+  }
+  return exponent === 0 ? `${amount}` : `${amount}e${exponent}`;
+}

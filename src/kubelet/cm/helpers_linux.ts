@@ -125,3 +125,29 @@ export function resourceConfigForPod(
 function isZero(q: string | undefined): boolean {
   return q === undefined || quantityMilliValue(q) === 0;
 }
+
+/**
+ * `SharesToMilliCPU`: `cpu.shares` back to milli-CPUs, rounded up (0 below the minimum).
+ *
+ * @example
+ * ```ts
+ * sharesToMilliCPU(102); // 100
+ * ```
+ */
+export function sharesToMilliCPU(shares: number): number {
+  if (shares < MinShares) return 0;
+  return Math.ceil((shares * MilliCPUToCPU) / SharesPerCPU);
+}
+
+/**
+ * `QuotaToMilliCPU`: a CFS quota over its period back to milli-CPUs (0 when unlimited, -1).
+ *
+ * @example
+ * ```ts
+ * quotaToMilliCPU(50000, 100000); // 500
+ * ```
+ */
+export function quotaToMilliCPU(quota: number, period: number): number {
+  if (quota === -1) return 0;
+  return Math.trunc((quota * MilliCPUToCPU) / period);
+}

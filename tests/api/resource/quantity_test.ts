@@ -1,6 +1,8 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import {
+  formatMilliQuantity,
   parseQuantity,
+  quantityFormat,
   quantityMilliValue,
   quantityValue,
   scaledValue,
@@ -43,4 +45,29 @@ Deno.test("scaledValue", async (t) => {
     assertEquals(quantityValue("1Gi"), 2 ** 30);
     assertEquals(quantityMilliValue("1.5"), 1500);
   });
+});
+
+Deno.test("TestQuantityString (Go's CanonicalizeBytes)", async (t) => {
+  const cases: [number, "DecimalSI" | "BinarySI" | "DecimalExponent", string][] = [
+    [0, "DecimalSI", "0"],
+    [250, "DecimalSI", "250m"],
+    [1000, "DecimalSI", "1"],
+    [1500, "DecimalSI", "1500m"],
+    [2_000_000_000, "DecimalSI", "2M"],
+    [1_500_000_000, "DecimalSI", "1500k"],
+    [134_217_728_000, "BinarySI", "128Mi"],
+    [1_536_000, "BinarySI", "1536"], // not a whole number of Ki
+    [512_000, "BinarySI", "512"], // below 1024: decimal
+    [1_500, "BinarySI", "1500m"], // not whole: decimal
+    [3_000_000, "DecimalExponent", "3e3"],
+  ];
+  for (const [milli, format, want] of cases) {
+    await t.step(`${milli}m ${format} → ${want}`, () => {
+      assertEquals(formatMilliQuantity(milli, format), want);
+    });
+  }
+  assertEquals(
+    ["64Mi", "100m", "1e3", "2"].map(quantityFormat),
+    ["BinarySI", "DecimalSI", "DecimalExponent", "DecimalSI"],
+  );
 });

@@ -522,6 +522,10 @@ export interface PodStatus {
   startTime?: string;
   initContainerStatuses?: ContainerStatus[];
   containerStatuses?: ContainerStatus[];
+  /** The pod's effective requests (`PodRequests`). */
+  allocatedResources?: ResourceList;
+  /** The pod-level resources it runs with (as its cgroup has them once Running). */
+  resources?: ResourceRequirements;
 }
 
 /** One IP of a pod (`status.podIPs`, merged by `ip`). */
