@@ -79,6 +79,7 @@ import {
 } from "./types/pod_update.ts";
 import { EventStore } from "./kubelet_events.ts";
 import {
+  CrashLoopBackOff,
   generateAPIPodStatus,
   generatePodHostNameAndDomain,
   generateRunContainerOptions,
@@ -1140,6 +1141,10 @@ export class Kubelet {
       const result = await runtimeManager.syncPod(pod, runtimeStatus, {
         podStartTime: worker.startTime,
       });
+      // Containers whose status (generated above) shows them waiting out a restart back-off.
+      const backingOff = new Set(
+        [...worker.startFailures].filter(([, f]) => f.reason === CrashLoopBackOff).map(([n]) => n),
+      );
       for (const [name, failure] of result.startResults) {
         if (failure) worker.startFailures.set(name, failure);
         else worker.startFailures.delete(name);
@@ -1148,10 +1153,15 @@ export class Kubelet {
       retryAt = result.retryAt;
       // kubelet's SyncPod returns an image pull's error; the pod worker retries after its back-off.
       if (result.syncFailed) failed = true;
-      if (result.changed) {
-        // What PLEG would report right after the change: regenerate the status now. A sync that
-        // only met a restart back-off changed nothing: kubelet's status keeps the container
-        // terminated until the next sync, which shows the reason cache's CrashLoopBackOff.
+      // A sync that only met a restart back-off changed nothing: kubelet's status keeps the
+      // container terminated until the next sync, which shows the reason cache's CrashLoopBackOff.
+      // A container restarted after its back-off keeps showing CrashLoopBackOff until the PLEG
+      // reports it started (within its relist period), as on kubelet.
+      const restartedAfterBackOff = [...result.startResults].some(([name, failure]) =>
+        failure === null && backingOff.has(name)
+      );
+      if (result.changed && !restartedAfterBackOff) {
+        // What PLEG would report right after the change: regenerate the status now.
         runtimeStatus = await runtimeManager.getPodStatus(pod);
         this.#setAPIStatus(worker, runtimeStatus);
       }

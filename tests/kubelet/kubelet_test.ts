@@ -742,6 +742,8 @@ Deno.test("TestCrashLoopBackOffStatus", async (t) => {
     backOff: { initialMs: 10_000, maxMs: 300_000 },
     syncFrequencyMs: 60_000,
     random: () => 0.5,
+    // Off the 1 s sync ticker, so the relist that sees the restart comes after the restart sync.
+    plegRelistPeriodMs: 1500,
   });
   try {
     const starts: number[] = [];
@@ -783,6 +785,8 @@ Deno.test("TestCrashLoopBackOffStatus", async (t) => {
     s.runtime.exit(s.appID(), 1);
     for (let i = 0; i < 30 && starts.length < 3; i++) await s.clock.step(1000);
     assertEquals(starts.length, 3, "restarted within 30 s");
+    // The PLEG's next relist reports the restarted container.
+    for (let i = 0; i < 2; i++) await s.clock.step(1000);
     const afterCrash = seen.filter((x) => x.at >= crash && x.at <= starts[2]);
 
     await t.step("terminated(Error) with lastState for most of the back-off", () => {
@@ -798,6 +802,9 @@ Deno.test("TestCrashLoopBackOffStatus", async (t) => {
       );
       const waiting = afterCrash.filter((x) => x.state.startsWith("waiting"));
       assertEquals(waiting.map((x) => x.state), ["waiting(CrashLoopBackOff)"]);
+      // It stays until the PLEG reports the restarted container (its next relist), as on kubelet.
+      const running = seen.find((x) => x.at > crash && x.state === "running");
+      assert(running && running.at > waiting[0].at, JSON.stringify(seen.slice(-3)));
       // CrashLoopBackOff only in the sync that restarts it, never right after the crash.
       assert(
         starts[2] - waiting[0].at < 1000,
