@@ -1325,9 +1325,12 @@ export class Kubelet {
     const pod = worker.pod;
     const uid = pod.metadata.uid ?? "";
     const oldStatus = this.statusManager.getPodStatus(uid);
+    // kubelet's basis: the status manager's status, else the API's (a pod this agent has not
+    // reported yet, e.g. after a restart, keeps its restart counts and last terminations).
+    const oldPodStatus = oldStatus ?? this.podManager.getPodByUID(uid)?.status ?? pod.status ?? {};
     const status = generateAPIPodStatus(pod, runtimeStatus, {
       startFailures: worker.startFailures,
-      oldStatus,
+      oldStatus: oldPodStatus,
       hostIPs: this.#hostIPs(),
       startTime: oldStatus?.startTime ?? worker.startTime,
       podIsTerminal: options.podIsTerminal,
@@ -1338,8 +1341,6 @@ export class Kubelet {
     // Conditions others own (readiness gates) come from the API's copy of the pod.
     const conditions: PodCondition[] = (this.podManager.getPodByUID(uid)?.status?.conditions ?? [])
       .filter((c) => !podConditionByKubelet(c.type));
-    // kubelet's basis: the status manager's status, else the API's.
-    const oldPodStatus = oldStatus ?? pod.status ?? {};
     conditions.push(
       generatePodReadyToStartContainersCondition(pod, oldPodStatus, runtimeStatus, {
         runtimeHostNetworkOnly: this.#runtimeHostNetworkOnly,
