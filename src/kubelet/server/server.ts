@@ -15,7 +15,6 @@ import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { openFileLimit } from "../../util/rlimit.ts";
 import {
-  type ConnListener,
   defaultIdleTimeoutMs,
   defaultReadHeaderTimeoutMs,
   HttpServer,
