@@ -51,12 +51,14 @@ export interface CertificateLeaf {
 export function x509KeyPair(certPem: string, keyPem: string): TlsCertificate {
   const blocks = splitPemCertificates(certPem);
   if (blocks.length === 0) throw new Error("tls: failed to find any PEM data in certificate input");
-  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(keyPem)) {
-    throw new Error("tls: failed to find any PEM data in key input");
-  }
+  // Go skips the blocks that are not a key (a pair file holds the chain first).
+  const keyBlock = keyPem.match(
+    /-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----/,
+  );
+  if (!keyBlock) throw new Error("tls: failed to find any PEM data in key input");
   let key;
   try {
-    key = createPrivateKey(keyPem);
+    key = createPrivateKey(keyBlock[0]);
   } catch {
     throw new Error("tls: failed to parse private key");
   }
@@ -64,7 +66,12 @@ export function x509KeyPair(certPem: string, keyPem: string): TlsCertificate {
   const pub = new X509Certificate(leafPem).publicKey.export({ type: "spki", format: "der" });
   const mine = createPublicKey(key).export({ type: "spki", format: "der" });
   if (!pub.equals(mine)) throw new Error("tls: private key does not match public key");
-  return { certPem, keyPem, leaf: parseLeaf(leafPem) };
+  // Only the certificates and only the key: a pair file holds both.
+  return {
+    certPem: blocks.map((b) => b + "\n").join(""),
+    keyPem: keyBlock[0] + "\n",
+    leaf: parseLeaf(leafPem),
+  };
 }
 
 /**

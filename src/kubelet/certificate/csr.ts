@@ -116,7 +116,9 @@ export async function waitForCertificate(
     signal.addEventListener("abort", onAbort, { once: true });
     try {
       for await (const event of watch) {
-        if (event.type === "DELETED") throw new CsrWaitError(`csr "${reqName}" was deleted`);
+        if (event.type === "DELETED" && event.object.metadata.name === reqName) {
+          throw new CsrWaitError(`csr "${reqName}" was deleted`);
+        }
         if (event.type !== "ADDED" && event.type !== "MODIFIED") continue;
         const done = issued(event.object, reqName, reqUID);
         if (done !== undefined) return done;
@@ -151,6 +153,8 @@ function issued(
   reqName: string,
   reqUID: string,
 ): string | undefined {
+  // Another CSR (from a server that ignored the field selector) is not ours to judge.
+  if (csr.metadata.name !== reqName) return undefined;
   if ((csr.metadata.uid ?? "") !== reqUID) {
     throw new CsrWaitError(`csr "${csr.metadata.name}" changed UIDs`);
   }

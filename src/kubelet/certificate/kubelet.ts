@@ -229,6 +229,8 @@ export class DynamicFileManager implements Manager {
   readonly #keyFile: string;
   readonly #options: DynamicFileManagerOptions;
   #current: TlsCertificate | undefined;
+  // The files' contents as last loaded (the pair is normalised).
+  #raw: { certPem: string; keyPem: string } | undefined;
   #stop = new AbortController();
   #loops: Promise<void>[] = [];
   #watcher: Deno.FsWatcher | undefined;
@@ -262,9 +264,9 @@ export class DynamicFileManager implements Manager {
         `missing content for serving cert "kubelet-server-cert-files::${this.#certFile}::${this.#keyFile}"`,
       );
     }
-    const cur = this.#current;
-    if (cur && cur.certPem === certPem && cur.keyPem === keyPem) return;
+    if (this.#raw?.certPem === certPem && this.#raw.keyPem === keyPem) return;
     const cert = x509KeyPair(certPem, keyPem);
+    this.#raw = { certPem, keyPem };
     this.#current = cert;
     log.V(2).info("Loaded a new cert/key pair", {
       name: `kubelet-server-cert-files::${this.#certFile}::${this.#keyFile}`,
