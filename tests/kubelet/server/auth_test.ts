@@ -6,7 +6,7 @@
  * TestAuthenticationFailure, TestAuthorizationSuccess).
  * @module
  */
-import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
+import { deepStrictEqual as assertEquals, rejects } from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import {
   type Attributes,

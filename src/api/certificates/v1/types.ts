@@ -32,8 +32,8 @@ export type KeyUsage =
   | "microsoft sgc"
   | "netscape sgc";
 
-/** `Approved`, `Denied`, `Failed` or a custom type. */
-export type RequestConditionType = "Approved" | "Denied" | "Failed" | (string & {});
+/** `Approved`, `Denied`, `Failed`, or a custom type. */
+export type RequestConditionType = string;
 
 /** kubelet's serving certificates' signer. */
 export const kubeletServingSignerName = "kubernetes.io/kubelet-serving";
