@@ -12,7 +12,7 @@ import type { CommandRunner } from "../../kubelet/container/command_runner.ts";
 import type { ContainerID } from "../../kubelet/container/container_id.ts";
 import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
 import { goQuote } from "../../util/go_format.ts";
-import { CommandTimedOutError, ExitError } from "./errors.ts";
+import { CommandTimedOutError, ExitError } from "../../util/exec/errors.ts";
 
 /** How much of each stream a probe keeps (kubelet's `maxReadLength`, 10 KiB); the rest is dropped. */
 export const maxProbeOutputBytes = 10 * 1024;

@@ -18,7 +18,7 @@ import {
   shimFiles,
   unknownExitCode,
 } from "../../../src/kubelet/kuberuntime/embedded/mod.ts";
-import { ExitError } from "../../../src/probe/exec/errors.ts";
+import { ExitError } from "../../../src/util/exec/errors.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 
 const sandboxConfig: PodSandboxConfig = {

@@ -13,7 +13,7 @@ import {
   procStat,
   recordDirs,
 } from "../../../src/kubelet/kuberuntime/embedded/mod.ts";
-import { CommandTimedOutError, ExitError } from "../../../src/probe/exec/errors.ts";
+import { CommandTimedOutError, ExitError } from "../../../src/util/exec/errors.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 
 const decoder = new TextDecoder();

@@ -42,7 +42,7 @@ import type {
   ImageManagerService,
   RuntimeService,
 } from "../../../cri_client/runtime_service.ts";
-import { CommandTimedOutError, ExitError } from "../../../probe/exec/errors.ts";
+import { CommandTimedOutError, ExitError } from "../../../util/exec/errors.ts";
 import {
   type HostCommandResult,
   maxProbeOutputBytes,
