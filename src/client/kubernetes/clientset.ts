@@ -19,19 +19,9 @@ import type { Lease, LeaseList } from "../../api/coordination/v1/mod.ts";
 import type * as metav1 from "../../api/meta/v1/mod.ts";
 import { RESTClient, type RESTClientOptions, type RestConfig, type RestRequest } from "../rest.ts";
 import { goQuote } from "../../util/go_format.ts";
+import { PatchType } from "../../api/types/patch.ts";
 
-/** The patch formats the API server accepts for the resources probelet writes. */
-export type PatchType =
-  | "application/strategic-merge-patch+json"
-  | "application/merge-patch+json"
-  | "application/json-patch+json";
-
-/** The patch types by client-go's names (`types.StrategicMergePatchType`, ...). */
-export const PatchType = {
-  StrategicMergePatch: "application/strategic-merge-patch+json",
-  MergePatch: "application/merge-patch+json",
-  JSONPatch: "application/json-patch+json",
-} as const satisfies Record<string, PatchType>;
+export { PatchType };
 
 /** What every call accepts besides its verb's options: a signal that cancels it (Go's context). */
 export interface CallOptions {
