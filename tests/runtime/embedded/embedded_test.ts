@@ -12,7 +12,7 @@ import {
   maxLogLineBytes,
   procStat,
   recordDirs,
-} from "../../../src/kubelet/kuberuntime/embedded/mod.ts";
+} from "../../../src/runtime/embedded/mod.ts";
 import { CommandTimedOutError, ExitError } from "../../../src/util/exec/errors.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 

@@ -17,7 +17,7 @@ import {
   rotatedLogFiles,
   shimFiles,
   unknownExitCode,
-} from "../../../src/kubelet/kuberuntime/embedded/mod.ts";
+} from "../../../src/runtime/embedded/mod.ts";
 import { ExitError } from "../../../src/util/exec/errors.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 
