@@ -27,7 +27,6 @@ import type { EventRecorder, EventType } from "../events/mod.ts";
 import type { ImageManager } from "../images/types.ts";
 import type { Secret } from "../../credentialprovider/keyring.ts";
 import type { HandlerRunner } from "../lifecycle/handlers.ts";
-import type { ContainerKillReason } from "./kuberuntime_manager.ts";
 import { hashContainer, podKey } from "../container/helpers.ts";
 import type {
   PodStatus,
@@ -47,6 +46,14 @@ import {
   newContainerAnnotations,
   newContainerLabels,
 } from "./labels.ts";
+
+/** Why a container is killed (kubelet's `containerKillReason`). */
+export type ContainerKillReason =
+  | ""
+  | "StartupProbe"
+  | "LivenessProbe"
+  | "FailedPostStartHook"
+  | "Unknown";
 
 /** kubelet's floor for any kill grace period, in seconds. */
 export const minimumGracePeriodInSeconds = 2;

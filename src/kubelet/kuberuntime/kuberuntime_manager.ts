@@ -43,6 +43,7 @@ import {
   startContainer,
   toRuntimeState,
 } from "./kuberuntime_container.ts";
+import type { ContainerKillReason } from "./kuberuntime_container.ts";
 import { type HandlerRunner, newHandlerRunner } from "../lifecycle/handlers.ts";
 import type { ContainerLogManager } from "../logs/container_log_manager.ts";
 import { getNodenameForKernel } from "../util/util.ts";
@@ -73,14 +74,6 @@ import {
   podRestartPolicy,
   shouldContainerBeRestarted,
 } from "../container/helpers.ts";
-
-/** Why a container is killed (kubelet's `containerKillReason`). */
-export type ContainerKillReason =
-  | ""
-  | "StartupProbe"
-  | "LivenessProbe"
-  | "FailedPostStartHook"
-  | "Unknown";
 
 /** A container to kill and the message of its `Killing` event. */
 export interface ContainerToKillInfo {
