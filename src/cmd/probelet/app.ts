@@ -120,7 +120,8 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
     const securePort = options.securePort ?? -1;
     if (securePort >= 0) {
       tlsOptions = await initializeTLS(flags, { nodeIPs: parseNodeIP(flags.nodeIP) });
-      // The certificate comes once its manager exists (startAgent); until then handshakes fail.
+      // Bound without a certificate: handshakes fail until its manager hands one over (just
+      // below for files; once the API client and the node's addresses exist for a CSR).
       secureServer = await serveKubeletServer(undefined, {
         hostname: flags.address,
         port: securePort,
