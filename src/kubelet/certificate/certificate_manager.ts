@@ -156,6 +156,7 @@ export class CertificateManager implements Manager {
     this.#forceRotation = forceRotation;
   }
 
+  /** The certificate to use; undefined when there is none or it has expired. */
   current(): TlsCertificate | undefined {
     if (this.#cert && this.#clock.now() > this.#cert.leaf.notAfter) {
       log.V(2).info("Current certificate is expired", { logger: this.#name });
@@ -164,10 +165,12 @@ export class CertificateManager implements Manager {
     return this.#cert;
   }
 
+  /** Whether the API server's last answers looked healthy. */
   serverHealthy(): boolean {
     return this.#serverHealth;
   }
 
+  /** Starts the rotation loop and, with a dynamic template, the template loop. */
   start(): void {
     const signal = this.#stop.signal;
     if (!this.#config.clientsetFn) {
@@ -194,6 +197,7 @@ export class CertificateManager implements Manager {
     }
   }
 
+  /** Stops both loops and a request in progress; resolves once they returned. */
   async stop(): Promise<void> {
     this.#stop.abort(new Error("asked to stop"));
     this.#wakeRotation?.();

@@ -176,6 +176,7 @@ export class FileStore implements Store {
     await Deno.rename(updatedPath, this.currentPath());
   }
 
+  /** The `-current` pair, else the given files, else `<prefix>.crt`/`.key`. */
   async current(): Promise<TlsCertificate> {
     const pairFile = this.currentPath();
     if (await fileExists(pairFile)) {
@@ -199,6 +200,7 @@ export class FileStore implements Store {
     );
   }
 
+  /** Writes a dated pair file (chain then key, 0600, synced) and points `-current` at it. */
   async update(certPem: string, keyPem: string): Promise<TlsCertificate> {
     const dir = this.#o.certDirectory;
     const certPath = join(dir, this.#filename(timestamp(this.#o.clock?.now() ?? Date.now())));

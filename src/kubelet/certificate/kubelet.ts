@@ -244,10 +244,12 @@ export class DynamicFileManager implements Manager {
     this.#options = options;
   }
 
+  /** The last valid pair read from the files. */
   current(): TlsCertificate | undefined {
     return this.#current;
   }
 
+  /** Always true: no API server is involved. */
   serverHealthy(): boolean {
     return true;
   }
@@ -297,6 +299,7 @@ export class DynamicFileManager implements Manager {
     return this.#loading;
   }
 
+  /** Starts watching the files' folders and the minute's resync. */
   start(): void {
     const signal = this.#stop.signal;
     const { clock } = this.#options;
@@ -325,6 +328,7 @@ export class DynamicFileManager implements Manager {
     })());
   }
 
+  /** Stops watching; resolves once a read in progress finished. */
   async stop(): Promise<void> {
     this.#stop.abort();
     try {
