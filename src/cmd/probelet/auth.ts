@@ -175,6 +175,12 @@ export async function newServingCertificateManager(
       options.setCertificate(manager?.current());
     });
   };
+  // kubelet's NewMainKubelet wraps what the managers refuse.
+  const wrap = (what: string) => (e: unknown): never => {
+    throw new Error(`failed to initialize ${what}: ${e instanceof Error ? e.message : e}`, {
+      cause: e,
+    });
+  };
   if (flags.rotateServerCertificates) {
     manager = await newKubeletServerCertificateManager({
       kubeClient: options.kubeClient,
@@ -185,13 +191,13 @@ export async function newServingCertificateManager(
       tlsPrivateKeyFile: flags.tlsPrivateKeyFile,
       clock,
       onCertificate: serve,
-    });
+    }).catch(wrap("certificate manager"));
   } else {
     manager = await newKubeletServerCertificateDynamicFileManager(
       tlsOptions.certFile,
       tlsOptions.keyFile,
       { clock, onCertificate: serve },
-    );
+    ).catch(wrap("file based certificate manager"));
   }
   serve(manager.current());
   const m = manager;

@@ -276,3 +276,32 @@ Deno.test("TestInitializeTLSFlags", async (t) => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("TestServingCertificateFilesUnreadable", async () => {
+  // kubelet refuses to start: "failed to initialize file based certificate manager: ...".
+  const dir = await Deno.makeTempDir();
+  try {
+    const flags = flagsFor(dir, {
+      tlsCertFile: join(dir, "missing.crt"),
+      tlsPrivateKeyFile: join(dir, "missing.key"),
+    });
+    await rejects(
+      newServingCertificateManager(flags, await initializeTLS(flags), {
+        clock: new FakeClock(0),
+        setCertificate: () => {},
+      }),
+      (e: Error) => {
+        assert(
+          e.message.startsWith(
+            "failed to initialize file based certificate manager: unable to set up dynamic " +
+              "certificate manager for kubelet server cert files: ",
+          ),
+          e.message,
+        );
+        return true;
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
