@@ -90,7 +90,8 @@ import {
 } from "./kubelet_pods.ts";
 import { nodeRef } from "./kubelet_node_status.ts";
 import { Configurer } from "./network/dns/dns.ts";
-import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
+import { podKey } from "./container/helpers.ts";
+import type * as kubecontainer from "./container/runtime.ts";
 import { RuntimeCommandRunner, type RuntimeHelper } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
 import {
@@ -1199,7 +1200,7 @@ export class Kubelet {
    */
   async #syncTerminalPod(
     worker: PodWorker,
-    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+    runtimeStatus: kubecontainer.PodStatus,
   ): Promise<void> {
     const pod = worker.pod;
     log.V(4).info("Pod is terminal, stopping it", { pod: podKey(pod), podUID: pod.metadata.uid });
@@ -1226,9 +1227,9 @@ export class Kubelet {
    */
   async #syncTerminatingPod(
     worker: PodWorker,
-    before: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+    before: kubecontainer.PodStatus,
     options: { gracePeriodOverrideSeconds?: number; recordStatus: boolean },
-  ): Promise<Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>> {
+  ): Promise<kubecontainer.PodStatus> {
     const pod = worker.pod;
     const runtimeManager = this.#runtimeManager!;
     this.probeManager.stopLivenessAndStartup(pod);
@@ -1260,7 +1261,7 @@ export class Kubelet {
   // moment this agent first saw it.
   #adoptStartTime(
     worker: PodWorker,
-    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+    runtimeStatus: kubecontainer.PodStatus,
   ): void {
     let oldest = Infinity;
     for (const s of runtimeStatus.sandboxStatuses) {
@@ -1285,8 +1286,8 @@ export class Kubelet {
    */
   async #cleanUpContainersInPod(
     worker: PodWorker,
-    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
-  ): Promise<Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>> {
+    runtimeStatus: kubecontainer.PodStatus,
+  ): Promise<kubecontainer.PodStatus> {
     const policy = this.#options.gcPolicy ?? defaultGCPolicy;
     const keep = policy.maxPerPodContainer < 0
       ? -1
@@ -1319,7 +1320,7 @@ export class Kubelet {
   // Returns the phase it set.
   #setAPIStatus(
     worker: PodWorker,
-    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+    runtimeStatus: kubecontainer.PodStatus,
     options: { podIsTerminal?: boolean } = {},
   ): PodStatus["phase"] {
     const pod = worker.pod;
@@ -1814,8 +1815,8 @@ export { ContainersReady, PodReady };
 // Kubelet's preserveDataFromBeforeStopping: a stopped sandbox reports no IP, yet the pod's final
 // status keeps the IPs it had, so the API never sees podIP vanish when a pod ends.
 function preserveDataFromBeforeStopping(
-  stopped: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
-  before: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
-): Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>> {
+  stopped: kubecontainer.PodStatus,
+  before: kubecontainer.PodStatus,
+): kubecontainer.PodStatus {
   return { ...stopped, ips: before.ips };
 }

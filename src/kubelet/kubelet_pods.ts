@@ -58,10 +58,9 @@ import { containerIDString } from "./container/container_id.ts";
 import {
   hasAnyRegularContainerCreated,
   isRestartableInitContainer,
-  type RuntimeContainerStatus,
-  type RuntimePodStatus,
-  shouldContainerBeRestarted,
 } from "./kuberuntime/kuberuntime_manager.ts";
+import type { PodStatus as RuntimePodStatus, RuntimeContainerStatus } from "./container/runtime.ts";
+import { shouldContainerBeRestarted } from "./container/helpers.ts";
 import type { RunContainerOptions } from "./kuberuntime/kuberuntime_container.ts";
 import { isStaticPod } from "./types/pod_update.ts";
 import type { Secret } from "../credentialprovider/keyring.ts";

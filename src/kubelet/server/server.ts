@@ -9,13 +9,11 @@
  * @module
  */
 import type { Registry } from "prom-client";
-import type { PodWithStatus } from "../kubelet.ts";
-import type { StoredEvent } from "../kubelet_events.ts";
+import type { Pod, PodStatus } from "../../api/core/v1/mod.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { openFileLimit } from "../../util/rlimit.ts";
 import {
-  type ConnListener,
   defaultIdleTimeoutMs,
   defaultReadHeaderTimeoutMs,
   HttpServer,
@@ -28,12 +26,34 @@ import { getContainerLogs } from "../kuberuntime/kuberuntime_logs.ts";
 import { validateContainerLogStatus } from "../kubelet_pods.ts";
 import { type AuthInterface, withAuth } from "./auth.ts";
 import { collectResourceMetrics, readNodeStats } from "../metrics/collectors/resource_metrics.ts";
-import { hasPeerCertificates, listenTls } from "./tls_listener.ts";
+import { hasPeerCertificates, listenTls, type ServingCertificate } from "./tls_listener.ts";
+import type { TlsVersionName } from "../../util/flag/ciphersuites_flag.ts";
 
-/** What the server reads; the `Kubelet` provides all of it. */
+/** A pod with its latest API status, as the host lists it (the `Kubelet`'s `PodWithStatus`). */
+export interface HostPod extends Pod {
+  status: PodStatus;
+}
+
+/**
+ * An event as the host lists it (the `Kubelet`'s `StoredEvent`): served at `/events` as it is,
+ * without the two bookkeeping fields named here.
+ */
+export interface HostEvent {
+  /** Epoch milliseconds of the latest occurrence (not served). */
+  lastMs: number;
+  /** Sequence number of the latest occurrence (not served). */
+  seq: number;
+}
+
+/**
+ * What the server reads, declared here so the server does not import the kubelet (Go's
+ * `HostInterface` in server.go); the `Kubelet` provides all of it.
+ */
 export interface ServerSource {
-  pods(): PodWithStatus[];
-  events: { list(filter?: { podUID?: string }): StoredEvent[] };
+  /** The pods with their status (`/pods`). */
+  pods(): HostPod[];
+  /** The bounded event list (`/events`). */
+  events: { list(filter?: { podUID?: string }): HostEvent[] };
   metrics: { registry: Registry };
   /** Where container logs are found (the secure port's `/containerLogs`). */
   runtime?: Pick<RuntimeService, "containerStatus" | "listContainerStats">;
@@ -104,7 +124,7 @@ export function newHandler(source: ServerSource): (req: Request) => Promise<Resp
 export const resourceMetricsPath = "/metrics/resource";
 
 // Start times of running containers by runtime ID, from the pods' statuses.
-function runningStartTimes(pods: PodWithStatus[]): Map<string, number> {
+function runningStartTimes(pods: HostPod[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const pod of pods) {
     for (const cs of pod.status.containerStatuses ?? []) {
@@ -330,13 +350,23 @@ export function defaultMaxConnections(openFiles = openFileLimit()?.soft ?? 1024)
 
 /** Options of {@linkcode serveKubeletServer}. */
 export interface SecureServeOptions extends ServeOptions {
-  /** The serving certificate (chain) and key, PEM. */
-  certPem: string;
-  keyPem: string;
+  /**
+   * The serving certificate; without one, handshakes fail until
+   * {@linkcode SecureKubeletServer.setCertificate} gives one (a certificate still to be issued).
+   */
+  certificate?: ServingCertificate;
+  /** `--tls-min-version` (default TLS 1.2). */
+  minVersion?: TlsVersionName;
   /** Who may ask what. */
   auth: AuthInterface;
   /** Ask clients for a certificate (a client CA is configured). */
   requestClientCert: boolean;
+}
+
+/** The secure port's server, whose certificate can be replaced while it serves. */
+export interface SecureKubeletServer extends KubeletServer {
+  /** Serves `certificate` to new connections; undefined makes new handshakes fail. */
+  setCertificate(certificate: ServingCertificate | undefined): void;
 }
 
 /**
@@ -345,21 +375,21 @@ export interface SecureServeOptions extends ServeOptions {
  *
  * @example
  * ```ts
- * const server = await serveKubeletServer(kubelet, { hostname: "0.0.0.0", port: 10250, certPem, keyPem, auth, requestClientCert: true });
+ * const server = await serveKubeletServer(kubelet, { hostname: "0.0.0.0", port: 10250, certificate: { certPem, keyPem }, auth, requestClientCert: true });
  * ```
  */
 export async function serveKubeletServer(
   source: ServerSource | undefined,
   options: SecureServeOptions,
-): Promise<KubeletServer> {
-  let listener: ConnListener;
+): Promise<SecureKubeletServer> {
+  let listener: Awaited<ReturnType<typeof listenTls>>;
   try {
     listener = await listenTls({
       hostname: options.hostname,
       port: options.port,
-      certPem: options.certPem,
-      keyPem: options.keyPem,
+      certificate: options.certificate,
       requestCert: options.requestClientCert,
+      minVersion: options.minVersion,
     });
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
@@ -390,6 +420,7 @@ export async function serveKubeletServer(
     hostname: addr.hostname,
     stats: server.stats,
     setSource: (s) => handler = newSecureHandler(s),
+    setCertificate: (c) => listener.setCertificate(c),
     shutdown: () => server.shutdown(),
   };
 }

@@ -17,10 +17,10 @@ import {
   getPodCondition,
   isRestartableInitContainer,
 } from "../container/mod.ts";
+import type { PodStatus as RuntimePodStatus } from "../container/runtime.ts";
 import {
   type ComputePodActionsOptions,
   podSandboxChanged,
-  type RuntimePodStatus,
 } from "../kuberuntime/kuberuntime_manager.ts";
 
 /** Reason: no container statuses are known at all. */
