@@ -366,17 +366,22 @@ function formatResourceList(
  * default in v1.36 with InPlacePodLevelResourcesVerticalScaling): before the API shows the pod
  * Running, its effective requests and limits (`getEffectiveAllocatedResources`); once Running,
  * what its cgroup holds: the cpu request from `cpu.shares` (shown above the minimum shares), the
- * memory request summed from the containers, and cpu and memory limits only when the pod's QoS
- * class has its cgroup enforce them (Guaranteed, or Burstable with every container limiting
- * that resource). The cgroup values are derived from the spec (kubelet's ResourceConfigForPod
- * and back), not read from the kernel.
+ * memory request summed from the containers, and cpu and memory limits where the pod's QoS class
+ * has its cgroup enforce them (Guaranteed, or Burstable with every container limiting that
+ * resource). A value the cgroup does not give keeps what the previous status showed while both
+ * are Running (so a Burstable pod keeps the memory limit its Pending status summed). The cgroup
+ * values are derived from the spec (kubelet's ResourceConfigForPod and back), not read from the
+ * kernel.
  *
  * @example
  * ```ts
- * convertToAPIPodLevelResourcesStatus(pod); // {} for a BestEffort pod
+ * convertToAPIPodLevelResourcesStatus(pod, {}); // {} for a BestEffort pod
  * ```
  */
-export function convertToAPIPodLevelResourcesStatus(pod: Pod): ResourceRequirements {
+export function convertToAPIPodLevelResourcesStatus(
+  pod: Pod,
+  oldPodStatus: PodStatus,
+): ResourceRequirements {
   const requests = formatResourceList(pod, podRequests(pod), (c) => c.resources?.requests);
   const limits = formatResourceList(pod, podLimits(pod), (c) => c.resources?.limits);
   if (pod.status?.phase !== "Running") {
@@ -385,20 +390,38 @@ export function convertToAPIPodLevelResourcesStatus(pod: Pod): ResourceRequireme
     if (Object.keys(limits).length > 0) effective.limits = limits;
     return effective;
   }
+  const preserveOldResourcesValue = (
+    name: string,
+    oldList: ResourceList | undefined,
+    target: ResourceList,
+  ) => {
+    if (oldPodStatus.phase !== "Running" || oldPodStatus.resources === undefined) return;
+    if (oldList?.[name] !== undefined) target[name] = oldList[name];
+  };
+  const old = oldPodStatus.resources ?? {};
   const config = resourceConfigForPod(pod, { enforceCPULimits: true, cpuPeriod: QuotaPeriod });
-  const running: ResourceRequirements = {};
   const runningRequests: ResourceList = {};
   const runningLimits: ResourceList = {};
   const cpuRequest = sharesToMilliCPU(config.cpuShares ?? 0);
-  if (cpuRequest > MinShares) runningRequests.cpu = formatMilliQuantity(cpuRequest, "DecimalSI");
+  if (cpuRequest > 0) {
+    if (cpuRequest > MinShares) runningRequests.cpu = formatMilliQuantity(cpuRequest, "DecimalSI");
+  } else {
+    preserveOldResourcesValue("cpu", old.requests, runningRequests);
+  }
   if (requests.memory !== undefined) runningRequests.memory = requests.memory;
-  if (config.cpuPeriod !== undefined && config.cpuPeriod > 0) {
-    const cpuLimit = quotaToMilliCPU(config.cpuQuota ?? -1, config.cpuPeriod);
+  preserveOldResourcesValue("memory", old.requests, runningRequests);
+  const cpuLimit = config.cpuPeriod ? quotaToMilliCPU(config.cpuQuota ?? -1, config.cpuPeriod) : 0;
+  if (cpuLimit > 0) {
     if (cpuLimit > MinMilliCPULimit) runningLimits.cpu = formatMilliQuantity(cpuLimit, "DecimalSI");
+  } else {
+    preserveOldResourcesValue("cpu", old.limits, runningLimits);
   }
   if (config.memory !== undefined && config.memory > 0) {
     runningLimits.memory = formatMilliQuantity(config.memory * 1000, "BinarySI");
+  } else {
+    preserveOldResourcesValue("memory", old.limits, runningLimits);
   }
+  const running: ResourceRequirements = {};
   if (Object.keys(runningRequests).length > 0) running.requests = runningRequests;
   if (Object.keys(runningLimits).length > 0) running.limits = runningLimits;
   return running;
@@ -569,7 +592,7 @@ export function generateAPIPodStatus(
   if ((pod.spec.initContainers ?? []).length > 0) {
     status.initContainerStatuses = initContainerStatuses;
   }
-  status.resources = convertToAPIPodLevelResourcesStatus(pod);
+  status.resources = convertToAPIPodLevelResourcesStatus(pod, options.oldStatus ?? {});
   const allocated = formatResourceList(pod, podRequests(pod), (c) => c.resources?.requests);
   if (Object.keys(allocated).length > 0) status.allocatedResources = allocated;
   return status;

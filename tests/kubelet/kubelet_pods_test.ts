@@ -1,5 +1,5 @@
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
-import type { ContainerStatus, Pod } from "../../src/api/core/v1/mod.ts";
+import type { ContainerStatus, Pod, PodStatus } from "../../src/api/core/v1/mod.ts";
 import {
   convertToAPIContainerStatuses,
   convertToAPIPodLevelResourcesStatus,
@@ -313,7 +313,8 @@ Deno.test("TestGenerateAPIPodStatusKeepsTerminalPhase (kubelet's three-way merge
 Deno.test("TestConvertToAPIPodLevelResourcesStatus", async (t) => {
   // v1.36.3 reports status.resources for every pod (InPlacePodLevelResourcesVerticalScaling,
   // beta): the effective allocation until the API shows the pod Running, then the pod cgroup's
-  // view.
+  // view, keeping what the previous Running status showed where the cgroup says nothing. The
+  // expectations were read from kubelet v1.36.3 on this machine (cgroup v1) for the same pods.
   const pod = (
     phase: string,
     ...resources: NonNullable<Pod["spec"]["containers"][0]["resources"]>[]
@@ -326,18 +327,30 @@ Deno.test("TestConvertToAPIPodLevelResourcesStatus", async (t) => {
     { requests: { cpu: "100m", memory: "64Mi" }, limits: { memory: "128Mi" } },
     { requests: { cpu: "150m", memory: "64Mi" } },
   ];
-  const cases: [string, Pod, unknown][] = [
-    ["BestEffort, Pending", pod("Pending", {}), {}],
-    ["BestEffort, Running: the minimum shares are not shown", pod("Running", {}), {}],
+  const pendingBurstable = {
+    requests: { cpu: "250m", memory: "128Mi" },
+    limits: { memory: "128Mi" },
+  };
+  const cases: [string, Pod, PodStatus, unknown][] = [
+    ["BestEffort, Pending", pod("Pending", {}), {}, {}],
+    ["BestEffort, Running: the minimum shares are not shown", pod("Running", {}), {}, {}],
     [
       "Burstable, Pending: summed requests and limits",
       pod("Pending", ...burstable),
-      { requests: { cpu: "250m", memory: "128Mi" }, limits: { memory: "128Mi" } },
+      {},
+      pendingBurstable,
     ],
     [
-      "Burstable, Running: no memory limit while a container sets none",
+      "Burstable, Running, first status: no memory limit while a container sets none",
       pod("Running", ...burstable),
+      {},
       { requests: { cpu: "250m", memory: "128Mi" } },
+    ],
+    [
+      "Burstable, Running after Running: the memory limit shown before is kept",
+      pod("Running", ...burstable),
+      { phase: "Running", resources: pendingBurstable },
+      pendingBurstable,
     ],
     [
       "Guaranteed, Running: cpu from shares and quota, memory limit in bytes",
@@ -345,10 +358,11 @@ Deno.test("TestConvertToAPIPodLevelResourcesStatus", async (t) => {
         requests: { cpu: "500m", memory: "1Gi" },
         limits: { cpu: "500m", memory: "1Gi" },
       }),
+      {},
       { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "500m", memory: "1Gi" } },
     ],
   ];
-  for (const [name, p, want] of cases) {
-    await t.step(name, () => assertEquals(convertToAPIPodLevelResourcesStatus(p), want));
+  for (const [name, p, old, want] of cases) {
+    await t.step(name, () => assertEquals(convertToAPIPodLevelResourcesStatus(p, old), want));
   }
 });
