@@ -13,6 +13,7 @@ import { EmbeddedRuntimeService } from "../../kubelet/kuberuntime/embedded/mod.t
 import { type KubeletServer, serve, serveKubeletServer } from "../../kubelet/server/server.ts";
 import type { ReviewPoster } from "../../kubelet/server/delegating_auth.ts";
 import { buildAuth, initializeTLS } from "./auth.ts";
+import { kubeletConfiguration } from "./configz.ts";
 import { type EventRecorder, LogRecorder } from "../../kubelet/events/mod.ts";
 import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
@@ -101,6 +102,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         hostname: flags.address,
         port: flags.port,
         idleTimeoutMs: flags.httpIdleTimeoutMs,
+        rootDir: flags.rootDir,
       });
     }
     // The secure port is the command line's (default 10250); an in-process caller asks for it.
@@ -115,6 +117,9 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         keyPem: tls.keyPem,
         auth: await buildAuth(flags, { clock, post: () => reviews.post }),
         requestClientCert: flags.clientCAFile !== "",
+        rootDir: flags.rootDir,
+        configz: () =>
+          kubeletConfiguration(flags, { port: secureServer?.port, readOnlyPort: server?.port }),
       });
     }
     return await startAgent(flags, options, { clock, lock, server, secureServer, reviews });
