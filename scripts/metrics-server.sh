@@ -21,7 +21,7 @@
 # self-signed). It reaches kubelets at their InternalIP and the port of their node status, with
 # the admin client certificate, not verifying their serving certificates (--kubelet-insecure-tls:
 # an agent without --tls-cert-file serves a self-signed one), scraping every
-# $PROBELET_METRICS_RESOLUTION (default 10s, its minimum). State lives under
+# $PROBELET_METRICS_RESOLUTION (default 10s, its minimum; each scrape times out after 5s). State lives under
 # <repo>/.run/metrics-server (git-ignored). Output is key=value lines.
 set -euo pipefail
 
@@ -159,7 +159,7 @@ cmd_up() {
     --authorization-kubeconfig "$kube_base/admin.kubeconfig" \
     --bind-address "$node_ip" --secure-port "$port" --cert-dir "$base/certs" \
     --kubelet-insecure-tls --kubelet-preferred-address-types InternalIP --kubelet-use-node-status-port \
-    --metric-resolution "$resolution" >"$base/metrics-server.log" 2>&1 &
+    --metric-resolution "$resolution" --kubelet-request-timeout 5s >"$base/metrics-server.log" 2>&1 &
   echo $! >"$base/metrics-server.pid"
   echo "port=$port" >"$base/port"
   say "started=metrics-server pid=$(cat "$base/metrics-server.pid") url=https://$node_ip:$port"
