@@ -36,6 +36,12 @@ import {
   type VolumeStats,
 } from "./types.ts";
 
+/**
+ * Pods read at once: their folders are walked with blocking file-system calls, each taking a
+ * thread of the runtime's pool while it runs.
+ */
+const podsAtOnce = 4;
+
 /** kubelet drops a container's cached CPU sample this long after it was taken (`defaultCachePeriod`). */
 export const defaultCachePeriodMs = 10 * 60 * 1000;
 
@@ -163,32 +169,44 @@ export class CRIStatsProvider {
     });
     const { containers, sandboxes } = await this.#podAndContainerMaps();
     const stats = await this.#listContainerStats();
-    const fsInfoByMountpoint = new Map<string, FsInfo | undefined>();
-    const byID = new Map<string, PodStats>();
+    // Grouped by sandbox in the stats' order; then the pods are read a few at once (their files
+    // and network namespaces).
+    const groups = new Map<
+      string,
+      { sandbox: PodSandbox; entries: [CRIContainerStats, Container][] }
+    >();
     for (const s of stats) {
       const container = containers.get(s.id);
       if (!container) continue;
       const sandbox = sandboxes.get(container.podSandboxId);
       if (!sandbox) continue;
-      let ps = byID.get(sandbox.id);
-      if (!ps) {
-        byID.set(sandbox.id, ps = buildPodStats(sandbox));
-        ps.network = await this.#podNetworkStats(sandbox);
-      }
-      const cs = await this.#makeContainerStats(
-        s,
-        container,
-        sandbox,
-        rootFsInfo,
-        fsInfoByMountpoint,
-        updateCPUNanoCoreUsage,
-      );
-      addPodCPUMemoryStats(ps, cs);
-      ps.containers.push(cs);
+      const group = groups.get(sandbox.id) ??
+        groups.set(sandbox.id, { sandbox, entries: [] }).get(sandbox.id)!;
+      group.entries.push([s, container]);
     }
+    const fsInfoByMountpoint = new Map<string, Promise<FsInfo | undefined>>();
+    const out = await mapLimit([...groups.values()], podsAtOnce, async ({ sandbox, entries }) => {
+      const ps = buildPodStats(sandbox);
+      const network = this.#podNetworkStats(sandbox);
+      const made = entries.map(([s, container]) =>
+        this.#makeContainerStats(
+          s,
+          container,
+          sandbox,
+          rootFsInfo,
+          fsInfoByMountpoint,
+          updateCPUNanoCoreUsage,
+        )
+      );
+      for (const cs of await Promise.all(made)) {
+        addPodCPUMemoryStats(ps, cs);
+        ps.containers.push(cs);
+      }
+      ps.network = await network;
+      await this.#makePodStorageStats(ps, rootFsInfo);
+      return ps;
+    });
     this.#cleanupOutdatedCaches();
-    const out = [...byID.values()];
-    for (const ps of out) await this.#makePodStorageStats(ps, rootFsInfo);
     return out;
   }
 
@@ -215,7 +233,7 @@ export class CRIStatsProvider {
     container: Container,
     sandbox: PodSandbox,
     rootFsInfo: FsInfo,
-    fsInfoByMountpoint: Map<string, FsInfo | undefined>,
+    fsInfoByMountpoint: Map<string, Promise<FsInfo | undefined>>,
     updateCPUNanoCoreUsage: boolean,
   ): Promise<ContainerStats> {
     const result = this.#makeContainerCPUAndMemoryStats(stats, container, updateCPUNanoCoreUsage);
@@ -229,10 +247,10 @@ export class CRIStatsProvider {
         if (!fsInfoByMountpoint.has(layer.mountpoint)) {
           fsInfoByMountpoint.set(
             layer.mountpoint,
-            await this.#fsInfo(layer.mountpoint).catch(() => undefined),
+            this.#fsInfo(layer.mountpoint).catch(() => undefined),
           );
         }
-        const info = fsInfoByMountpoint.get(layer.mountpoint);
+        const info = await fsInfoByMountpoint.get(layer.mountpoint);
         if (info) {
           rootfs.availableBytes = info.available;
           rootfs.capacityBytes = info.capacity;
@@ -317,7 +335,10 @@ export class CRIStatsProvider {
       return undefined;
     }
     const nanoSeconds = cpu.timestampNs - cached.timestampNs;
-    if (nanoSeconds <= 0n) {
+    // The same sample again (the runtime caches its stats; this agent updates on each request,
+    // where kubelet's eviction manager does every 10 s): the rate already computed.
+    if (nanoSeconds === 0n) return cached.usageNanoCores;
+    if (nanoSeconds < 0n) {
       const why = `zero or negative interval (${cpu.timestampNs} - ${cached.timestampNs})`;
       log.error(new Error(why), "Failed updating cpu usage nano core");
       return undefined;
@@ -515,6 +536,24 @@ function rootFsInfoToFsStats(time: string, info: FsInfo): FsStats {
     inodesFree: info.inodesFree,
     inodes: info.inodes,
   };
+}
+
+// fn over the items, at most `limit` at once, results in the items' order.
+async function mapLimit<T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 
 function cmpBig(a: bigint, b: bigint): number {

@@ -53,7 +53,8 @@ export async function handleSummary(
     const summary = onlyCPUAndMemory
       ? await summaryProvider.getCPUAndMemoryStats()
       : await summaryProvider.get(true);
-    return new Response(JSON.stringify(summary, null, 2), {
+    // go-restful writes JSON indented by one space (its PrettyPrintResponses default).
+    return new Response(JSON.stringify(summary, null, 1), {
       headers: { "content-type": "application/json" },
     });
   } catch (e) {

@@ -324,6 +324,10 @@ Deno.test("TestGetContainerUsageNanoCores", async (t) => {
       assertEquals(job.containers[0].cpu?.usageNanoCores, 500_000_000);
       assertEquals(job.cpu?.usageNanoCores, 500_000_000);
     });
+    await t.step("the same sample again (the runtime's cache) keeps the rate", async () => {
+      const pods = wire(await f.provider.listPodStatsAndUpdateCPUNanoCoreUsage());
+      assertEquals(byName(pods, "job").containers[0].cpu?.usageNanoCores, 500_000_000);
+    });
     await t.step("reading without updating returns the cached rate", async () => {
       const pods = wire(await f.provider.listPodStats());
       assertEquals(byName(pods, "job").containers[0].cpu?.usageNanoCores, 500_000_000);
