@@ -126,8 +126,8 @@ export interface RuntimeService {
   /** Containers matching the filter (all of them without one). */
   listContainers(filter?: ContainerFilter, options?: CallOptions): Promise<Container[]>;
   /**
-   * CPU and memory use of the containers (CRI `ListContainerStats`). Optional: the embedded
-   * runtime has none, and `/metrics/resource` then reports the node only.
+   * CPU and memory use of the running containers (CRI `ListContainerStats`). Optional: without
+   * it `/metrics/resource` and `/stats/summary` report the node only.
    */
   listContainerStats?(options?: CallOptions): Promise<ContainerStats[]>;
   /** The container's status; rejects when it does not exist. */
