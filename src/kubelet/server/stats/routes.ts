@@ -8,7 +8,7 @@
  * @module
  */
 import { join } from "node:path";
-import type { PodWithStatus } from "../../kubelet.ts";
+import type { PodStatus } from "../../../api/core/v1/mod.ts";
 import type { Clock } from "../../../util/clock.ts";
 import type { RuntimeService } from "../../../cri_client/runtime_service.ts";
 import { newKubeletMetrics } from "../../metrics/metrics.ts";
@@ -34,7 +34,8 @@ export const resourceMetricsPath = "/metrics/resource";
 
 /** What the routes read (a part of the server's source). */
 export interface StatsSource {
-  pods(): PodWithStatus[];
+  /** The pods with their status (the running containers' start times). */
+  pods(): { status: PodStatus }[];
   nodeName?: string;
   runtime?:
     & Pick<RuntimeService, "listPodSandbox" | "listContainers" | "podSandboxStatus">
@@ -126,7 +127,7 @@ function refusedOrConfigz(url: URL, options: StatsRoutesOptions): Promise<Respon
 }
 
 // Start times of running containers by runtime ID, from the pods' statuses.
-function runningStartTimes(pods: PodWithStatus[]): Map<string, number> {
+function runningStartTimes(pods: { status: PodStatus }[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const pod of pods) {
     for (const cs of pod.status.containerStatuses ?? []) {

@@ -6,7 +6,7 @@
  */
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { join } from "node:path";
-import { readContainerUsage } from "../../../src/kubelet/kuberuntime/embedded/stats.ts";
+import { readContainerUsage } from "../../../src/runtime/embedded/stats.ts";
 
 async function write(path: string, text: string): Promise<void> {
   await Deno.mkdir(join(path, ".."), { recursive: true });
