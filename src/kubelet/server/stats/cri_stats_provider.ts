@@ -56,6 +56,8 @@ export interface CRIStatsProviderOptions {
   podLogsDir: string;
   /** Where pod volumes are: `<podsDir>/<uid>/volumes/<plugin>/<name>`. */
   podsDir: string;
+  /** Where a pod's managed /etc/hosts is (counted in its ephemeral storage), by pod UID. */
+  podEtcHostsPath?: (podUID: string) => string;
   /** A folder on the node's root file system (the agent's root folder). */
   rootFsPath: string;
   /** The /proc to read sandboxes' network namespaces from (default `/proc`). */
@@ -369,18 +371,25 @@ export class CRIStatsProvider {
   }
 
   // kubelet's makePodStorageStats: volumes, then ephemeral storage = containers' rootfs and logs +
-  // volumes + the pod's own log files.
+  // volumes + the pod's own log files + its /etc/hosts.
   async #makePodStorageStats(ps: PodStats, rootFsInfo: FsInfo): Promise<void> {
     const volumes = await this.#podVolumeStats(ps.podRef.uid, rootFsInfo);
     if (volumes.length > 0) ps.volume = volumes;
     const { namespace, name, uid } = ps.podRef;
     const podLogDir = join(this.#options.podLogsDir, podLogsDirectoryName(namespace, name, uid));
     const podLogStats = await this.#filesStats(podLogDir, rootFsInfo).catch(() => undefined);
+    const etcHostsPath = this.#options.podEtcHostsPath?.(uid);
+    const etcHosts = etcHostsPath
+      ? await this.#dirUsage(etcHostsPath).catch(() => undefined)
+      : undefined;
     ps["ephemeral-storage"] = calcEphemeralStorage(
       ps.containers,
       volumes,
       rootFsInfo,
-      podLogStats,
+      [
+        podLogStats,
+        etcHosts && { time: "", usedBytes: etcHosts.bytes, inodesUsed: etcHosts.inodes },
+      ],
       metaTime(this.#now()),
     );
   }
@@ -502,13 +511,13 @@ export function removeTerminatedContainers(containers: Container[]): Container[]
 
 /**
  * kubelet's `calcEphemeralStorage`: the root file system's figures with the containers' rootfs
- * and logs, the volumes and the pod's log files added up.
+ * and logs, the volumes, and the pod's own files (its log files, its /etc/hosts) added up.
  */
 export function calcEphemeralStorage(
   containers: ContainerStats[],
   volumes: VolumeStats[],
   rootFsInfo: FsInfo,
-  podLogStats: FsStats | undefined,
+  podFiles: (FsStats | undefined)[],
   time: string,
 ): FsStats {
   const result = rootFsInfoToFsStats(time, rootFsInfo);
@@ -524,7 +533,7 @@ export function calcEphemeralStorage(
     if (c.logs) add(c.logs.usedBytes, c.logs.inodesUsed, c.logs.time);
   }
   for (const v of volumes) add(v.usedBytes, v.inodesUsed, v.time);
-  if (podLogStats) add(podLogStats.usedBytes, podLogStats.inodesUsed, podLogStats.time);
+  for (const f of podFiles) if (f) add(f.usedBytes, f.inodesUsed, f.time);
   return result;
 }
 

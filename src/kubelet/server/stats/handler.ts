@@ -6,6 +6,7 @@
  */
 import * as log from "../../../util/log.ts";
 import type { SummaryProvider } from "./summary.ts";
+import { summaryJSON } from "./types.ts";
 
 /** kubelet's stats path prefix. */
 export const statsPath = "/stats/";
@@ -53,8 +54,7 @@ export async function handleSummary(
     const summary = onlyCPUAndMemory
       ? await summaryProvider.getCPUAndMemoryStats()
       : await summaryProvider.get(true);
-    // go-restful writes JSON indented by one space (its PrettyPrintResponses default).
-    return new Response(JSON.stringify(summary, null, 1), {
+    return new Response(summaryJSON(summary), {
       headers: { "content-type": "application/json" },
     });
   } catch (e) {

@@ -76,6 +76,8 @@ export function newStatsRoutes(
       new CRIStatsProvider(runtime, {
         podLogsDir: join(rootDir, "pods"),
         podsDir: join(rootDir, "pods"),
+        // The kubelet's pod folders (`<rootDir>/pod-dirs/<uid>`) hold the managed /etc/hosts.
+        podEtcHostsPath: (uid) => join(rootDir, "pod-dirs", uid, "etc-hosts"),
         rootFsPath: rootDir,
         procDir: options.procDir,
         now,

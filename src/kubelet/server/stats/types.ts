@@ -152,3 +152,76 @@ export interface FsStats {
 export function metaTime(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
 }
+
+// Every field of the types above in one order that agrees with each Go struct's field order
+// (encoding/json writes fields in declaration order).
+const fieldOrder = [
+  "time",
+  "availableBytes",
+  "capacityBytes",
+  "usageNanoCores",
+  "usageCoreNanoSeconds",
+  "usageBytes",
+  "workingSetBytes",
+  "rssBytes",
+  "pageFaults",
+  "majorPageFaults",
+  "usedBytes",
+  "inodesFree",
+  "inodes",
+  "inodesUsed",
+  "maxpid",
+  "curproc",
+  "swapAvailableBytes",
+  "swapUsageBytes",
+  "nodeName",
+  "podRef",
+  "name",
+  "namespace",
+  "uid",
+  "systemContainers",
+  "startTime",
+  "containers",
+  "rxBytes",
+  "rxErrors",
+  "txBytes",
+  "txErrors",
+  "interfaces",
+  "cpu",
+  "memory",
+  "network",
+  "fs",
+  "runtime",
+  "imageFs",
+  "containerFs",
+  "rlimit",
+  "rootfs",
+  "logs",
+  "volume",
+  "ephemeral-storage",
+  "process_stats",
+  "process_count",
+  "swap",
+  "node",
+  "pods",
+];
+const fieldRank = new Map(fieldOrder.map((name, i) => [name, i]));
+
+/**
+ * The summary as kubelet writes it: fields in the Go structs' order, indented by one space
+ * (go-restful's pretty printing), fields left undefined omitted.
+ *
+ * @example
+ * ```ts
+ * summaryJSON({ node: { startTime: "...", nodeName: "n" }, pods: [] }); // '{\n "node": {\n  "nodeName": "n", ...'
+ * ```
+ */
+export function summaryJSON(summary: Summary): string {
+  return JSON.stringify(summary, (_key, value) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+    const keys = Object.keys(value).sort((a, b) =>
+      (fieldRank.get(a) ?? fieldOrder.length) - (fieldRank.get(b) ?? fieldOrder.length)
+    );
+    return Object.fromEntries(keys.map((k) => [k, value[k]]));
+  }, 1);
+}

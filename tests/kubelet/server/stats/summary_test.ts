@@ -190,9 +190,13 @@ async function fixture(): Promise<Fixture> {
   const cache = join(pods, "uid-web", "volumes", "kubernetes.io~empty-dir", "cache");
   await Deno.mkdir(cache, { recursive: true });
   await Deno.writeTextFile(join(cache, "f"), "z");
+  // The pod's managed /etc/hosts: <dir>/pod-dirs/uid-web/etc-hosts.
+  await Deno.mkdir(join(dir, "pod-dirs", "uid-web"), { recursive: true });
+  await Deno.writeTextFile(join(dir, "pod-dirs", "uid-web", "etc-hosts"), "127.0.0.1 localhost\n");
   const provider = new CRIStatsProvider(runtime, {
     podLogsDir: pods,
     podsDir: pods,
+    podEtcHostsPath: (uid) => join(dir, "pod-dirs", uid, "etc-hosts"),
     rootFsPath: dir,
     procDir: proc,
     now: () => now,
@@ -299,10 +303,13 @@ Deno.test("TestCRIListPodStats", async (t) => {
       assertEquals(web.volume?.map((v) => [v.name, v.usedBytes, v.inodesUsed]), [
         ["cache", 1536, 2],
       ]);
-      // rootfs 2×4096 + app's log 1536 + volume 1536 + the pod's own log file 1536.
-      assertEquals(web["ephemeral-storage"]?.usedBytes, 2 * 4096 + 3 * 1536);
-      // inodes: 2×3 (rootfs) + 1 (app log) + 2 (volume) + 1 (pod log).
-      assertEquals(web["ephemeral-storage"]?.inodesUsed, 10);
+      // rootfs 2×4096 + app's log 1536 + volume 1536 + the pod's own log file 1536 + /etc/hosts
+      // 1536.
+      assertEquals(web["ephemeral-storage"]?.usedBytes, 2 * 4096 + 4 * 1536);
+      // inodes: 2×3 (rootfs) + 1 (app log) + 2 (volume) + 1 (pod log) + 1 (/etc/hosts).
+      assertEquals(web["ephemeral-storage"]?.inodesUsed, 11);
+      // The job pod has no /etc/hosts, logs or volumes: its layer only.
+      assertEquals(byName(pods, "job")["ephemeral-storage"]?.usedBytes, 4096);
       assertEquals(web["ephemeral-storage"]?.capacityBytes, 1000_000);
     });
   } finally {
@@ -491,6 +498,55 @@ Deno.test("handleSummary", async (t) => {
       const body = await res.json();
       assertEquals(body.node.nodeName, "test-node");
       ok(body.node.fs);
+    });
+    await t.step("fields in the Go structs' order, indented by one space", async () => {
+      const text = await (await handleSummary(new Request("http://x/stats/summary"), f.summary))
+        .text();
+      const keysOf = (o: Record<string, unknown>) => Object.keys(o);
+      const body = JSON.parse(text);
+      assertEquals(keysOf(body), ["node", "pods"]);
+      assertEquals(keysOf(body.node), [
+        "nodeName",
+        "systemContainers",
+        "startTime",
+        "cpu",
+        "memory",
+        "network",
+        "fs",
+        "rlimit",
+      ]);
+      const web = body.pods.find((p: { podRef: { name: string } }) => p.podRef.name === "web");
+      assertEquals(keysOf(web), [
+        "podRef",
+        "startTime",
+        "containers",
+        "cpu",
+        "memory",
+        "network",
+        "volume",
+        "ephemeral-storage",
+      ]);
+      assertEquals(keysOf(web.containers[0]), [
+        "name",
+        "startTime",
+        "cpu",
+        "memory",
+        "rootfs",
+        "logs",
+        "swap",
+      ]);
+      assertEquals(keysOf(web.volume[0]), [
+        "time",
+        "availableBytes",
+        "capacityBytes",
+        "usedBytes",
+        "inodesFree",
+        "inodes",
+        "inodesUsed",
+        "name",
+      ]);
+      assertEquals(keysOf(web.network).slice(0, 3), ["time", "name", "rxBytes"]);
+      ok(text.startsWith('{\n "node": {\n  "nodeName": "test-node",'));
     });
     await t.step("only_cpu_and_memory=true (also as a POST form)", async () => {
       for (
