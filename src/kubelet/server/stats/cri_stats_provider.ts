@@ -447,8 +447,8 @@ export function buildPodStats(sandbox: PodSandbox): PodStats {
 }
 
 /**
- * Adds a container's CPU and memory to its pod's (kubelet's `addPodCPUMemoryStats` without a pod
- * cgroup from cAdvisor: the sum of the containers).
+ * Adds a container's CPU, memory and swap to its pod's (kubelet's `addPodCPUMemoryStats` and
+ * `addSwapStats` without a pod cgroup from cAdvisor: the sum of the containers).
  */
 export function addPodCPUMemoryStats(ps: PodStats, cs: ContainerStats): void {
   if (cs.cpu) {
@@ -457,6 +457,13 @@ export function addPodCPUMemoryStats(ps: PodStats, cs: ContainerStats): void {
       usageNanoCores: (cs.cpu.usageNanoCores ?? 0) + (ps.cpu?.usageNanoCores ?? 0),
       usageCoreNanoSeconds: (cs.cpu.usageCoreNanoSeconds ?? 0) +
         (ps.cpu?.usageCoreNanoSeconds ?? 0),
+    };
+  }
+  if (cs.swap) {
+    ps.swap = {
+      time: ps.swap?.time ?? cs.swap.time,
+      swapAvailableBytes: (cs.swap.swapAvailableBytes ?? 0) + (ps.swap?.swapAvailableBytes ?? 0),
+      swapUsageBytes: (cs.swap.swapUsageBytes ?? 0) + (ps.swap?.swapUsageBytes ?? 0),
     };
   }
   if (cs.memory) {

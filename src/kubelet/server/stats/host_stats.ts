@@ -19,12 +19,14 @@ export interface NodeCPUMemory {
   /** Cumulative busy CPU time, core-nanoseconds. */
   usageCoreNanoSeconds: number;
   memory: Omit<MemoryStats, "time">;
+  /** Swap in use (SwapTotal − SwapFree) and left (SwapFree). */
+  swap: { swapAvailableBytes: number; swapUsageBytes: number };
 }
 
 /**
  * Reads the node's CPU (busy jiffies of /proc/stat: all but idle and iowait) and memory
  * (usage = MemTotal − MemFree; working set = usage − Inactive(file); available = MemTotal − working
- * set; RSS = AnonPages; page faults from /proc/vmstat).
+ * set; RSS = AnonPages; page faults from /proc/vmstat) and swap.
  *
  * @example
  * ```ts
@@ -60,6 +62,10 @@ export async function readNodeCPUMemory(procDir = "/proc"): Promise<NodeCPUMemor
       rssBytes: kb("AnonPages"),
       pageFaults: counter("pgfault"),
       majorPageFaults: counter("pgmajfault"),
+    },
+    swap: {
+      swapAvailableBytes: kb("SwapFree"),
+      swapUsageBytes: Math.max(0, kb("SwapTotal") - kb("SwapFree")),
     },
   };
 }

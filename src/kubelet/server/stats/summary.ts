@@ -103,6 +103,7 @@ export class SummaryProvider {
       network,
       fs: fsStatsOf(time, rootFs),
       rlimit,
+      swap: root.swap,
     };
     return { node, pods };
   }
@@ -122,16 +123,18 @@ export class SummaryProvider {
       startTime: await this.#bootTime(),
       cpu: root.cpu,
       memory: root.memory,
+      swap: root.swap,
     };
     return { node, pods };
   }
 
-  async #rootStats(nowMs: number): Promise<Pick<ContainerStats, "cpu" | "memory">> {
-    const { usageCoreNanoSeconds, memory } = await readNodeCPUMemory(this.#procDir);
+  async #rootStats(nowMs: number): Promise<Pick<ContainerStats, "cpu" | "memory" | "swap">> {
+    const { usageCoreNanoSeconds, memory, swap } = await readNodeCPUMemory(this.#procDir);
     const time = metaTime(nowMs);
     return {
       cpu: this.#cpu("/", nowMs, usageCoreNanoSeconds),
       memory: { time, ...memory },
+      swap: { time, ...swap },
     };
   }
 

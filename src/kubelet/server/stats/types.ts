@@ -25,6 +25,7 @@ export interface NodeStats {
   fs?: FsStats;
   runtime?: RuntimeStats;
   rlimit?: RlimitStats;
+  swap?: SwapStats;
 }
 
 /** The node's process limits. */
@@ -57,6 +58,7 @@ export interface PodStats {
   volume?: VolumeStats[];
   "ephemeral-storage"?: FsStats;
   process_stats?: ProcessStats;
+  swap?: SwapStats;
 }
 
 /** Processes in a pod. */

@@ -280,8 +280,14 @@ Deno.test("TestCRIListPodStats", async (t) => {
       // No log folder: no logs figures.
       assertEquals(byName(pods, "web").containers[1].logs, undefined);
     });
-    await t.step("pod CPU and memory: the sum of its containers", () => {
+    await t.step("pod CPU, memory and swap: the sum of its containers", () => {
       const web = byName(pods, "web");
+      // CRI reports no swap: kubelet's zeros for each container, summed.
+      assertEquals(web.swap, {
+        time: "2026-01-01T00:00:10Z",
+        swapAvailableBytes: 0,
+        swapUsageBytes: 0,
+      });
       assertEquals(web.cpu?.usageCoreNanoSeconds, 5e9);
       assertEquals(web.memory?.workingSetBytes, 3000);
       assertEquals(web.memory?.usageBytes, 3200);
@@ -436,6 +442,13 @@ Deno.test("TestSummaryProviderGetStats", async (t) => {
         majorPageFaults: 2,
       });
     });
+    await t.step("node swap from /proc/meminfo (none here)", () => {
+      assertEquals(node.swap, {
+        time: "2026-01-01T00:00:10Z",
+        swapAvailableBytes: 0,
+        swapUsageBytes: 0,
+      });
+    });
     await t.step("node network: every interface but lo, eth0 inline", () => {
       assertEquals(node.network?.name, "eth0");
       assertEquals(node.network?.rxBytes, 1000);
@@ -480,6 +493,7 @@ Deno.test("TestSummaryProviderGetCPUAndMemoryStats", async () => {
       "memory",
       "nodeName",
       "startTime",
+      "swap",
       "systemContainers",
     ]);
     assertEquals(pods.length, 2);
@@ -514,6 +528,7 @@ Deno.test("handleSummary", async (t) => {
         "network",
         "fs",
         "rlimit",
+        "swap",
       ]);
       const web = body.pods.find((p: { podRef: { name: string } }) => p.podRef.name === "web");
       assertEquals(keysOf(web), [
@@ -525,6 +540,7 @@ Deno.test("handleSummary", async (t) => {
         "network",
         "volume",
         "ephemeral-storage",
+        "swap",
       ]);
       assertEquals(keysOf(web.containers[0]), [
         "name",
