@@ -27,6 +27,11 @@ export interface AllowEntry {
    * any difference at the path.
    */
   countTolerance?: number;
+  /**
+   * Rewrites a value so that what the entry allows is gone: the difference is allowed when both
+   * values are equal after it (e.g. one known step removed from a status history).
+   */
+  equalAfter?: (value: string) => string;
 }
 
 /** One difference between the two nodes' views at one path. */
@@ -42,6 +47,7 @@ export interface Difference {
 
 /** What one node's API objects are masked with: the strings that name this node's copy. */
 export interface MaskNames {
+  /** Empty for cluster-scoped objects (Nodes). */
   namespace: string;
   nodeName: string;
   /** The pod's name when it differs between the nodes (generated names). */
@@ -60,8 +66,12 @@ const patterns: [RegExp, string][] = [
 /** Masks one string: this copy's names first, then IDs, times and addresses. */
 export function maskString(s: string, names: MaskNames): string {
   let out = s;
-  if (names.podName) out = out.split(names.podName).join("<pod>");
-  out = out.split(names.namespace).join("<ns>").split(names.nodeName).join("<node>");
+  const named: [string | undefined, string][] = [
+    [names.podName, "<pod>"],
+    [names.namespace, "<ns>"],
+    [names.nodeName, "<node>"],
+  ];
+  for (const [name, mask] of named) if (name) out = out.split(name).join(mask);
   for (const [re, mask] of patterns) out = out.replace(re, mask);
   return out;
 }
@@ -109,6 +119,7 @@ export function flatten(value: Json, prefix: string, out: Map<string, string> = 
 export function flattenEvents(events: Json[], names: MaskNames): Map<string, string> {
   const counts = new Map<string, number>();
   const sources = new Map<string, string>();
+  const reporting = new Map<string, string>();
   for (const e of events) {
     const ev = normalise(e, names);
     const key = `events[${ev.type} ${ev.reason} ${ev.involvedObject?.fieldPath ?? ""}: ${
@@ -117,20 +128,78 @@ export function flattenEvents(events: Json[], names: MaskNames): Map<string, str
     const count = ev.series?.count ?? ev.count ?? 1;
     counts.set(key, (counts.get(key) ?? 0) + count);
     sources.set(key, `${ev.source?.component ?? ""}/${ev.source?.host ?? ""}`);
+    reporting.set(key, `${ev.reportingComponent ?? ""}/${ev.reportingInstance ?? ""}`);
   }
   const out = new Map<string, string>();
   for (const [key, count] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
     out.set(`${key}.count`, String(count));
     out.set(`${key}.source`, JSON.stringify(sources.get(key)));
+    out.set(`${key}.reporting`, JSON.stringify(reporting.get(key)));
   }
   return out;
 }
 
-/** The paths of a pod and its events as compared: `status.*` and `events[...]`. */
-export function podView(pod: Json | undefined, events: Json[], names: MaskNames) {
+/**
+ * One pod status in a line: the phase, then each container's state kind (with its reason) and
+ * readiness, e.g. `Running app=running/ready` or `Failed app=terminated:Error`.
+ */
+export function statusSummary(status: Json): string {
+  const containers = [
+    ...(status?.initContainerStatuses ?? []),
+    ...(status?.containerStatuses ?? []),
+  ].map((cs: Json) => {
+    const [kind, detail] = Object.entries(cs.state ?? {})[0] ?? ["none", {}];
+    const reason = (detail as Json)?.reason ? `:${(detail as Json).reason}` : "";
+    return `${cs.name}=${kind}${reason}${cs.ready ? "/ready" : ""}`;
+  });
+  return [status?.phase ?? "-", ...containers].join(" ");
+}
+
+/** The distinct successive summaries of a pod's statuses as the API server stored them. */
+export function statusHistory(statuses: Json[]): string {
+  const out: string[] = [];
+  for (const status of statuses) {
+    const line = statusSummary(status);
+    if (out[out.length - 1] !== line) out.push(line);
+  }
+  return out.join(" → ");
+}
+
+/**
+ * The paths of a pod and its events as compared: `status.*`, `events[...]`, and `history` (the
+ * pod's successive statuses, see {@linkcode statusHistory}) when given.
+ */
+export function podView(
+  pod: Json | undefined,
+  events: Json[],
+  names: MaskNames,
+  history?: Json[],
+): Map<string, string> {
   const view = flatten(normalise(pod?.status ?? {}, names), "status");
+  if (history) view.set("history", JSON.stringify(statusHistory(history)));
   for (const [k, v] of flattenEvents(events, names)) view.set(k, v);
   return view;
+}
+
+/** A Node as compared: `status.*` (heartbeats and images left out) and `metadata.labels.*`. */
+export function nodeView(node: Json, names: MaskNames): Map<string, string> {
+  const status = { ...node?.status };
+  delete status.images;
+  const view = flatten(normalise(status, names), "status");
+  for (const [k, v] of flatten(normalise(node?.metadata?.labels ?? {}, names), "metadata.labels")) {
+    view.set(k, v);
+  }
+  return view;
+}
+
+/** A flattened value as its string: JSON strings unquoted, anything else as written. */
+function plain(value: unknown): string {
+  try {
+    const parsed = JSON.parse(String(value));
+    return typeof parsed === "string" ? parsed : String(value);
+  } catch {
+    return String(value);
+  }
 }
 
 /** The first entry of the allow-list that covers a difference in a scenario. */
@@ -142,6 +211,10 @@ export function allowedBy(
   return allowList.find((entry) => {
     if (entry.scenarios && !entry.scenarios.includes(scenario)) return false;
     if (!entry.path.test(d.path)) return false;
+    if (entry.equalAfter) {
+      return d.kubelet !== undefined && d.probelet !== undefined &&
+        entry.equalAfter(plain(d.kubelet)) === entry.equalAfter(plain(d.probelet));
+    }
     if (entry.countTolerance === undefined) return true;
     if (!d.path.endsWith(".count")) return false;
     const a = Number(d.kubelet ?? 0), b = Number(d.probelet ?? 0);

@@ -24,6 +24,7 @@ import {
   type Difference,
   formatDifferences,
   type MaskNames,
+  nodeView,
   podView,
 } from "./differential.ts";
 import { differentialAllowList } from "./differential_allow_list.ts";
@@ -479,19 +480,28 @@ function decodeBase64(b64: string): Uint8Array {
  */
 class NamespaceWatcher {
   latest = new Map<string, Json>();
+  /** Every status each pod was stored with, in order. */
+  statuses = new Map<string, Json[]>();
   goneNames = new Set<string>();
   #abort = new AbortController();
-  #done: Promise<void>;
+  #done: Promise<void> = Promise.resolve();
 
-  constructor(admin: { server: string; client: Deno.HttpClient }, namespace: string) {
-    this.#done = this.#run(admin, namespace).catch(() => {});
-  }
-
-  async #run(admin: { server: string; client: Deno.HttpClient }, namespace: string) {
-    const res = await fetch(`${admin.server}/api/v1/namespaces/${namespace}/pods?watch=1`, {
+  /**
+   * Starts watching from the namespace's current resource version, and returns once the watch is
+   * established: nothing created afterwards is missed.
+   */
+  async start(admin: { server: string; client: Deno.HttpClient }, namespace: string) {
+    const path = `${admin.server}/api/v1/namespaces/${namespace}/pods`;
+    const list = await fetch(path, { client: admin.client });
+    const resourceVersion = (await list.json()).metadata.resourceVersion;
+    const res = await fetch(`${path}?watch=1&resourceVersion=${resourceVersion}`, {
       client: admin.client,
       signal: this.#abort.signal,
     });
+    this.#done = this.#read(res).catch(() => {});
+  }
+
+  async #read(res: Response) {
     let buffered = "";
     for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
       buffered += chunk;
@@ -504,6 +514,9 @@ class NamespaceWatcher {
         const pod = event.object;
         if (pod?.kind !== "Pod") continue;
         this.latest.set(pod.metadata.name, pod);
+        const seen = this.statuses.get(pod.metadata.name) ?? [];
+        seen.push(pod.status);
+        this.statuses.set(pod.metadata.name, seen);
         if (event.type === "DELETED") this.goneNames.add(pod.metadata.name);
       }
     }
@@ -522,6 +535,7 @@ class NamespaceWatcher {
 
 interface NodeRun {
   pod: Json | undefined;
+  history: Json[];
   events: Json[];
   names: MaskNames;
   error?: string;
@@ -545,7 +559,8 @@ async function runOnNode(
     const plural = object.kind === "ConfigMap" ? "configmaps" : "secrets";
     await api.admin("POST", `/api/v1/namespaces/${namespace}/${plural}`, { body: object });
   }
-  const watcher = new NamespaceWatcher(admin, namespace);
+  const watcher = new NamespaceWatcher();
+  await watcher.start(admin, namespace);
   const ctx: ScenarioContext = {
     api,
     namespace,
@@ -591,16 +606,33 @@ async function runOnNode(
     }, { timeoutMs: 15_000 }).catch(() => {});
     // A Job's pod has a generated name; a pod of ours is named alike on both nodes.
     const podName = object.kind === "Job" ? watcher.podName() : undefined;
-    return { pod: ctx.pod(), events, names: { namespace, nodeName, podName } };
+    const history = watcher.statuses.get(watcher.podName() ?? "") ?? [];
+    return { pod: ctx.pod(), history, events, names: { namespace, nodeName, podName } };
   } catch (e) {
     return {
       pod: ctx.pod(),
+      history: [],
       events,
       names: { namespace, nodeName },
       error: (e as Error).message,
     };
   } finally {
     await watcher.stop();
+  }
+}
+
+/** Prints the allowed differences when asked, and throws on any other. */
+function report(scenario: string, diffs: Difference[], used: Set<unknown>) {
+  for (const d of diffs) used.add(d.allowedBy);
+  if (diffs.length > 0 && Deno.env.get("PROBELET_DIFFERENTIAL_VERBOSE") === "1") {
+    console.log(formatDifferences(scenario, diffs));
+  }
+  const refused = diffs.filter((d) => !d.allowedBy);
+  if (refused.length > 0) {
+    throw new Error(
+      `${refused.length} difference(s) not in the allow-list:\n` +
+        formatDifferences(scenario, refused),
+    );
   }
 }
 
@@ -619,6 +651,9 @@ Deno.test({
     let agent: RunningKubelet | undefined;
     const admin = await adminClient(real.adminKubeconfig);
     try {
+      // kubelet's port, on our own address, so both nodes advertise the same endpoint.
+      const kubeletPort = (await real.admin("GET", `/api/v1/nodes/${kubeletNode}`)).body?.status
+        ?.daemonEndpoints?.kubeletEndpoint?.Port ?? 0;
       // A fresh Node of our own: an earlier e2e may have left it tainted.
       await real.admin("DELETE", `/api/v1/nodes/${real.nodeName}`);
       agent = await runKubelet({
@@ -627,7 +662,7 @@ Deno.test({
         containerRuntimeEndpoint: criEndpoint(),
         rootDir: join(dir, "root"),
         port: -1,
-        securePort: 0,
+        securePort: kubeletPort,
         address: nodeIP,
         nodeIP,
         clientCAFile: join(pki, "ca.crt"),
@@ -659,6 +694,20 @@ Deno.test({
       }));
       console.log(`differential: ${chosen.length} scenarios in ${Date.now() - started} ms`);
       const used = new Set<unknown>();
+      await t.step("node", async () => {
+        const [kubelet, probelet] = await Promise.all(
+          [kubeletNode, real.nodeName].map(async (name) =>
+            (await real.admin("GET", `/api/v1/nodes/${name}`)).body
+          ),
+        );
+        const diffs = compareViews(
+          nodeView(kubelet, { namespace: "", nodeName: kubeletNode }),
+          nodeView(probelet, { namespace: "", nodeName: real.nodeName }),
+          "node",
+          differentialAllowList,
+        );
+        report("node", diffs, used);
+      });
       for (const { scenario, kubelet, probelet } of results) {
         await t.step(scenario.name, () => {
           if (kubelet.error) {
@@ -668,22 +717,12 @@ Deno.test({
             throw new Error(`probelet did not finish: ${probelet.error}`);
           }
           const diffs: Difference[] = compareViews(
-            podView(kubelet.pod, kubelet.events, kubelet.names),
-            podView(probelet.pod, probelet.events, probelet.names),
+            podView(kubelet.pod, kubelet.events, kubelet.names, kubelet.history),
+            podView(probelet.pod, probelet.events, probelet.names, probelet.history),
             scenario.name,
             differentialAllowList,
           );
-          for (const d of diffs) used.add(d.allowedBy);
-          if (diffs.length > 0 && Deno.env.get("PROBELET_DIFFERENTIAL_VERBOSE") === "1") {
-            console.log(formatDifferences(scenario.name, diffs));
-          }
-          const refused = diffs.filter((d) => !d.allowedBy);
-          if (refused.length > 0) {
-            throw new Error(
-              `${refused.length} difference(s) not in the allow-list:\n` +
-                formatDifferences(scenario.name, refused),
-            );
-          }
+          report(scenario.name, diffs, used);
         });
       }
       for (const entry of differentialAllowList) {
