@@ -254,13 +254,12 @@ const scenarios: Scenario[] = [
         )],
       }, node),
     done: (pod) => pod?.status?.phase === "Succeeded",
-    timeoutMs: 60_000,
   },
   {
     name: "crash-loop",
     object: (node) => podOf("p", { containers: [container("app", sh("exit 1"))] }, node),
     done: (pod) => (containerStatus(pod)?.restartCount ?? 0) >= 2,
-    timeoutMs: 90_000,
+    timeoutMs: 180_000,
   },
   {
     name: "job",
@@ -289,7 +288,9 @@ const scenarios: Scenario[] = [
         containers: [container("app", sh("trap 'exit 0' TERM; while :; do sleep 0.2; done"))],
       }, node),
     act: async (ctx) => {
-      await waitFor("Ready", () => condition(ctx.pod(), "Ready") === "True", { timeoutMs: 60_000 });
+      await waitFor("Ready", () => condition(ctx.pod(), "Ready") === "True", {
+        timeoutMs: 120_000,
+      });
       await ctx.api.admin("DELETE", `/api/v1/namespaces/${ctx.namespace}/pods/p`);
     },
     done: (_pod, _events, ctx) => ctx.gone(),
@@ -302,12 +303,60 @@ const scenarios: Scenario[] = [
         containers: [container("app", ["sleep", "3600"])],
       }, node),
     act: async (ctx) => {
-      await waitFor("Ready", () => condition(ctx.pod(), "Ready") === "True", { timeoutMs: 60_000 });
+      await waitFor("Ready", () => condition(ctx.pod(), "Ready") === "True", {
+        timeoutMs: 120_000,
+      });
       await ctx.api.admin("DELETE", `/api/v1/namespaces/${ctx.namespace}/pods/p`, {
         body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0 },
       });
     },
     done: (_pod, _events, ctx) => ctx.gone(),
+  },
+  {
+    name: "prestop-hook-delete",
+    object: (node) =>
+      podOf("p", {
+        // Long enough for the hook on a loaded machine; the container ends at once on TERM.
+        terminationGracePeriodSeconds: 30,
+        containers: [container("app", sh("trap 'exit 0' TERM; while :; do sleep 0.2; done"), {
+          lifecycle: {
+            preStop: { exec: { command: sh("echo stopped by hook > /dev/termination-log") } },
+          },
+        })],
+      }, node),
+    act: async (ctx) => {
+      await waitFor("Ready", () => condition(ctx.pod(), "Ready") === "True", {
+        timeoutMs: 120_000,
+      });
+      await ctx.api.admin("DELETE", `/api/v1/namespaces/${ctx.namespace}/pods/p`);
+    },
+    done: (_pod, _events, ctx) => ctx.gone(),
+  },
+  {
+    name: "poststart-hook-fails",
+    object: (node) =>
+      podOf("p", {
+        restartPolicy: "Never",
+        containers: [container("app", ["sleep", "3600"], {
+          lifecycle: { postStart: { exec: { command: sh("echo hook failed; exit 7") } } },
+        })],
+      }, node),
+    done: (pod) => pod?.status?.phase === "Failed",
+  },
+  {
+    name: "image-never-pull-missing",
+    object: (node) =>
+      podOf("p", {
+        containers: [{
+          name: "app",
+          image: "probelet.local/missing:1",
+          imagePullPolicy: "Never",
+          command: ["sleep", "3600"],
+        }],
+      }, node),
+    done: (pod, events) =>
+      containerStatus(pod)?.state?.waiting?.reason === "ErrImageNeverPull" &&
+      countOf(events, "ErrImageNeverPull") >= 1,
   },
   {
     name: "readiness-gate",
@@ -320,7 +369,7 @@ const scenarios: Scenario[] = [
       await waitFor(
         "ContainersReady",
         () => condition(ctx.pod(), "ContainersReady") === "True",
-        { timeoutMs: 60_000 },
+        { timeoutMs: 120_000 },
       );
       const answer = await ctx.api.admin(
         "PATCH",
@@ -595,7 +644,7 @@ async function runOnNode(
       events = await ctx.events();
       return scenario.done(ctx.pod(), events, ctx);
     }, {
-      timeoutMs: scenario.timeoutMs ?? 60_000,
+      timeoutMs: scenario.timeoutMs ?? 120_000,
       describe: () => ({ status: ctx.pod()?.status, events: events.map((e) => e.message) }),
     });
     // Events are posted after the status they explain: wait (bounded) until every container start
@@ -676,7 +725,7 @@ Deno.test({
         const node = (await real.admin("GET", `/api/v1/nodes/${real.nodeName}`)).body;
         return condition(node, "Ready") === "True" &&
           !(node?.spec?.taints ?? []).some((t: Json) => t.effect === "NoExecute");
-      }, { timeoutMs: 60_000 });
+      }, { timeoutMs: 120_000 });
       const controllers = await real.controllersRunning();
       const chosen = scenarios.filter((s) => controllers || !s.needsControllers);
       for (const s of scenarios) {
