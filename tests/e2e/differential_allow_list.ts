@@ -42,6 +42,8 @@ const runToCompletion = [
   "security-context",
   "volumes",
   "poststart-hook-fails",
+  "dns-hosts-hostname",
+  "downward-api-volume",
 ];
 
 /** Every allowed difference; the suite fails on any other. */
@@ -81,9 +83,10 @@ export const differentialAllowList: AllowEntry[] = [
   {
     path: /^events\[Warning Unhealthy spec\.containers\{app\}: Startup probe failed: /,
     scenarios: ["startup-gates-liveness"],
-    kind: "feature",
-    issue: 20,
-    reason: "probelet records no Unhealthy event for a failing startup probe",
+    kind: "timing",
+    reason:
+      "how many startup probes fail (0-3) before the container's file appears 3 s after its " +
+      "start depends on when each node's first probe ran",
   },
   {
     path: /^events\[Normal Killing spec\.containers\{app\}: Stopping container app\]/,

@@ -462,6 +462,56 @@ const scenarios: Scenario[] = [
     done: (pod) => pod?.status?.phase === "Succeeded",
   },
   {
+    name: "dns-hosts-hostname",
+    object: (node) =>
+      podOf("p", {
+        restartPolicy: "Never",
+        hostname: "web",
+        subdomain: "svc",
+        containers: [container(
+          "app",
+          sh("{ cat /etc/resolv.conf; cat /etc/hosts; hostname; } > /dev/termination-log"),
+        )],
+      }, node),
+    done: (pod) => pod?.status?.phase === "Succeeded",
+  },
+  {
+    name: "downward-api-volume",
+    object: (node) =>
+      podOf(
+        "p",
+        {
+          restartPolicy: "Never",
+          volumes: [{
+            name: "info",
+            downwardAPI: {
+              items: [
+                { path: "labels", fieldRef: { fieldPath: "metadata.labels" } },
+                { path: "name", fieldRef: { fieldPath: "metadata.name" } },
+                {
+                  path: "cpu",
+                  resourceFieldRef: { containerName: "app", resource: "limits.cpu", divisor: "1m" },
+                },
+              ],
+            },
+          }],
+          containers: [container(
+            "app",
+            sh(
+              "{ cat /info/labels; echo; cat /info/name; echo; cat /info/cpu; } > /dev/termination-log",
+            ),
+            {
+              volumeMounts: [{ name: "info", mountPath: "/info" }],
+              resources: { limits: { cpu: "250m" } },
+            },
+          )],
+        },
+        node,
+        { metadata: { labels: { app: "differential", tier: "test" } } },
+      ),
+    done: (pod) => pod?.status?.phase === "Succeeded",
+  },
+  {
     name: "volumes",
     setup: [
       { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cfg" }, data: { greeting: "hi" } },
