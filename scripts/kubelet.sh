@@ -393,7 +393,9 @@ wait_ready() {
 n = json.load(sys.stdin)
 print(next((c["status"] for c in n.get("status", {}).get("conditions", []) if c["type"] == "Ready"), ""))' \
           2>/dev/null || true)
-      if [ "$code" = True ]; then
+      # Ready, and its lease exists (kubelet creates it a few seconds after registering), which is
+      # how tests tell a running kubelet from a Node left behind.
+      if [ "$code" = True ] && [ "$(admin GET "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$node_name")" = 200 ]; then
         say "ready=true node=$node_name ms=$(($(date +%s%3N) - start)) version=$("$binary" --version | cut -d' ' -f2)"
         return
       fi

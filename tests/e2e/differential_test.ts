@@ -44,8 +44,15 @@ async function skipReason(): Promise<string> {
   try {
     const node = await real.admin("GET", `/api/v1/nodes/${kubeletNode}`);
     const ready = node.body?.status?.conditions?.find((c: Json) => c.type === "Ready")?.status;
-    if (ready !== "True") {
-      return `no Ready kubelet node ${kubeletNode} (start it with \`bash scripts/kubelet.sh up\`; ` +
+    // A Node left behind by a kubelet that died stays Ready until a controller notices: its lease
+    // says whether it still runs.
+    const lease = await real.admin(
+      "GET",
+      `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${kubeletNode}`,
+    );
+    const renewed = Date.parse(lease.body?.spec?.renewTime ?? "");
+    if (ready !== "True" || !(Date.now() - renewed < 60_000)) {
+      return `no running kubelet node ${kubeletNode} (start it with \`bash scripts/kubelet.sh up\`; ` +
         `CI does)`;
     }
   } finally {
