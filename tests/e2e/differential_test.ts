@@ -26,6 +26,7 @@ import {
   type MaskNames,
   nodeView,
   podView,
+  statusHistory,
 } from "./differential.ts";
 import { differentialAllowList } from "./differential_allow_list.ts";
 
@@ -85,6 +86,17 @@ interface Scenario {
   object(nodeName: string): Json;
   /** Other objects created first in the namespace (config maps, secrets). */
   setup?: Json[];
+  /**
+   * probelet refuses the pod with this text (a field it does not support yet): the scenario then
+   * checks that refusal and prints what kubelet did, instead of comparing. When probelet learns
+   * the field the check fails, and the scenario becomes an ordinary one.
+   */
+  probeletRefuses?: string;
+  /**
+   * Event reasons to wait for (at most 15 s) before the events are read: an event may reach the
+   * API server after the status it explains, or after the pod is gone.
+   */
+  awaitEvents?: string[];
   /** Needs kube-controller-manager (Jobs). */
   needsControllers?: boolean;
   /** Actions once the pod exists, e.g. a delete after it is Ready. */
@@ -289,6 +301,7 @@ const scenarios: Scenario[] = [
   },
   {
     name: "graceful-delete",
+    awaitEvents: ["Killing"],
     object: (node) =>
       podOf("p", {
         terminationGracePeriodSeconds: 5,
@@ -304,6 +317,7 @@ const scenarios: Scenario[] = [
   },
   {
     name: "forced-delete",
+    awaitEvents: ["Killing"],
     object: (node) =>
       podOf("p", {
         terminationGracePeriodSeconds: 30,
@@ -321,6 +335,7 @@ const scenarios: Scenario[] = [
   },
   {
     name: "prestop-hook-delete",
+    awaitEvents: ["Killing"],
     object: (node) =>
       podOf("p", {
         // Long enough for the hook on a loaded machine; the container ends at once on TERM.
@@ -407,6 +422,32 @@ const scenarios: Scenario[] = [
         containers: [container("app", ["sleep", "3600"])],
       }, node),
     done: (pod) => pod?.status?.phase === "Failed",
+  },
+  {
+    // probelet refuses the field (no deadline enforcement); kubelet fails the pod at the deadline.
+    name: "active-deadline",
+    probeletRefuses: "spec.activeDeadlineSeconds is not supported by this node",
+    object: (node) =>
+      podOf("p", {
+        activeDeadlineSeconds: 3,
+        containers: [container("app", ["sleep", "3600"])],
+      }, node),
+    done: (pod) => pod?.status?.phase === "Failed",
+  },
+  {
+    // probelet refuses stdin and tty (not passed to CRI); kubelet runs the container with both.
+    name: "stdin-tty",
+    probeletRefuses: "spec.containers[0].stdin is not supported by this node; " +
+      "spec.containers[0].tty is not supported by this node",
+    object: (node) =>
+      podOf("p", {
+        restartPolicy: "Never",
+        containers: [container("app", sh("[ -t 0 ] && echo tty > /dev/termination-log"), {
+          stdin: true,
+          tty: true,
+        })],
+      }, node),
+    done: (pod) => ["Succeeded", "Failed"].includes(pod?.status?.phase),
   },
   {
     name: "termination-message-file",
@@ -705,10 +746,12 @@ async function runOnNode(
       describe: () => ({ status: ctx.pod()?.status, events: events.map((e) => e.message) }),
     });
     // Events are posted after the status they explain: wait (bounded) until every container start
-    // the status shows has its Started event, then take the events as they are.
+    // the status shows has its Started event, and the awaited events are there, then take the
+    // events as they are.
     await waitFor("the Started events of every start", async () => {
       events = await ctx.events();
-      return startsExplained(ctx.pod(), events);
+      return startsExplained(ctx.pod(), events) &&
+        (scenario.awaitEvents ?? []).every((reason) => countOf(events, reason) > 0);
     }, { timeoutMs: 15_000 }).catch(() => {});
     // A Job's pod has a generated name; a pod of ours is named alike on both nodes.
     const podName = object.kind === "Job" ? watcher.podName() : undefined;
@@ -725,6 +768,33 @@ async function runOnNode(
   } finally {
     await watcher.stop();
   }
+}
+
+/**
+ * A scenario probelet refuses: its pod failed at admission with the text of probeletRefuses, a
+ * PodFeatureUnsupported event says the same, and no container ran; kubelet's outcome is printed.
+ */
+function checkRefusal(scenario: Scenario, kubelet: NodeRun, probelet: NodeRun) {
+  const status = probelet.pod?.status;
+  const message = `Pod was rejected: ${scenario.probeletRefuses}`;
+  assert(
+    status?.phase === "Failed" && status?.reason === "PodFeatureUnsupported" &&
+      status?.message === message,
+    `probelet did not refuse as expected: ${JSON.stringify(status)}`,
+  );
+  assert(
+    probelet.events.some((e) =>
+      e.reason === "PodFeatureUnsupported" && e.message === scenario.probeletRefuses
+    ),
+    `no PodFeatureUnsupported event: ${JSON.stringify(probelet.events.map((e) => e.message))}`,
+  );
+  assert(!probelet.events.some((e) => e.reason === "Started"), "a container started");
+  const k = kubelet.pod?.status;
+  console.log(
+    `differential: ${scenario.name}: probelet refuses (${scenario.probeletRefuses}); kubelet: ` +
+      `${k?.phase}${k?.reason ? ` ${k.reason}` : ""}${k?.message ? ` "${k.message}"` : ""}, ` +
+      statusHistory(kubelet.history),
+  );
 }
 
 /** Prints the allowed differences when asked, and throws on any other. */
@@ -821,6 +891,10 @@ Deno.test({
           }
           if (probelet.error) {
             throw new Error(`probelet did not finish: ${probelet.error}`);
+          }
+          if (scenario.probeletRefuses) {
+            checkRefusal(scenario, kubelet, probelet);
+            return;
           }
           const diffs: Difference[] = compareViews(
             podView(kubelet.pod, kubelet.events, kubelet.names, kubelet.history),
