@@ -10,13 +10,13 @@ import type { AllowEntry } from "./differential.ts";
 
 /**
  * A status history without the steps a node may skip when it syncs a moment later (each sync
- * posts one status): a step with a container running but not yet ready, followed by another step.
+ * posts one status): a step with a container running but not yet ready, or with the containers
+ * being created, followed by another step.
  */
 function withoutTransientSteps(history: string): string {
-  return history.replace(
-    / → [A-Z][a-z]+(?: [^\s→]+)*? [^\s→]+=running(?= |$)(?: [^\s→]+)*?(?= → )/g,
-    "",
-  );
+  return history
+    .replace(/ → [A-Z][a-z]+(?: [^\s→]+)*? [^\s→]+=running(?= |$)(?: [^\s→]+)*?(?= → )/g, "")
+    .replace(/ → Pending(?: [^\s→]+=waiting:ContainerCreating)+(?= → )/g, "");
 }
 
 /**
@@ -179,8 +179,8 @@ export const differentialAllowList: AllowEntry[] = [
   {
     path: /^history$/,
     kind: "timing",
-    reason: "a step with a container running but not yet ready may be skipped by a node that " +
-      "syncs a moment later (each sync posts one status)",
+    reason: "a step with a container running but not yet ready, or being created, may be skipped " +
+      "by a node that syncs a moment later (each sync posts one status)",
     equalAfter: withoutTransientSteps,
   },
   {

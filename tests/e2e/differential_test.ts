@@ -356,6 +356,7 @@ const scenarios: Scenario[] = [
   },
   {
     name: "poststart-hook-fails",
+    awaitEvents: ["FailedPostStartHook", "Killing"],
     object: (node) =>
       podOf("p", {
         restartPolicy: "Never",
@@ -367,6 +368,7 @@ const scenarios: Scenario[] = [
   },
   {
     name: "image-never-pull-missing",
+    awaitEvents: ["Failed"],
     object: (node) =>
       podOf("p", {
         containers: [{
