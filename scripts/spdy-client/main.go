@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
-	"k8s.io/utils/exec"
+	"k8s.io/client-go/util/exec"
 )
 
 func main() {
@@ -81,10 +81,10 @@ func runExec(u *url.URL, transport http.RoundTripper, upgrader spdy.Upgrader, st
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err = executor.StreamWithContext(ctx, options)
-	var exitErr exec.CodeExitError
-	if errors.As(err, &exitErr) {
+	var exitErr exec.ExitError
+	if errors.As(err, &exitErr) && exitErr.Exited() {
 		fmt.Fprintf(os.Stderr, "spdy-client: %v\n", err)
-		return exitErr.Code
+		return exitErr.ExitStatus()
 	}
 	if err != nil {
 		fail(err)
