@@ -4,6 +4,7 @@
  * `io.Copy` goroutines in its streaming runtime).
  * @module
  */
+import type { Clock, ClockTimer } from "../util/clock.ts";
 import type { InputStream, OutputStream } from "./remotecommand.ts";
 
 /**
@@ -60,27 +61,34 @@ export async function pipeOutput(
 /** Both directions of a forwarded connection: a stream of the client's and a socket. */
 export interface Duplex extends InputStream, OutputStream {}
 
+/** How long the other direction may go on once one ended (containerd's 1 s, after socat). */
+export const forwardCloseGraceMs = 1_000;
+
 /**
- * Copies between `stream` and `conn` both ways, passing each end's EOF on (FIN on the stream,
- * `closeWrite` on the socket), until the socket's side has ended; then closes `conn`. A client
- * still sending then is cut off, as containerd's port forward returns when a copy ends.
+ * Copies between `stream` and `conn` both ways, as containerd's `portForward` does: once one
+ * direction has ended, the other gets {@linkcode forwardCloseGraceMs} to finish, then `conn` is
+ * closed. Unlike containerd, each end's EOF is passed on (FIN on the stream, `closeWrite` on the
+ * socket), so a server that answers after reading its request to the end gets to answer.
  *
  * @example
  * ```ts
  * const conn = await Deno.connect({ hostname: "127.0.0.1", port });
- * await forwardConn(stream, conn);
+ * await forwardConn(stream, conn, { clock });
  * ```
  */
-export async function forwardConn(stream: Duplex, conn: Deno.TcpConn): Promise<void> {
-  // Ends when the client closes its side; not awaited: the socket's side decides.
-  (async () => {
+export async function forwardConn(
+  stream: Duplex,
+  conn: Deno.TcpConn,
+  options: { clock: Clock; signal?: AbortSignal },
+): Promise<void> {
+  const toConn = (async () => {
     try {
       for (let chunk = await stream.read(); chunk !== null; chunk = await stream.read()) {
         for (let off = 0; off < chunk.length;) off += await conn.write(chunk.subarray(off));
       }
       await conn.closeWrite();
     } catch {
-      // The socket is gone; the other direction ends too.
+      // The socket is gone.
     }
   })();
   const fromConn = (async () => {
@@ -94,10 +102,26 @@ export async function forwardConn(stream: Duplex, conn: Deno.TcpConn): Promise<v
     }
     await stream.close().catch(() => {});
   })();
-  await fromConn;
+  let timer: ClockTimer | undefined;
+  let onAbort: (() => void) | undefined;
+  const stopped = new Promise<void>((resolve) => {
+    onAbort = resolve;
+    if (options.signal?.aborted) resolve();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+  });
   try {
-    conn.close();
-  } catch {
-    // closed already
+    await Promise.race([toConn, fromConn, stopped]);
+    const grace = new Promise<void>((resolve) => {
+      timer = options.clock.afterFunc(forwardCloseGraceMs, resolve);
+    });
+    await Promise.race([Promise.all([toConn, fromConn]), grace, stopped]);
+  } finally {
+    timer?.stop();
+    if (onAbort) options.signal?.removeEventListener("abort", onAbort);
+    try {
+      conn.close();
+    } catch {
+      // closed already
+    }
   }
 }

@@ -24,4 +24,4 @@ export {
 export { supportedPortForwardProtocols } from "./portforward.ts";
 export { cacheTtlMs, StreamingError } from "./request_cache.ts";
 export type { SpdyStream } from "./spdy/connection.ts";
-export { type Duplex, forwardConn, pipeInput, pipeOutput } from "./io.ts";
+export { type Duplex, forwardCloseGraceMs, forwardConn, pipeInput, pipeOutput } from "./io.ts";

@@ -12,6 +12,7 @@ import {
   type SpdyStream,
   type StreamingRuntime,
 } from "../../src/cri_streaming/mod.ts";
+import { RealClock } from "../../src/util/clock.ts";
 
 /** Host commands and loopback ports behind the streaming server. */
 export class HostRuntime implements StreamingRuntime {
@@ -53,7 +54,7 @@ export class HostRuntime implements StreamingRuntime {
   async portForward(podSandboxId: string, port: number, stream: SpdyStream): Promise<void> {
     this.forwards.push({ podSandboxId, port });
     const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-    await forwardConn(stream, conn);
+    await forwardConn(stream, conn, { clock: new RealClock() });
   }
 }
 
