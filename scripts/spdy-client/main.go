@@ -3,7 +3,8 @@
 // against a kubelet or a runtime's streaming server. It is the oracle of
 // tests/cri_streaming/go_client_test.ts (built by scripts/spdy-client.sh).
 //
-//	spdy-client exec URL [-stdin] [-tty]   stdin is forwarded; the remote stdout and stderr are
+//	spdy-client exec URL [-stdin] [-tty] [-timeout 30s]
+//	                                       stdin is forwarded; the remote stdout and stderr are
 //	                                       copied out; the exit code is the remote one
 //	spdy-client portforward URL PORT       stdin is sent to PORT through a forwarded local port;
 //	                                       what comes back is printed
@@ -48,8 +49,9 @@ func main() {
 		flags := flag.NewFlagSet("exec", flag.ExitOnError)
 		stdin := flags.Bool("stdin", false, "send standard input")
 		tty := flags.Bool("tty", false, "ask for a terminal")
+		timeout := flags.Duration("timeout", 30*time.Second, "give up after this long")
 		_ = flags.Parse(os.Args[3:])
-		os.Exit(runExec(u, transport, upgrader, *stdin, *tty))
+		os.Exit(runExec(u, transport, upgrader, *stdin, *tty, *timeout))
 	case "portforward":
 		if len(os.Args) < 4 {
 			fail(errors.New("portforward needs a PORT"))
@@ -61,7 +63,7 @@ func main() {
 	}
 }
 
-func runExec(u *url.URL, transport http.RoundTripper, upgrader spdy.Upgrader, stdin, tty bool) int {
+func runExec(u *url.URL, transport http.RoundTripper, upgrader spdy.Upgrader, stdin, tty bool, timeout time.Duration) int {
 	executor, err := remotecommand.NewSPDYExecutorForTransports(transport, upgrader, "POST", u)
 	if err != nil {
 		fail(err)
@@ -78,7 +80,7 @@ func runExec(u *url.URL, transport http.RoundTripper, upgrader spdy.Upgrader, st
 		sizes <- remotecommand.TerminalSize{Width: 100, Height: 40}
 		options.TerminalSizeQueue = fixedSizes(sizes)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	err = executor.StreamWithContext(ctx, options)
 	var exitErr exec.ExitError
@@ -137,7 +139,6 @@ func runPortForward(dialer httpstream.Dialer, port string) int {
 	<-done
 	return 0
 }
-
 
 func fail(err error) {
 	fmt.Fprintf(os.Stderr, "spdy-client: %v\n", err)

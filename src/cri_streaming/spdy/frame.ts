@@ -257,7 +257,7 @@ export class ByteReader {
    */
   async readExact(n: number): Promise<Uint8Array | null> {
     while (this.#buf.length - this.#off < n) {
-      const chunk = new Uint8Array(Math.max(64 * 1024, n));
+      const chunk = new Uint8Array(Math.max(16 * 1024, n - (this.#buf.length - this.#off)));
       const got = await this.#read(chunk);
       if (got === null) {
         if (this.#buf.length === this.#off) return null;
@@ -293,6 +293,10 @@ export class Framer {
     zlib.createDeflate({
       dictionary: headerDictionary,
       level: zlib.constants.Z_BEST_COMPRESSION,
+      // A 2 KiB window and the smallest hash (9 KiB instead of zlib's 256 KiB per connection):
+      // a handful of small header blocks go out per connection; any inflater reads them.
+      windowBits: 11,
+      memLevel: 1,
       flush: zlib.constants.Z_SYNC_FLUSH,
     }),
   );
