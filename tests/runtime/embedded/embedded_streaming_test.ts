@@ -10,12 +10,7 @@ import { EmbeddedRuntimeService } from "../../../src/runtime/embedded/mod.ts";
 import { runSpdyClient, spdyClientPath } from "../../cri_streaming/host_runtime.ts";
 import { streamText, TestSpdyClient } from "../../cri_streaming/spdy_client.ts";
 
-const built = new Deno.Command("bash", {
-  args: [new URL("../../../scripts/spdy-client.sh", import.meta.url).pathname, "build"],
-  stdout: "null",
-  stderr: "null",
-}).outputSync().success;
-const oracle = built ? spdyClientPath() : undefined;
+const oracle = spdyClientPath("embedded_streaming_test");
 
 async function withContainer(
   script: string,
