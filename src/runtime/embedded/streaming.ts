@@ -159,6 +159,13 @@ export async function attachStreaming(
       while (await stdin.read() !== null) { /* dropped */ }
     })().catch(() => {});
   }
+  // No terminal to size: window sizes are read (the connection must not stall on them) and dropped.
+  if (streams.resize) {
+    const sizes = streams.resize;
+    (async () => {
+      for await (const _ of sizes) { /* dropped */ }
+    })().catch(() => {});
+  }
   const sink = (out: CommandStreams["stdout"]) =>
     out ? (bytes: Uint8Array) => out.write(bytes).catch(() => {}) : undefined;
   try {
