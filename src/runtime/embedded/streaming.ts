@@ -100,7 +100,10 @@ export async function execStreaming(
       const term = pty;
       if (streams.resize) {
         (async () => {
-          for await (const size of streams.resize!) term.resize(size);
+          for await (const size of streams.resize!) {
+            // containerd's handleResizing skips empty sizes.
+            if (size.width >= 1 && size.height >= 1) term.resize(size);
+          }
         })().catch(() => {});
       }
       if (streams.stdin) {
