@@ -426,3 +426,25 @@ Deno.test("TestIdleTimeout", async () => {
     }
   }, { clock });
 });
+
+Deno.test("TestPortForwardStreamPairTimeout", async () => {
+  const clock = new FakeClock(0);
+  await withServer(async (server, runtime) => {
+    const { url } = server.getPortForward({ podSandboxId: "s1", port: [] });
+    const { client } = await TestSpdyClient.dial(url, { protocols: ["portforward.k8s.io"] });
+    try {
+      const errorId = await client!.open({ streamtype: ["error"], port: ["80"], requestid: ["7"] });
+      await client!.collect((f) => f.type === "synReply" && f.streamId === errorId);
+      await settle();
+      await clock.step(30_000);
+      const frames = await client!.collect((f) => f.type === "data" && f.streamId === errorId);
+      assert.match(
+        streamText(frames, errorId),
+        /^\(conn=spdy-\d+, request=7\) timed out waiting for streams$/,
+      );
+      assert.deepEqual(runtime.forwards, []);
+    } finally {
+      client!.close();
+    }
+  }, { clock });
+});
