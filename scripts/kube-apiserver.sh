@@ -29,6 +29,8 @@
 # (--kubelet-preferred-address-types=InternalIP,...) and refuses loopback, and the machine's own
 # address is no test target, so `up` (as root) adds a dummy interface (else an empty bridge) $node_if with
 # $node_ip/32; an agent runs with --node-ip $node_ip --address $node_ip. `down` removes it.
+# PROBELET_KUBELET_CA=1 `up` also passes --kubelet-certificate-authority pki/ca.crt: the API server
+# then verifies nodes' serving certificates (CSR-issued ones pass, self-signed ones do not).
 # kube-apiserver runs with --authorization-mode=Node,RBAC and --enable-admission-plugins=NodeRestriction,
 # serving on https://127.0.0.1:$PROBELET_KUBE_PORT. Processes are stopped by pid file, never by name.
 # Output is key=value lines.
@@ -358,6 +360,14 @@ cmd_up() {
   # Audit log (metadata only): tests read it to check that a node's requests were never refused.
   printf 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n- level: Metadata\n' \
     >"$base/audit-policy.yaml"
+  # PROBELET_KUBELET_CA=1: the API server verifies nodes' serving certificates against the cluster
+  # CA (--kubelet-certificate-authority), as for CSR-issued ones (--rotate-server-certificates);
+  # self-signed agents then cannot be reached, so it is off by default (kube-apiserver's default:
+  # no verification).
+  local kubelet_ca=()
+  if [ "${PROBELET_KUBELET_CA:-0}" = 1 ]; then
+    kubelet_ca=(--kubelet-certificate-authority "$pki/ca.crt")
+  fi
   "$cache/kube-apiserver" \
     --audit-policy-file "$base/audit-policy.yaml" --audit-log-path "$base/audit.log" \
     --audit-log-maxsize 200 --audit-log-maxbackup 1 \
@@ -368,13 +378,14 @@ cmd_up() {
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --kubelet-client-certificate "$pki/kubelet-client.crt" --kubelet-client-key "$pki/kubelet-client.key" \
     --kubelet-preferred-address-types InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP \
+    "${kubelet_ca[@]}" \
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
     --service-account-issuer https://kubernetes.default.svc \
     --service-cluster-ip-range 10.96.0.0/24 \
     --allow-privileged=true --profiling=false \
     --cert-dir "$base/cert-dir" >"$base/kube-apiserver.log" 2>&1 &
   echo $! >"$base/kube-apiserver.pid"
-  say "started=kube-apiserver pid=$(cat "$base/kube-apiserver.pid")"
+  say "started=kube-apiserver pid=$(cat "$base/kube-apiserver.pid") kubelet_ca=${PROBELET_KUBELET_CA:-0}"
   wait_ready "$start"
   default_service_accounts
   kubelet_api_admin_binding

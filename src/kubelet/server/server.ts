@@ -14,7 +14,6 @@ import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { openFileLimit } from "../../util/rlimit.ts";
 import {
-  type ConnListener,
   defaultIdleTimeoutMs,
   defaultReadHeaderTimeoutMs,
   HttpServer,
@@ -27,7 +26,8 @@ import { getContainerLogs } from "../kuberuntime/kuberuntime_logs.ts";
 import { validateContainerLogStatus } from "../kubelet_pods.ts";
 import { type AuthInterface, withAuth } from "./auth.ts";
 import { collectResourceMetrics, readNodeStats } from "../metrics/collectors/resource_metrics.ts";
-import { hasPeerCertificates, listenTls } from "./tls_listener.ts";
+import { hasPeerCertificates, listenTls, type ServingCertificate } from "./tls_listener.ts";
+import type { TlsVersionName } from "../../util/flag/ciphersuites_flag.ts";
 
 /** A pod with its latest API status, as the host lists it (the `Kubelet`'s `PodWithStatus`). */
 export interface HostPod extends Pod {
@@ -350,13 +350,23 @@ export function defaultMaxConnections(openFiles = openFileLimit()?.soft ?? 1024)
 
 /** Options of {@linkcode serveKubeletServer}. */
 export interface SecureServeOptions extends ServeOptions {
-  /** The serving certificate (chain) and key, PEM. */
-  certPem: string;
-  keyPem: string;
+  /**
+   * The serving certificate; without one, handshakes fail until
+   * {@linkcode SecureKubeletServer.setCertificate} gives one (a certificate still to be issued).
+   */
+  certificate?: ServingCertificate;
+  /** `--tls-min-version` (default TLS 1.2). */
+  minVersion?: TlsVersionName;
   /** Who may ask what. */
   auth: AuthInterface;
   /** Ask clients for a certificate (a client CA is configured). */
   requestClientCert: boolean;
+}
+
+/** The secure port's server, whose certificate can be replaced while it serves. */
+export interface SecureKubeletServer extends KubeletServer {
+  /** Serves `certificate` to new connections; undefined makes new handshakes fail. */
+  setCertificate(certificate: ServingCertificate | undefined): void;
 }
 
 /**
@@ -365,21 +375,21 @@ export interface SecureServeOptions extends ServeOptions {
  *
  * @example
  * ```ts
- * const server = await serveKubeletServer(kubelet, { hostname: "0.0.0.0", port: 10250, certPem, keyPem, auth, requestClientCert: true });
+ * const server = await serveKubeletServer(kubelet, { hostname: "0.0.0.0", port: 10250, certificate: { certPem, keyPem }, auth, requestClientCert: true });
  * ```
  */
 export async function serveKubeletServer(
   source: ServerSource | undefined,
   options: SecureServeOptions,
-): Promise<KubeletServer> {
-  let listener: ConnListener;
+): Promise<SecureKubeletServer> {
+  let listener: Awaited<ReturnType<typeof listenTls>>;
   try {
     listener = await listenTls({
       hostname: options.hostname,
       port: options.port,
-      certPem: options.certPem,
-      keyPem: options.keyPem,
+      certificate: options.certificate,
       requestCert: options.requestClientCert,
+      minVersion: options.minVersion,
     });
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
@@ -410,6 +420,7 @@ export async function serveKubeletServer(
     hostname: addr.hostname,
     stats: server.stats,
     setSource: (s) => handler = newSecureHandler(s),
+    setCertificate: (c) => listener.setCertificate(c),
     shutdown: () => server.shutdown(),
   };
 }
