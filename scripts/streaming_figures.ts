@@ -36,6 +36,13 @@ const server = new StreamingServer({
       stdout: "piped",
       stderr: "piped",
     }).spawn();
+    s.signal.addEventListener("abort", () => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // exited already
+      }
+    });
     if (s.stdin) pipeInput(s.stdin, child.stdin);
     const out = Promise.all([
       pipeOutput(child.stdout, s.stdout!),
