@@ -18,6 +18,7 @@ import {
 } from "../../kubelet/server/server.ts";
 import type { ReviewPoster } from "../../kubelet/server/delegating_auth.ts";
 import { buildAuth, initializeTLS, newServingCertificateManager, type TLSOptions } from "./auth.ts";
+import { kubeletConfiguration } from "./configz.ts";
 import type { Manager } from "../../kubelet/certificate/certificate_manager.ts";
 import { type EventRecorder, LogRecorder } from "../../kubelet/events/mod.ts";
 import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
@@ -114,6 +115,7 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         hostname: flags.address,
         port: flags.port,
         idleTimeoutMs: flags.httpIdleTimeoutMs,
+        rootDir: flags.rootDir,
       });
     }
     // The secure port is the command line's (default 10250); an in-process caller asks for it.
@@ -129,6 +131,9 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         minVersion: tlsOptions.minVersion,
         auth: await buildAuth(flags, { clock, post: () => reviews.post }),
         requestClientCert: flags.clientCAFile !== "",
+        rootDir: flags.rootDir,
+        configz: () =>
+          kubeletConfiguration(flags, { port: secureServer?.port, readOnlyPort: server?.port }),
       });
       if (!flags.rotateServerCertificates) {
         // The files are served from the start; the CSR-issued certificate needs the API client
