@@ -32,6 +32,7 @@ import { isServiceIPSet } from "../api/core/v1/helper.ts";
 import { type MilliResourceList, podLimits, podRequests } from "../api/resource/helpers.ts";
 import { formatMilliQuantity, quantityFormat } from "../api/resource/quantity.ts";
 import {
+  cgroupV1UnlimitedMemoryBytes,
   MinMilliCPULimit,
   MinShares,
   QuotaPeriod,
@@ -345,6 +346,19 @@ export function convertToAPIContainerStatuses(
   return out;
 }
 
+// Bytes beyond a double's exact range in BinarySI (Go's CanonicalizeBytes for a whole amount).
+function binarySIBytes(bytes: bigint): string {
+  const suffixes = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+  if (bytes < 1024n) return `${bytes}`;
+  let amount = bytes;
+  let exponent = 0;
+  while (exponent < suffixes.length - 1 && amount % 1024n === 0n) {
+    amount /= 1024n;
+    exponent++;
+  }
+  return `${amount}${suffixes[exponent]}`;
+}
+
 // A milli-unit amount per resource, printed in the format of the first container quantity that
 // named the resource (Go's ResourceList sums keep the first addend's format).
 function formatResourceList(
@@ -368,10 +382,11 @@ function formatResourceList(
  * what its cgroup holds: the cpu request from `cpu.shares` (shown above the minimum shares), the
  * memory request summed from the containers, and cpu and memory limits where the pod's QoS class
  * has its cgroup enforce them (Guaranteed, or Burstable with every container limiting that
- * resource). A value the cgroup does not give keeps what the previous status showed while both
- * are Running (so a Burstable pod keeps the memory limit its Pending status summed). The cgroup
- * values are derived from the spec (kubelet's ResourceConfigForPod and back), not read from the
- * kernel.
+ * resource). A pod cgroup without a memory limit reads back, on cgroup v1, the kernel's
+ * "unlimited" number, which kubelet reports as the limit (`9007199254740988Ki`); on cgroup v2 it
+ * gives none. A value the cgroup does not give keeps what the previous status showed while both
+ * are Running. The cgroup values are derived from the spec (kubelet's ResourceConfigForPod and
+ * back) and the machine's cgroup version, not read from the pod's own cgroup.
  *
  * @example
  * ```ts
@@ -381,6 +396,10 @@ function formatResourceList(
 export function convertToAPIPodLevelResourcesStatus(
   pod: Pod,
   oldPodStatus: PodStatus,
+  options: {
+    /** What the pod cgroup reads without a memory limit (default: this machine's cgroup v1 value). */
+    unlimitedMemoryBytes?: bigint;
+  } = { unlimitedMemoryBytes: cgroupV1UnlimitedMemoryBytes() },
 ): ResourceRequirements {
   const requests = formatResourceList(pod, podRequests(pod), (c) => c.resources?.requests);
   const limits = formatResourceList(pod, podLimits(pod), (c) => c.resources?.limits);
@@ -418,6 +437,10 @@ export function convertToAPIPodLevelResourcesStatus(
   }
   if (config.memory !== undefined && config.memory > 0) {
     runningLimits.memory = formatMilliQuantity(config.memory * 1000, "BinarySI");
+  } else if (options.unlimitedMemoryBytes !== undefined) {
+    // The pod cgroup sets no limit: cgroup v1 reads back its "unlimited" number, which kubelet
+    // reports as is (`9007199254740988Ki`).
+    runningLimits.memory = binarySIBytes(options.unlimitedMemoryBytes);
   } else {
     preserveOldResourcesValue("memory", old.limits, runningLimits);
   }

@@ -507,11 +507,15 @@ Deno.test("TestGracefulDeletePostsTerminalStatusOnce", async () => {
     const pod = (await s.apiGet("graceful"))!;
     pod.metadata.deletionTimestamp = "2026-11-23T05:00:10Z";
     pod.metadata.deletionGracePeriodSeconds = 3;
+    // kube-apiserver v1.36 bumps the generation when it sets the deletion timestamp.
+    pod.metadata.generation = 2;
     await s.client.coreV1.pods("default").update(pod);
     await until("deleted", async () => (await s.apiGet("graceful")) === undefined);
     const patches = statusPatches(s.client, "graceful");
     assertEquals(patches.length, 1, JSON.stringify(patches));
     assertEquals(patches[0].status?.phase, "Failed");
+    // The final status observed the deletion's generation, in the status and each condition.
+    assertEquals(patches[0].status?.observedGeneration, 2, JSON.stringify(patches[0]));
     assert(patches[0].status?.containerStatuses?.[0]?.state?.terminated, "container terminated");
   } finally {
     await s.cleanup();

@@ -314,7 +314,7 @@ Deno.test("TestConvertToAPIPodLevelResourcesStatus", async (t) => {
   // v1.36.3 reports status.resources for every pod (InPlacePodLevelResourcesVerticalScaling,
   // beta): the effective allocation until the API shows the pod Running, then the pod cgroup's
   // view, keeping what the previous Running status showed where the cgroup says nothing. The
-  // expectations were read from kubelet v1.36.3 on this machine (cgroup v1) for the same pods.
+  // cgroup v1 expectations were read from kubelet v1.36.3 on this machine for the same pods.
   const pod = (
     phase: string,
     ...resources: NonNullable<Pod["spec"]["containers"][0]["resources"]>[]
@@ -323,6 +323,9 @@ Deno.test("TestConvertToAPIPodLevelResourcesStatus", async (t) => {
     spec: { containers: resources.map((r, i) => ({ name: `c${i}`, image: "i", resources: r })) },
     status: { phase: phase as "Running" },
   });
+  const v1 = { unlimitedMemoryBytes: 9223372036854771712n };
+  const v2 = { unlimitedMemoryBytes: undefined };
+  const unlimited = "9007199254740988Ki";
   const burstable = [
     { requests: { cpu: "100m", memory: "64Mi" }, limits: { memory: "128Mi" } },
     { requests: { cpu: "150m", memory: "64Mi" } },
@@ -331,38 +334,53 @@ Deno.test("TestConvertToAPIPodLevelResourcesStatus", async (t) => {
     requests: { cpu: "250m", memory: "128Mi" },
     limits: { memory: "128Mi" },
   };
-  const cases: [string, Pod, PodStatus, unknown][] = [
-    ["BestEffort, Pending", pod("Pending", {}), {}, {}],
-    ["BestEffort, Running: the minimum shares are not shown", pod("Running", {}), {}, {}],
+  const guaranteed = {
+    requests: { cpu: "500m", memory: "1Gi" },
+    limits: { cpu: "500m", memory: "1Gi" },
+  };
+  const cases: [string, Pod, PodStatus, typeof v1 | typeof v2, unknown][] = [
+    ["BestEffort, Pending", pod("Pending", {}), {}, v1, {}],
+    ["BestEffort, Running, cgroup v2", pod("Running", {}), {}, v2, {}],
     [
-      "Burstable, Pending: summed requests and limits",
-      pod("Pending", ...burstable),
+      "BestEffort, Running, cgroup v1: the unlimited number as the memory limit",
+      pod("Running", {}),
       {},
-      pendingBurstable,
+      v1,
+      { limits: { memory: unlimited } },
+    ],
+    ["Burstable, Pending: summed", pod("Pending", ...burstable), {}, v1, pendingBurstable],
+    [
+      "Burstable, Running, cgroup v1: requests, and the unlimited memory limit",
+      pod("Running", ...burstable),
+      { phase: "Running", resources: pendingBurstable },
+      v1,
+      { requests: { cpu: "250m", memory: "128Mi" }, limits: { memory: unlimited } },
     ],
     [
-      "Burstable, Running, first status: no memory limit while a container sets none",
+      "Burstable, Running, cgroup v2, first status: no memory limit",
       pod("Running", ...burstable),
       {},
+      v2,
       { requests: { cpu: "250m", memory: "128Mi" } },
     ],
     [
-      "Burstable, Running after Running: the memory limit shown before is kept",
+      "Burstable, Running after Running, cgroup v2: the memory limit shown before is kept",
       pod("Running", ...burstable),
       { phase: "Running", resources: pendingBurstable },
+      v2,
       pendingBurstable,
     ],
     [
-      "Guaranteed, Running: cpu from shares and quota, memory limit in bytes",
-      pod("Running", {
-        requests: { cpu: "500m", memory: "1Gi" },
-        limits: { cpu: "500m", memory: "1Gi" },
-      }),
+      "Guaranteed, Running: shares, quota and memory",
+      pod("Running", guaranteed),
       {},
-      { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "500m", memory: "1Gi" } },
+      v1,
+      guaranteed,
     ],
   ];
-  for (const [name, p, old, want] of cases) {
-    await t.step(name, () => assertEquals(convertToAPIPodLevelResourcesStatus(p, old), want));
+  for (const [name, p, old, cgroup, want] of cases) {
+    await t.step(name, () => {
+      assertEquals(convertToAPIPodLevelResourcesStatus(p, old, cgroup), want);
+    });
   }
 });

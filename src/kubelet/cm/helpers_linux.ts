@@ -151,3 +151,28 @@ export function quotaToMilliCPU(quota: number, period: number): number {
   if (quota === -1) return 0;
   return Math.trunc((quota * MilliCPUToCPU) / period);
 }
+
+let unlimitedMemory: bigint | null | undefined;
+
+/**
+ * What a cgroup v1 memory controller reads back for a cgroup without a memory limit (the root
+ * memory cgroup's `memory.limit_in_bytes`: 9223372036854771712 with 4 KiB pages), which kubelet
+ * then reports as a pod's memory limit; undefined on cgroup v2 (`max` reads as no limit) or when
+ * the file cannot be read. Read once.
+ *
+ * @example
+ * ```ts
+ * cgroupV1UnlimitedMemoryBytes(); // 9223372036854771712n on a cgroup v1 machine
+ * ```
+ */
+export function cgroupV1UnlimitedMemoryBytes(): bigint | undefined {
+  if (unlimitedMemory === undefined) {
+    try {
+      const text = Deno.readTextFileSync("/sys/fs/cgroup/memory/memory.limit_in_bytes").trim();
+      unlimitedMemory = /^\d+$/.test(text) ? BigInt(text) : null;
+    } catch {
+      unlimitedMemory = null;
+    }
+  }
+  return unlimitedMemory ?? undefined;
+}

@@ -387,6 +387,9 @@ function checkAndUpdatePod(existing: Pod, ref: Pod) {
     "deletionGracePeriodSeconds",
     ref.metadata.deletionGracePeriodSeconds,
   );
+  // The generation goes along (the API server bumps it on a spec change and on a graceful
+  // delete): the status reports it as observedGeneration.
+  setOrDelete(existing.metadata, "generation", ref.metadata.generation);
   setOrDelete(existing, "status", ref.status);
   updateAnnotations(existing, ref);
 
