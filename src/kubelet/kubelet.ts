@@ -1328,8 +1328,11 @@ export class Kubelet {
     const oldStatus = this.statusManager.getPodStatus(uid);
     // kubelet's basis: the status manager's status, else the API's (a pod this agent has not
     // reported yet, e.g. after a restart, keeps its restart counts and last terminations).
-    const oldPodStatus = oldStatus ?? this.podManager.getPodByUID(uid)?.status ?? pod.status ?? {};
-    const status = generateAPIPodStatus(pod, runtimeStatus, {
+    const apiStatus = this.podManager.getPodByUID(uid)?.status ?? pod.status;
+    const oldPodStatus = oldStatus ?? apiStatus ?? {};
+    // kubelet syncs the pod manager's copy, whose status is the API's latest (the pod-level
+    // resources and the terminal-phase merge read it); the worker keeps the spec it runs.
+    const status = generateAPIPodStatus({ ...pod, status: apiStatus }, runtimeStatus, {
       startFailures: worker.startFailures,
       oldStatus: oldPodStatus,
       hostIPs: this.#hostIPs(),

@@ -8,6 +8,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import type { Node, Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
 import { Kubelet } from "../../src/kubelet/kubelet.ts";
+import { cgroupV1UnlimitedMemoryBytes } from "../../src/kubelet/cm/helpers_linux.ts";
 import { FakeClock, settle } from "../../src/util/clock.ts";
 import * as log from "../../src/util/log.ts";
 import { FakeClientset } from "../testing/fake_clientset.ts";
@@ -517,6 +518,28 @@ Deno.test("TestGracefulDeletePostsTerminalStatusOnce", async () => {
     // The final status observed the deletion's generation, in the status and each condition.
     assertEquals(patches[0].status?.observedGeneration, 2, JSON.stringify(patches[0]));
     assert(patches[0].status?.containerStatuses?.[0]?.state?.terminated, "container terminated");
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestPodLevelResourcesOnceTheAPIShowsRunning", async () => {
+  // kubelet v1.36.3 reads the pod cgroup once the API's copy of the pod is Running: a BestEffort
+  // pod then shows cgroup v1's unlimited memory number as its limit (nothing on cgroup v2).
+  const s = await setup([node(), apiPod("be")]);
+  try {
+    await until("running", async () => (await s.apiGet("be"))?.status?.phase === "Running");
+    assertEquals((await s.apiGet("be"))?.status?.resources, {});
+    // The next resync (within 90 s) generates the status from the API's Running copy.
+    for (let i = 0; i < 95; i++) {
+      await s.clock.step(1000);
+      await settle();
+    }
+    const unlimited = cgroupV1UnlimitedMemoryBytes();
+    assertEquals(
+      (await s.apiGet("be"))?.status?.resources,
+      unlimited === undefined ? {} : { limits: { memory: `${unlimited / 1024n}Ki` } },
+    );
   } finally {
     await s.cleanup();
   }
