@@ -488,6 +488,13 @@ Deno.test("TestJobPodStatusSequence", async () => {
       p.status?.containerStatuses?.[0]?.state?.terminated?.reason
     );
     assertEquals(phases.at(-1), "Succeeded");
+    // The final status is generated once the sandbox is stopped: not ready to start containers.
+    const final = (await s.apiGet("job"))!.status!;
+    assertEquals(
+      final.conditions?.find((c) => c.type === "PodReadyToStartContainers")?.status,
+      "False",
+      JSON.stringify(final.conditions),
+    );
     assertEquals(
       [phases[0], terminated[0]],
       [undefined, "Completed"],
