@@ -52,6 +52,7 @@ import { isStaticPod } from "./types/pod_update.ts";
 import type { Secret } from "../credentialprovider/keyring.ts";
 import { getPodReference } from "./container/ref.ts";
 import type { EventRecorder } from "./events/mod.ts";
+import type { PodSyncHandler } from "./lifecycle/interfaces.ts";
 
 /**
  * The secrets named by the pod's `imagePullSecrets` that could be read, in order (kubelet's
@@ -317,6 +318,11 @@ export function generateAPIPodStatus(
     startTime: string;
     /** The pod is being terminated: its stopped containers will not run again. */
     podIsTerminal?: boolean;
+    /**
+     * Internal modules that may ask for the pod to be failed (kubelet's PodSyncHandlers: the
+     * active-deadline handler); the first that does sets the phase, reason and message.
+     */
+    podSyncHandlers?: readonly PodSyncHandler[];
   },
 ): PodStatus {
   const hasInitContainers = (pod.spec.initContainers ?? []).length > 0;
@@ -356,6 +362,18 @@ export function generateAPIPodStatus(
     podIsTerminal: options.podIsTerminal ?? false,
     podHasInitialized,
   });
+  let reason: string | undefined;
+  let message: string | undefined;
+  // An internal module that requested the pod be failed overrides the phase, reason and message.
+  for (const handler of options.podSyncHandlers ?? []) {
+    const result = handler.shouldEvict(pod);
+    if (result.evict) {
+      phase = "Failed";
+      reason = result.reason;
+      message = result.message;
+      break;
+    }
+  }
   // A terminal phase is never undone: the status manager's, then the API's (kubelet's three-way
   // merge after getPhase).
   if (phase !== "Failed" && phase !== "Succeeded") {
@@ -373,6 +391,8 @@ export function generateAPIPodStatus(
     startTime: options.startTime,
     containerStatuses,
   };
+  if (reason) status.reason = reason;
+  if (message) status.message = message;
   if (podIPs.length > 0) {
     status.podIP = podIPs[0];
     status.podIPs = podIPs.map((ip) => ({ ip }));

@@ -581,7 +581,9 @@ export const podSpecFields: FieldTable<PodSpec> = {
   ephemeralContainers: both(refused("no ephemeral containers (`kubectl debug`)")),
   restartPolicy: both(supported()),
   terminationGracePeriodSeconds: both(supported()),
-  activeDeadlineSeconds: both(refused("no active deadline enforcement")),
+  activeDeadlineSeconds: both(
+    supported("failed with `DeadlineExceeded` once active that long (active_deadline.ts)"),
+  ),
   dnsPolicy: {
     containerd: supported("the sandbox's resolv.conf, from `--resolv-conf` and `--cluster-dns`"),
     embedded: refused(`host processes read ${dnsHost}`, {
