@@ -26,6 +26,7 @@ import type {
   ResourceList,
   Secret as APISecret,
   Service,
+  VolumeMountStatus,
 } from "../api/core/v1/mod.ts";
 import { isServiceIPSet } from "../api/core/v1/helper.ts";
 import { isNotFound } from "../client/errors.ts";
@@ -46,7 +47,7 @@ import { metav1Time } from "../api/meta/v1/mod.ts";
 import { containerIDString } from "./container/container_id.ts";
 import { isRestartableInitContainer } from "./kuberuntime/kuberuntime_manager.ts";
 import type { PodStatus as RuntimePodStatus, RuntimeContainerStatus } from "./container/runtime.ts";
-import { shouldContainerBeRestarted } from "./container/helpers.ts";
+import { podKey, shouldContainerBeRestarted } from "./container/helpers.ts";
 import type { RunContainerOptions } from "./kuberuntime/kuberuntime_container.ts";
 import { isStaticPod } from "./types/pod_update.ts";
 import type { Secret } from "../credentialprovider/keyring.ts";
@@ -304,6 +305,35 @@ export function getPhase(
 }
 
 /**
+ * The volume mounts a container's status reports (kubelet's convertToAPIContainerStatuses with
+ * RecursiveReadOnlyMounts, GA and locked on in v1.36): name, path and `readOnly` from the spec
+ * (the CRI does not know volume names), and on a read-only mount `recursiveReadOnly`: always
+ * `Disabled` here, as the runtime reports no handler supporting recursive read-only mounts
+ * (containerd 1.6), so `IfPossible` resolves to non-recursive and `Enabled` is refused.
+ * Undefined when the container mounts nothing.
+ *
+ * @example
+ * ```ts
+ * convertVolumeMountStatuses({ name: "app", volumeMounts: [{ name: "cfg", mountPath: "/etc/cfg", readOnly: true }] });
+ * // [{ name: "cfg", mountPath: "/etc/cfg", readOnly: true, recursiveReadOnly: "Disabled" }]
+ * ```
+ */
+export function convertVolumeMountStatuses(
+  container: Container,
+): VolumeMountStatus[] | undefined {
+  const mounts = container.volumeMounts ?? [];
+  if (mounts.length === 0) return undefined;
+  return mounts.map((m) => {
+    const status: VolumeMountStatus = { name: m.name, mountPath: m.mountPath };
+    if (m.readOnly) {
+      status.readOnly = true;
+      status.recursiveReadOnly = "Disabled";
+    }
+    return status;
+  });
+}
+
+/**
  * Builds the API status of a pod from the runtime's view (conditions and readiness are added
  * afterwards by the prober manager and the status generators).
  */
@@ -353,6 +383,18 @@ export function generateAPIPodStatus(
       if (prev?.started !== undefined) s.started = prev.started;
     }
   }
+  for (
+    const [specs, statuses] of [
+      [pod.spec.initContainers ?? [], initContainerStatuses],
+      [pod.spec.containers, containerStatuses],
+    ] as const
+  ) {
+    for (const s of statuses) {
+      const container = specs.find((c) => c.name === s.name);
+      const mounts = container && convertVolumeMountStatuses(container);
+      if (mounts) s.volumeMounts = mounts;
+    }
+  }
   const podHasInitialized = pod.spec.containers.some((c) => {
     const cs = podStatus.containerStatuses.find((s) => s.name === c.name);
     return cs !== undefined && (cs.state === "created" || cs.state === "running");
@@ -362,8 +404,23 @@ export function generateAPIPodStatus(
     podIsTerminal: options.podIsTerminal ?? false,
     podHasInitialized,
   });
+  // A terminal phase is never undone: the status manager's, then the API's (kubelet's three-way
+  // merge after getPhase).
+  if (phase !== "Failed" && phase !== "Succeeded") {
+    const old = options.oldStatus?.phase;
+    if (old === "Failed" || old === "Succeeded") phase = old;
+    else if (pod.status?.phase === "Failed" || pod.status?.phase === "Succeeded") {
+      phase = pod.status.phase;
+    }
+  }
+  // The reason and message go with the phase: kept while it is unchanged.
+  const oldPodStatus = options.oldStatus ?? pod.status ?? {};
   let reason: string | undefined;
   let message: string | undefined;
+  if (phase === oldPodStatus.phase) {
+    reason = oldPodStatus.reason || pod.status?.reason;
+    message = oldPodStatus.message || pod.status?.message;
+  }
   // An internal module that requested the pod be failed overrides the phase, reason and message.
   for (const handler of options.podSyncHandlers ?? []) {
     const result = handler.shouldEvict(pod);
@@ -374,14 +431,15 @@ export function generateAPIPodStatus(
       break;
     }
   }
-  // A terminal phase is never undone: the status manager's, then the API's (kubelet's three-way
-  // merge after getPhase).
-  if (phase !== "Failed" && phase !== "Succeeded") {
-    const old = options.oldStatus?.phase;
-    if (old === "Failed" || old === "Succeeded") phase = old;
-    else if (pod.status?.phase === "Failed" || pod.status?.phase === "Succeeded") {
-      phase = pod.status.phase;
-    }
+  // Pods are not allowed to leave the terminal phase the API server shows.
+  const apiPhase = pod.status?.phase;
+  if ((apiPhase === "Failed" || apiPhase === "Succeeded") && phase !== apiPhase) {
+    log.error(undefined, "Pod attempted illegal phase transition", {
+      pod: podKey(pod),
+      originalStatusPhase: apiPhase,
+      apiStatusPhase: phase,
+    });
+    phase = apiPhase;
   }
   const podIPs = pod.spec.hostNetwork ? options.hostIPs : podStatus.ips;
   const status: PodStatus = {
