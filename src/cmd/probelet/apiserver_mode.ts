@@ -33,6 +33,8 @@ import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { kubernetesVersion } from "../../version.ts";
 import { type KubeletFlags, parseNodeIP } from "./flags.ts";
+import { getNodeAllocatableReservation } from "../../kubelet/cm/node_container_manager.ts";
+import { parseThresholdStatements } from "../../kubelet/eviction/helpers.ts";
 
 /** What node status reports as `kubeletVersion`: the Kubernetes version it follows, marked. */
 export const kubeletVersion = `v${kubernetesVersion.major}.${kubernetesVersion.minor}.0-probelet`;
@@ -90,6 +92,8 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
   const { flags, clock, runtime } = options;
   // Machine facts change only with a reboot: read them once, as kubelet caches cAdvisor's.
   const machine = options.machineInfo ?? getMachineInfo();
+  // Checked when the flags were parsed; an options object from code is checked here.
+  const hardEvictionThresholds = parseThresholdStatements(flags.evictionHard);
   const versions = options.versionInfo ?? getVersionInfo();
   const runtimeName = (await runtime.version()).runtimeName;
   const nodeLease = newController({
@@ -140,6 +144,8 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
           return undefined;
         }
       },
+      allocatableReservation: (capacity) =>
+        getNodeAllocatableReservation(capacity, { hardEvictionThresholds }),
       versionInfo: () => versions,
       runtimeType: () => runtimeName,
       runtimeVersion: async () => (await runtime.version()).runtimeVersion,
