@@ -149,7 +149,11 @@ export const differentialAllowList: AllowEntry[] = [
     scenarios: ["node"],
     kind: "feature",
     issue: 20,
-    reason: "kubelet v1.36 declares its node features (NodeDeclaredFeatures); probelet none",
+    reason: "kubelet v1.36 declares the node features it honours (NodeDeclaredFeatures, beta " +
+      "on): ExtendWebSocketsToKubelet, InPlacePodLevelResourcesVerticalScaling, " +
+      "InPlacePodVerticalScalingInitContainers, RestartAllContainersOnContainerExits; probelet " +
+      "honours none of them (its streaming server refuses WebSocket, it resizes nothing in " +
+      "place, restartPolicyRules are refused), so it declares none",
   },
   {
     path: /^history$/,
