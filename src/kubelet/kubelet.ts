@@ -34,6 +34,8 @@ import type { CommandRunner } from "./container/command_runner.ts";
 import { containerIDString } from "./container/container_id.ts";
 import { calculatePodConditionObservedGeneration } from "./container/podutil.ts";
 import { getPodReference } from "./container/ref.ts";
+import { ActiveDeadlineHandler } from "./active_deadline.ts";
+import type { PodSyncHandler, PodSyncLoopHandler } from "./lifecycle/interfaces.ts";
 import { type EventRecorder, LogRecorder } from "./events/mod.ts";
 import {
   canonicalJSON,
@@ -308,6 +310,10 @@ export class Kubelet {
   readonly startupManager: ResultsManager = newResultsManager();
   readonly probeManager: ProberManager;
   readonly events: EventStore;
+  /** Modules that ask for a pod to be synced at the next tick (kubelet's PodSyncLoopHandlers). */
+  readonly #podSyncLoopHandlers: PodSyncLoopHandler[];
+  /** Modules that may fail a pod while its status is generated (kubelet's PodSyncHandlers). */
+  readonly #podSyncHandlers: PodSyncHandler[];
   readonly metrics: ProberMetrics;
   readonly backoff: Backoff;
   readonly runtime: RuntimeService;
@@ -403,6 +409,14 @@ export class Kubelet {
       limit: options.maxEvents ?? 1000,
       forward: options.recorders ?? [new LogRecorder()],
     });
+    // kubelet's NewMainKubelet: the active-deadline handler is both a sync-loop and a sync handler.
+    const activeDeadlineHandler = new ActiveDeadlineHandler(
+      this.statusManager,
+      this.events,
+      this.clock,
+    );
+    this.#podSyncLoopHandlers = [activeDeadlineHandler];
+    this.#podSyncHandlers = [activeDeadlineHandler];
     this.metrics = options.metrics ?? newProberMetrics();
     this.probeManager = newProberManager({
       statusManager: this.statusManager,
@@ -1338,6 +1352,7 @@ export class Kubelet {
       hostIPs: this.#hostIPs(),
       startTime: oldStatus?.startTime ?? worker.startTime,
       podIsTerminal: options.podIsTerminal,
+      podSyncHandlers: this.#podSyncHandlers,
     });
     this.probeManager.updatePodStatus(pod, status);
     status.qosClass = getPodQOS(pod);
@@ -1458,12 +1473,20 @@ export class Kubelet {
         for (const worker of this.#workers.values()) {
           // A terminating pod whose last teardown attempt failed is retried.
           if (worker.terminating) void this.#attemptTeardown(worker);
-          else if (worker.nextSyncAt <= now) this.#dispatch(worker);
+          else if (worker.nextSyncAt <= now || this.#shouldSync(worker.pod)) {
+            this.#dispatch(worker);
+          }
         }
       } finally {
         this.#scheduleSyncTick();
       }
     });
+  }
+
+  // getPodsToSync's second half: a pod not due is synced when a sync-loop handler asks for it
+  // (the active-deadline handler once the pod is past its deadline).
+  #shouldSync(pod: Pod): boolean {
+    return this.#podSyncLoopHandlers.some((h) => h.shouldSync(pod));
   }
 
   // Kubelet's HandlePodCleanups, reduced: stop probe workers of unknown pods, forget old back-offs;

@@ -145,7 +145,7 @@ export interface DefaultSetterInputs {
   maxPods: number;
   machineInfo: () => MachineInfo;
   ephemeralStorageCapacity?: () => number | undefined;
-  allocatableReservation?: () => ResourceList;
+  allocatableReservation?: (capacity: ResourceList) => ResourceList;
   versionInfo: () => VersionInfo;
   runtimeType: () => string;
   runtimeVersion: () => Promise<string>;

@@ -34,6 +34,8 @@ import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { kubernetesVersion } from "../../version.ts";
 import { type KubeletFlags, parseNodeIP } from "./flags.ts";
+import { getNodeAllocatableReservation } from "../../kubelet/cm/node_container_manager.ts";
+import { parseThresholdStatements } from "../../kubelet/eviction/helpers.ts";
 
 /** What node status reports as `kubeletVersion`: the kubelet release probelet matches (v1.36.3). */
 export const kubeletVersion: string = kubernetesVersion.gitVersion;
@@ -91,6 +93,8 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
   const { flags, clock, runtime } = options;
   // Machine facts change only with a reboot: read them once, as kubelet caches cAdvisor's.
   const machine = options.machineInfo ?? getMachineInfo();
+  // Checked when the flags were parsed; an options object from code is checked here.
+  const hardEvictionThresholds = parseThresholdStatements(flags.evictionHard);
   const versions = options.versionInfo ?? getVersionInfo();
   const runtimeName = (await runtime.version()).runtimeName;
   const nodeLease = newController({
@@ -141,6 +145,8 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
           return undefined;
         }
       },
+      allocatableReservation: (capacity) =>
+        getNodeAllocatableReservation(capacity, { hardEvictionThresholds }),
       versionInfo: () => versions,
       runtimeType: () => runtimeName,
       runtimeVersion: async () => newRuntimeVersion((await runtime.version()).runtimeVersion),

@@ -70,6 +70,7 @@ export function kubeletConfiguration(
     nodeLeaseDurationSeconds: flags.nodeLeaseDurationSeconds,
     runtimeRequestTimeout: goDuration(flags.runtimeRequestTimeoutMs),
     maxPods: flags.maxPods,
+    evictionHard: flags.evictionHard,
     resolvConf: flags.resolvConf,
     kubeAPIQPS: flags.kubeAPIQPS,
     kubeAPIBurst: flags.kubeAPIBurst,

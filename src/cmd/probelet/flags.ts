@@ -8,6 +8,7 @@
 
 import { isIP } from "node:net";
 import { parseQuantity } from "../../api/resource/quantity.ts";
+import { DefaultEvictionHard, parseThresholdStatements } from "../../kubelet/eviction/helpers.ts";
 import { isQualifiedName, isValidLabelValue } from "../../util/validation/validation.ts";
 
 /** Effect of a node taint, as core/v1's TaintEffect. */
@@ -126,6 +127,11 @@ export interface KubeletFlags {
   eventBurst: number;
   /** Pod capacity reported in node status (`capacity.pods`). */
   maxPods: number;
+  /**
+   * `--eviction-hard`: hard eviction thresholds by signal (`memory.available: "100Mi"`); they are
+   * reserved from allocatable as kubelet does (probelet evicts nothing). Default kubelet's.
+   */
+  evictionHard: Record<string, string>;
   /** Size at which a container's log is rotated (`--container-log-max-size`), in bytes. */
   containerLogMaxSizeBytes: number;
   /** Log files kept per container, the current one included (`--container-log-max-files`). */
@@ -162,7 +168,8 @@ type FlagKind =
   | "ips"
   | "iplist"
   | "quantity"
-  | "strings";
+  | "strings"
+  | "langleMap";
 
 interface FlagDef {
   name: string;
@@ -567,6 +574,16 @@ const flagDefs: FlagDef[] = [
     defaultText: "110",
   },
   {
+    name: "eviction-hard",
+    kind: "langleMap",
+    key: "evictionHard",
+    usage: "A set of eviction thresholds (e.g. memory.available<1Mi) that if met would trigger " +
+      "a pod eviction. probelet evicts nothing; the thresholds are reserved from the node's " +
+      "allocatable memory and ephemeral storage, as kubelet reserves them.",
+    defaultText: "imagefs.available<15%,imagefs.inodesFree<5%,memory.available<100Mi," +
+      "nodefs.available<10%,nodefs.inodesFree<5%",
+  },
+  {
     name: "container-log-max-size",
     kind: "quantity",
     key: "containerLogMaxSizeBytes",
@@ -665,6 +682,7 @@ export function defaultFlags(): KubeletFlags {
     eventRecordQPS: 50,
     eventBurst: 100,
     maxPods: 110,
+    evictionHard: { ...DefaultEvictionHard },
     containerLogMaxSizeBytes: 10 * 1024 * 1024,
     containerLogMaxFiles: 5,
     containerLogMaxWorkers: 1,
@@ -817,6 +835,9 @@ export function parseFlags(args: string[]): KubeletFlags {
       case "iplist":
         values[def.key] = parseClusterDNS(value, shown);
         break;
+      case "langleMap":
+        values[def.key] = parseLangleSeparatedMap(value, shown);
+        break;
       case "strings": {
         // pflag's StringSlice: comma-separated; a repeated flag appends.
         const items = value === "" ? [] : value.split(",");
@@ -834,6 +855,28 @@ export function parseFlags(args: string[]): KubeletFlags {
     flags.nodeStatusReportFrequencyMs = flags.nodeStatusUpdateFrequencyMs;
   }
   return flags;
+}
+
+// cliflag's LangleSeparatedMapStringString: `key<value` pairs separated by ','; the flag given
+// replaces the default whole. Each threshold is checked as kubelet's ParseThresholdConfig does.
+function parseLangleSeparatedMap(value: string, shown: string): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const pair of value.split(",")) {
+    if (pair.trim() === "") continue;
+    const at = pair.indexOf("<");
+    if (at < 0) {
+      throw new FlagError(
+        invalid(value, shown, `malformed pair, expect string<string`),
+      );
+    }
+    map[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  try {
+    parseThresholdStatements(map);
+  } catch (e) {
+    throw new FlagError(invalid(value, shown, (e as Error).message));
+  }
+  return map;
 }
 
 // Label keys kubelets may set on their own Node, and namespaces they may use (k8s.io/api

@@ -152,6 +152,11 @@ export function generateContainerConfig(
   if (args) config.args = args;
   if (container.workingDir) config.workingDir = container.workingDir;
   if (options.mounts && options.mounts.length > 0) config.mounts = options.mounts;
+  // The runtime keeps the container's stdin open (closing it after the first attach detaches
+  // under stdinOnce) and gives it a terminal; false is the CRI's default, so only true is sent.
+  if (container.stdin) config.stdin = true;
+  if (container.stdinOnce) config.stdinOnce = true;
+  if (container.tty) config.tty = true;
   applyPlatformSpecificContainerConfig(config, container, pod, image, options.linux);
   return config;
 }

@@ -244,7 +244,7 @@ export interface MachineInfoOptions {
   /** Bytes of the agent's file system (`ephemeral-storage`); undefined when unknown. */
   ephemeralStorageCapacity?: () => number | undefined;
   /** Resources held back from allocatable (kubelet's node allocatable reservation). */
-  allocatableReservation?: () => ResourceList;
+  allocatableReservation?: (capacity: ResourceList) => ResourceList;
   recordEvent: RecordEvent;
 }
 
@@ -293,7 +293,7 @@ export function machineInfo(options: MachineInfoOptions): Setter {
     }
     // Allocatable: capacity less the reservation, never negative.
     status.allocatable ??= {};
-    const reservation = options.allocatableReservation?.() ?? {};
+    const reservation = options.allocatableReservation?.(status.capacity) ?? {};
     for (const [name, value] of Object.entries(status.capacity)) {
       const reserved = reservation[name];
       if (reserved === undefined) {

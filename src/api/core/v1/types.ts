@@ -504,6 +504,17 @@ export interface ContainerStatus {
   allocatedResources?: ResourceList;
   /** The resources the container runs with (`{}` when it sets none). */
   resources?: ResourceRequirements;
+  /** The container's volume mounts as the node made them. */
+  volumeMounts?: VolumeMountStatus[];
+}
+
+/** One volume mount of a container as made (`containerStatuses[].volumeMounts`). */
+export interface VolumeMountStatus {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+  /** Set on read-only mounts: `Disabled` or `Enabled` (never `IfPossible`). */
+  recursiveReadOnly?: "Disabled" | "Enabled";
 }
 
 /** The observed state of a pod. */
