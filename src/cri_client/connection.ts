@@ -24,6 +24,7 @@ import {
   unaryResult,
 } from "../util/h2/mod.ts";
 import { goQuote } from "../util/go_format.ts";
+import { errorText } from "../util/errors.ts";
 
 export { grpcCodeName };
 
@@ -464,10 +465,6 @@ export class Connection {
 /** grpc-go's text for calls on a closed client connection. */
 const closingText = "grpc: the client connection is closing";
 const userAgent = "probelet-cri-client";
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** The errno text Go prints for a failed unix connect. */
 function connectErrorText(err: unknown): string {

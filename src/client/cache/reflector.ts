@@ -21,6 +21,7 @@ import {
 import type { Watch } from "../kubernetes/clientset.ts";
 import type { ListerWatcher } from "./listwatch.ts";
 import type { MetaObject, Store } from "./store.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Shortest server-side watch timeout; each watch asks for [min, 2 × min) (client-go: 5 min). */
 export const minWatchTimeoutSeconds = 300;
@@ -294,8 +295,4 @@ export class Reflector<T extends MetaObject> {
       ...(streamError ? { err: errorText(streamError) } : {}),
     });
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -12,6 +12,7 @@
 import { basename, dirname } from "node:path";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** kubelet's `v1.PodLogOptions`, the fields the reader uses. */
 export interface PodLogOptions {
@@ -435,8 +436,4 @@ class LineReader {
   unread(line: Uint8Array): void {
     this.#buf = line;
   }
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -13,6 +13,7 @@ import { decodePodDocuments } from "./common.ts";
 import { inlineDecoder, type ManifestDecoder, WorkerDecoder } from "./decoder.ts";
 import { type DirectoryWatch, openRegularFile, watchDirectory } from "./file_linux.ts";
 import type { FieldError } from "./validation.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** File name extensions read from a manifest folder. */
 export const manifestExtensions: readonly string[] = [".yaml", ".yml", ".json"];
@@ -643,8 +644,4 @@ function manifestError(file: string, document: number, e: FieldError): ManifestE
 function trimTrailingSeparators(path: string): string {
   const trimmed = path.replace(/\/+$/, "");
   return trimmed === "" ? path : trimmed;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

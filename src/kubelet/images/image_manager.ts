@@ -44,6 +44,7 @@ import {
   ErrSignatureValidationFailed,
   type ImageManager,
 } from "./types.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Event reasons of the image manager (kubelet's pkg/kubelet/events). */
 export const PullingImage = "Pulling";
@@ -335,8 +336,4 @@ function throttleImagePulling(service: ImagePullService, limiter?: RateLimiter):
 
 function truncateMs(ms: number): number {
   return Math.floor(ms);
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

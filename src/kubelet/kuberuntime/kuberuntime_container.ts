@@ -46,6 +46,7 @@ import {
   newContainerAnnotations,
   newContainerLabels,
 } from "./labels.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Why a container is killed (kubelet's `containerKillReason`). */
 export type ContainerKillReason =
@@ -694,10 +695,6 @@ export function statusMessage(e: unknown): string {
   return typeof details === "string" && typeof (e as { code?: unknown }).code === "number"
     ? details
     : errorText(e);
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 /**

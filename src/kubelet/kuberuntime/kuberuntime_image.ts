@@ -10,6 +10,7 @@ import type { ImageManagerService } from "../../cri_client/runtime_service.ts";
 import type { TrackedAuthConfig } from "../../credentialprovider/keyring.ts";
 import * as log from "../../util/log.ts";
 import type { ImagePullService } from "../images/puller.ts";
+import { errorText } from "../../util/errors.ts";
 
 /**
  * The runtime manager's image functions over a CRI image service.
@@ -69,7 +70,7 @@ export class KubeImageService implements ImagePullService {
       }
     }
     if (errors.length === 1) throw errors[0];
-    throw new Error(`[${errors.map(criErrorText).join(", ")}]`, { cause: errors });
+    throw new Error(`[${errors.map(errorText).join(", ")}]`, { cause: errors });
   }
 
   /** The image's ID when the runtime has it, "" otherwise (Go's `GetImageRef`). */
@@ -83,9 +84,4 @@ export class KubeImageService implements ImagePullService {
     const { image: found } = await this.service.imageStatus(image);
     return found?.size ?? 0n;
   }
-}
-
-/** A CRI error as Go prints it: `rpc error: code = NotFound desc = ...`. */
-export function criErrorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

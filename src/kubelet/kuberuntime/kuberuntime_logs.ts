@@ -14,6 +14,7 @@ import {
 } from "../../cri_client/logs/logs.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Options of {@linkcode getContainerLogs}. */
 export interface ContainerLogsOptions {
@@ -44,7 +45,7 @@ export async function getContainerLogs(
   } catch (e) {
     log.V(4).info("Failed to get container status", {
       containerID: containerIdText,
-      err: e instanceof Error ? e.message : String(e),
+      err: errorText(e),
     });
     throw new Error(`unable to retrieve container logs for ${containerIdText}`);
   }

@@ -74,6 +74,7 @@ import {
   podRestartPolicy,
   shouldContainerBeRestarted,
 } from "../container/helpers.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** A container to kill and the message of its `Killing` event. */
 export interface ContainerToKillInfo {
@@ -1144,10 +1145,6 @@ const grpcNotFound = 5;
 /** Whether a CRI call failed because the object does not exist (gRPC NotFound). */
 export function isNotFound(e: unknown): boolean {
   return (e as { code?: unknown } | null)?.code === grpcNotFound;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 export { formatPod };

@@ -13,6 +13,7 @@ import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { jitterUntil } from "../../util/wait/wait.ts";
+import { errorText } from "../../util/errors.ts";
 
 const compressSuffix = ".gz";
 const tmpSuffix = ".tmp";
@@ -372,8 +373,4 @@ function timestamp(d: Date): string {
   const p = (n: number) => String(n).padStart(2, "0");
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-` +
     `${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -17,6 +17,7 @@ import {
   jitterUntil,
   sleepUnlessStopped,
 } from "../../util/wait/wait.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Immediate retries of one renewal before waiting for the next interval (maxUpdateRetries). */
 export const maxUpdateRetries = 5;
@@ -120,7 +121,7 @@ export class Controller {
         return;
       } catch (e) {
         log.info("Failed to update lease using latest lease, fallback to ensure lease", {
-          err: e instanceof Error ? e.message : String(e),
+          err: errorText(e),
         });
       }
     }

@@ -39,6 +39,7 @@ import {
   PodFailed,
   PodReady,
 } from "./generate.ts";
+import { errorText } from "../../util/errors.ts";
 
 /**
  * The slice of kubelet's pod manager the status manager needs: pods by UID, static pods' mirrors
@@ -1078,8 +1079,4 @@ function pruneZero(v: unknown): unknown {
 function setOrDelete<T extends object, K extends keyof T>(obj: T, key: K, value: T[K]): void {
   if (value === undefined) delete obj[key];
   else obj[key] = value;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -88,6 +88,7 @@ import {
   type ShimSpec,
   type ShimState,
 } from "./shim.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** The runtime's name, and so the type in container IDs: `embedded://<id>`. */
 export const embeddedRuntimeName = "embedded";
@@ -1268,10 +1269,6 @@ function matchesLabels(
 
 function msToNs(ms: number): bigint {
   return BigInt(Math.round(ms * 1000)) * 1000n;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 // A "no such object" error carrying gRPC's NotFound code (5), as containerd's CRI returns it.
