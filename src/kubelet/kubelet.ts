@@ -35,7 +35,6 @@ import { containerIDString } from "./container/container_id.ts";
 import { getPodReference } from "./container/ref.ts";
 import { type EventRecorder, LogRecorder } from "./events/mod.ts";
 import {
-  canonicalJSON,
   type ManifestError,
   PodConfigWatcher,
   type PodUpdate as FileUpdate,
@@ -124,6 +123,7 @@ import {
   PodReady,
   type StatusManager,
 } from "./status/mod.ts";
+import { canonicalJSON } from "../util/hash.ts";
 
 /** kubelet's initial CrashLoopBackOff delay. */
 export const defaultBackOffInitialMs = 10_000;

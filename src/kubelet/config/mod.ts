@@ -15,7 +15,6 @@ export * from "./file.ts";
 export { inlineDecoder, type ManifestDecoder, WorkerDecoder } from "./decoder.ts";
 export {
   applyStaticPodDefaults,
-  canonicalJSON,
   configHashAnnotationKey,
   configSourceAnnotationKey,
   type DecodedDocument,

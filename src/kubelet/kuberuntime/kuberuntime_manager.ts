@@ -75,6 +75,8 @@ import {
   shouldContainerBeRestarted,
 } from "../container/helpers.ts";
 import { errorText } from "../../util/errors.ts";
+import { isNotFound } from "../../cri_client/errors.ts";
+import { isRestartableInitContainer } from "../container/podutil.ts";
 
 /** A container to kill and the message of its `Killing` event. */
 export interface ContainerToKillInfo {
@@ -125,11 +127,6 @@ export interface ProbeResultsLookups {
 
 const resultSuccess = 0;
 const resultFailure = 1;
-
-/** True for an init container with `restartPolicy: Always` (a sidecar). */
-export function isRestartableInitContainer(container: Container): boolean {
-  return container.restartPolicy === "Always";
-}
 
 /** Kubelet's `shouldRestartOnFailure`: anything but `Never`. */
 export function shouldRestartOnFailure(pod: Pod): boolean {
@@ -1137,14 +1134,6 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 
 function compareBigDesc(a: bigint, b: bigint): number {
   return a === b ? 0 : a > b ? -1 : 1;
-}
-
-/** gRPC's NotFound status code, which runtimes use for "no such sandbox/container". */
-const grpcNotFound = 5;
-
-/** Whether a CRI call failed because the object does not exist (gRPC NotFound). */
-export function isNotFound(e: unknown): boolean {
-  return (e as { code?: unknown } | null)?.code === grpcNotFound;
 }
 
 export { formatPod };

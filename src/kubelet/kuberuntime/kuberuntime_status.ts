@@ -22,9 +22,7 @@ import type {
   PodStatus as RuntimePodStatus,
   RuntimeContainerStatus,
 } from "../container/runtime.ts";
-
-/** gRPC's NotFound status code, which runtimes use for "no such container". */
-const grpcNotFound = 5;
+import { isNotFound } from "../../cri_client/errors.ts";
 
 /** Waiting reason of a container not created yet. */
 const containerCreating = "ContainerCreating";
@@ -87,7 +85,7 @@ export async function getRuntimePodStatus(
       status = (await runtime.containerStatus(c.id, { signal })).status;
     } catch (err) {
       // Removed between the list and the status call: kubelet skips such containers too.
-      if ((err as { code?: number }).code === grpcNotFound) continue;
+      if (isNotFound(err)) continue;
       throw err;
     }
     statuses.push(toKubeContainerStatus(status, runtimeName));

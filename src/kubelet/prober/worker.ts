@@ -25,7 +25,7 @@ import {
   probeResultUnknown,
   type ProberResultsLabels,
 } from "./metrics.ts";
-import { type ProbeType, probeTypeString } from "./probe_type.ts";
+import { probeOf, type ProbeType, probeTypeString } from "./probe_type.ts";
 import type { ProbeKey, ProberManager } from "./prober_manager.ts";
 
 /** Why a worker woke up between two probes. */
@@ -91,23 +91,21 @@ export class Worker {
     this.container = container;
     switch (probeType) {
       case "readiness":
-        this.spec = container.readinessProbe!;
         this.resultsManager = m.readinessManager;
         this.initialValue = Result.Failure;
         break;
       case "liveness":
-        this.spec = container.livenessProbe!;
         this.resultsManager = m.livenessManager;
         this.initialValue = Result.Success;
         break;
       case "startup":
-        this.spec = container.startupProbe!;
         this.resultsManager = m.startupManager;
         this.initialValue = Result.Unknown;
         break;
       default:
         throw new Error(`unknown probe type: ${probeType}`);
     }
+    this.spec = probeOf(container, probeType)!;
     const duration: ProberDurationLabels = {
       probe_type: probeTypeString(probeType),
       container: container.name,
