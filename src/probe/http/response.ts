@@ -10,6 +10,7 @@
  */
 import { goQuote, goQuoteBytes } from "../../util/go_format.ts";
 import { canonicalHeaderKey } from "./header.ts";
+import { concat } from "../../util/bytes.ts";
 
 /** `bufio.defaultBufSize`: Go's socket reads for a response, and its chunk-line and trailer windows. */
 export const defaultBufSize = 4096;
@@ -420,16 +421,6 @@ function trim(s: Uint8Array): Uint8Array {
   while (i < j && (s[i] === SP || s[i] === HT)) i++;
   while (j > i && (s[j - 1] === SP || s[j - 1] === HT)) j--;
   return s.subarray(i, j);
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
 }
 
 // RFC 9110 tchar, the bytes Go allows in a header name.

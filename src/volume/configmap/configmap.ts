@@ -18,7 +18,7 @@ import { isNotFound } from "../../client/errors.ts";
 import * as log from "../../util/log.ts";
 import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
 import type { FileProjection } from "../util/atomic_writer.ts";
-import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
+import { type Mounter, podVolumeDir, type VolumeHost, type VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
 export const configMapPluginName = "kubernetes.io/configmap";
@@ -147,12 +147,11 @@ export const configMapPlugin: VolumePlugin = {
   sourceField: "configMap",
   requiresRemount: true,
   newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
-    const dir = getPodVolumeDir(
-      host.podsDir,
-      pod.metadata.uid ?? "",
-      configMapPluginName,
-      volume.name,
-    );
+    const dir = podVolumeDir(host, {
+      pod,
+      pluginName: configMapPluginName,
+      volumeName: volume.name,
+    });
     return new ConfigMapVolumeMounter(dir, volume, pod, host);
   },
 };

@@ -19,7 +19,7 @@ import {
 import * as log from "../../util/log.ts";
 import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
 import type { FileProjection } from "../util/atomic_writer.ts";
-import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
+import { type Mounter, podVolumeDir, type VolumeHost, type VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
 export const downwardAPIPluginName = "kubernetes.io/downward-api";
@@ -124,12 +124,11 @@ export const downwardAPIPlugin: VolumePlugin = {
   sourceField: "downwardAPI",
   requiresRemount: true,
   newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
-    const dir = getPodVolumeDir(
-      host.podsDir,
-      pod.metadata.uid ?? "",
-      downwardAPIPluginName,
-      volume.name,
-    );
+    const dir = podVolumeDir(host, {
+      pod,
+      pluginName: downwardAPIPluginName,
+      volumeName: volume.name,
+    });
     return new DownwardAPIVolumeMounter(dir, volume, pod, host);
   },
 };

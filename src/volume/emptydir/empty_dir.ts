@@ -10,9 +10,9 @@ import { parseQuantity } from "../../api/resource/quantity.ts";
 import * as log from "../../util/log.ts";
 import { AtomicWriter, type FileProjection } from "../util/atomic_writer.ts";
 import {
-  getPodVolumeDir,
   isLikelyNotMountPoint,
   type Mounter,
+  podVolumeDir,
   runMount,
   type VolumeHost,
   type VolumePlugin,
@@ -119,12 +119,11 @@ export const emptyDirPlugin: VolumePlugin = {
   sourceField: "emptyDir",
   requiresRemount: false,
   newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
-    const dir = getPodVolumeDir(
-      host.podsDir,
-      pod.metadata.uid ?? "",
-      emptyDirPluginName,
-      volume.name,
-    );
+    const dir = podVolumeDir(host, {
+      pod,
+      pluginName: emptyDirPluginName,
+      volumeName: volume.name,
+    });
     return new EmptyDirMounter(dir, (volume.emptyDir ?? {}) as EmptyDirVolumeSource);
   },
 };

@@ -21,7 +21,7 @@ import { collectData as collectDownwardAPIData } from "../downwardapi/downwardap
 import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
 import { makePayload as makeSecretPayload } from "../secret/secret.ts";
 import type { FileProjection } from "../util/atomic_writer.ts";
-import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
+import { type Mounter, podVolumeDir, type VolumeHost, type VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
 export const projectedPluginName = "kubernetes.io/projected";
@@ -166,12 +166,11 @@ export const projectedPlugin: VolumePlugin = {
   sourceField: "projected",
   requiresRemount: true,
   newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
-    const dir = getPodVolumeDir(
-      host.podsDir,
-      pod.metadata.uid ?? "",
-      projectedPluginName,
-      volume.name,
-    );
+    const dir = podVolumeDir(host, {
+      pod,
+      pluginName: projectedPluginName,
+      volumeName: volume.name,
+    });
     return new ProjectedVolumeMounter(dir, volume, pod, host);
   },
 };

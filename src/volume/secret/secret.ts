@@ -12,7 +12,7 @@ import { decodeBase64 } from "../../util/base64.ts";
 import * as log from "../../util/log.ts";
 import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
 import type { FileProjection } from "../util/atomic_writer.ts";
-import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
+import { type Mounter, podVolumeDir, type VolumeHost, type VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
 export const secretPluginName = "kubernetes.io/secret";
@@ -129,12 +129,7 @@ export const secretPlugin: VolumePlugin = {
   sourceField: "secret",
   requiresRemount: true,
   newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
-    const dir = getPodVolumeDir(
-      host.podsDir,
-      pod.metadata.uid ?? "",
-      secretPluginName,
-      volume.name,
-    );
+    const dir = podVolumeDir(host, { pod, pluginName: secretPluginName, volumeName: volume.name });
     return new SecretVolumeMounter(dir, volume, pod, host);
   },
 };
