@@ -107,6 +107,10 @@ export function rateLimiterFor(config: RestConfig, clock: Clock): RateLimiter {
  *
  * @example
  * ```ts
+ * declare const caData: string;
+ * declare const certData: string;
+ * declare const keyData: string;
+ *
  * const rest = new RESTClient({ host: "https://127.0.0.1:6443", caData, certData, keyData });
  * const node = await rest.json({ method: "GET", path: "/api/v1/nodes/node-1" });
  * ```
@@ -453,6 +457,8 @@ function retryAfterSeconds(res: Response): number | undefined {
  *
  * @example
  * ```ts
+ * declare const rest: RESTClient;
+ *
  * try {
  *   await rest.json({ method: "GET", path: "/api/v1/nodes/n1" });
  * } catch (err) {

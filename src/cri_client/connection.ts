@@ -45,6 +45,10 @@ export const GrpcCode = {
  *
  * @example
  * ```ts
+ * import type { RuntimeService } from "./runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
  * try {
  *   await runtime.containerStatus("missing");
  * } catch (err) {
@@ -570,6 +574,10 @@ class Call {
  *
  * @example
  * ```ts
+ * import { RemoteRuntimeService } from "./remote_runtime.ts";
+ *
+ * declare const endpoint: string;
+ *
  * const runtime = await validatedService(new RemoteRuntimeService(endpoint));
  * ```
  */

@@ -4,7 +4,9 @@
  *
  * @example
  * ```ts
- * import { newRemoteRuntimeService } from "./src/cri_client/mod.ts";
+ * import { newRemoteRuntimeService } from "./mod.ts";
+ *
+ * declare const id: string;
  * const runtime = await newRemoteRuntimeService("unix:///run/containerd/containerd.sock");
  * const { status } = await runtime.containerStatus(id);
  * runtime.close();

@@ -282,6 +282,10 @@ export interface PodWithStatus extends Pod {
  *
  * @example
  * ```ts
+ * import type { RuntimeService } from "../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
  * const kubelet = new Kubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet",
  *   podManifestPath: "fixtures/pods/host" });
  * await kubelet.start();

@@ -212,7 +212,12 @@ export function convertToAPIContainerStatuses(
  *
  * @example
  * ```ts
- * getPhase(pod, [...initStatuses, ...statuses], { podIsTerminal: false, podHasInitialized: true });
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * declare const statuses: Parameters<typeof getPhase>[1];
+ * getPhase(pod, statuses, { podIsTerminal: false, podHasInitialized: true });
  * ```
  */
 export function getPhase(
@@ -390,7 +395,11 @@ export function generateAPIPodStatus(
  *
  * @example
  * ```ts
- * validateContainerLogStatus("web", pod.status, "app", false); // "containerd://abc..."
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * validateContainerLogStatus("web", pod.status!, "app", false); // "containerd://abc..."
  * ```
  */
 export function validateContainerLogStatus(
@@ -480,6 +489,7 @@ const masterServices = new Set(["kubernetes"]);
  *
  * @example
  * ```ts
+ * declare const lister: Parameters<typeof getServiceEnvVarMap>[2];
  * getServiceEnvVarMap("default", true, lister).get("KUBERNETES_SERVICE_HOST"); // "10.0.0.1"
  * ```
  */
@@ -528,6 +538,11 @@ export interface PodIPs {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * declare const sources: Parameters<typeof makeEnvironmentVariables>[3];
  * await makeEnvironmentVariables(pod, pod.spec.containers[0], { podIP: "10.1.0.5", podIPs: ["10.1.0.5"] }, sources);
  * // [{ name: "POD_IP", value: "10.1.0.5" }, { name: "KUBERNETES_SERVICE_HOST", value: "10.0.0.1" }, ...]
  * ```
@@ -679,6 +694,11 @@ function bytesToString(base64: string): string {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * declare const sources: Parameters<typeof podFieldSelectorRuntimeValue>[3];
  * await podFieldSelectorRuntimeValue({ fieldPath: "status.podIPs" }, pod, { podIP: "10.1.0.5", podIPs: ["10.1.0.5", "fd00::5"] }, sources);
  * // "10.1.0.5,fd00::5"
  * ```
@@ -798,6 +818,10 @@ export function getPodContainerDir(podsDir: string, pod: Pod, containerName: str
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * generatePodHostNameAndDomain(pod, "cluster.local"); // { hostname: "web-0", hostDomain: "web.default.svc.cluster.local" }
  * ```
  */

@@ -4,6 +4,12 @@
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ * import type { RuntimeService } from "../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const pod: Pod;
+ *
  * import { Kubelet } from "./mod.ts";
  * const kubelet = new Kubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet" });
  * await kubelet.start();

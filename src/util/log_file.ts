@@ -29,6 +29,8 @@ export interface RotatingLogFileOptions {
  *
  * @example
  * ```ts
+ * import { setLogSink } from "./log.ts";
+ *
  * const file = RotatingLogFile.open("/var/lib/probelet/probelet.log", { maxSizeBytes: 10 << 20 });
  * setLogSink((line) => file.writeLine(line));
  * // ...

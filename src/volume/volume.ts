@@ -78,6 +78,11 @@ export function getPodVolumeDir(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const host: VolumeHost;
+ * declare const pod: Pod;
+ *
  * podVolumeDir(host, { pod, pluginName: "kubernetes.io/secret", volumeName: "creds" });
  * ```
  */

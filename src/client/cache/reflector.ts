@@ -76,8 +76,16 @@ class BackoffManager {
  *
  * @example
  * ```ts
+ * import { newListWatchFromClient } from "./listwatch.ts";
+ * import { UndeltaStore } from "./undelta_store.ts";
+ * import type { Node } from "../../api/core/v1/mod.ts";
+ * import type { Clientset } from "../kubernetes/clientset.ts";
+ *
+ * declare const clientset: Clientset;
+ * declare const node: Node;
+ *
  * const lw = newListWatchFromClient(clientset.coreV1.pods(""), { fieldSelector: `spec.nodeName=${node}` });
- * const reflector = new Reflector(lw, new UndeltaStore((pods) => send(pods)));
+ * const reflector = new Reflector(lw, new UndeltaStore((pods) => console.log(pods.length)));
  * const stop = new AbortController();
  * const done = reflector.run(stop.signal);
  * // ...

@@ -103,6 +103,8 @@ export interface CoordinationV1Interface {
  *
  * @example
  * ```ts
+ * declare const clientset: Clientset;
+ *
  * const node = await clientset.coreV1.nodes().get("node-1");
  * await clientset.coordinationV1.leases("kube-node-lease").get("node-1");
  * ```
@@ -186,7 +188,9 @@ export interface NewForConfigOptions extends RESTClientOptions {
  *
  * @example
  * ```ts
- * const config = await loadRestConfig({ kubeconfig: "/etc/probelet/kubeconfig" });
+ * import { loadKubeconfig } from "../kubeconfig.ts";
+ *
+ * const { config } = await loadKubeconfig("/etc/probelet/kubeconfig");
  * const clientset = newForConfig({ ...config, qps: 50, burst: 100 });
  * await clientset.coreV1.nodes().get("node-1");
  * ```

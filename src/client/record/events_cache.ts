@@ -325,9 +325,16 @@ export interface EventCorrelateResult {
  *
  * @example
  * ```ts
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * import type { Event } from "../../api/core/v1/mod.ts";
+ *
+ * declare const clock: Clock;
+ * declare const event: Event;
+ *
  * const correlator = new EventCorrelator(clock);
  * const result = correlator.eventCorrelate(event);
- * if (!result.skip) send(result.event!, result.patch);
+ * if (!result.skip) console.log(result.event, result.patch);
  * ```
  */
 export class EventCorrelator {

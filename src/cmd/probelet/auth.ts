@@ -35,6 +35,10 @@ import type { KubeletFlags } from "./flags.ts";
  *
  * @example
  * ```ts
+ * import type { KubeletFlags } from "./flags.ts";
+ *
+ * declare const flags: KubeletFlags;
+ *
  * const { certPem, keyPem } = await initializeTLS(flags);
  * ```
  */
@@ -79,7 +83,14 @@ export async function initializeTLS(
  *
  * @example
  * ```ts
- * const auth = await buildAuth(flags, { clock, post: () => poster });
+ * import type { KubeletFlags } from "./flags.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const flags: KubeletFlags;
+ * declare const clock: Clock;
+ *
+ * declare const post: Parameters<typeof buildAuth>[1]["post"];
+ * const auth = await buildAuth(flags, { clock, post });
  * ```
  */
 export async function buildAuth(

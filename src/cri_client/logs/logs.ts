@@ -144,6 +144,7 @@ const blockSize = 1024;
  *
  * @example
  * ```ts
+ * using file = await Deno.open("/var/log/pods/default_web_0/app/0.log");
  * const start = await findTailLineStartIndex(file, 10);
  * ```
  */
@@ -237,6 +238,15 @@ export const stateCheckPeriodMs = 5_000;
  *
  * @example
  * ```ts
+ * import type { RuntimeService } from "../runtime_service.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const path: string;
+ * declare const id: string;
+ * declare const sinks: LogSinks;
+ * declare const runtime: RuntimeService;
+ * declare const clock: Clock;
+ *
  * await readLogs(path, id, newLogOptions({ follow: true }, Date.now()), sinks, { runtime, clock });
  * ```
  */

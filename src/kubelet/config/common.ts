@@ -125,6 +125,8 @@ export function decodePodDocuments(
  *
  * @example
  * ```ts
+ * import { Pod } from "../../api/core/v1/types.ts";
+ *
  * const pod: Pod = { metadata: { name: "web" }, spec: { containers: [] } };
  * applyStaticPodDefaults(pod, { source: "/etc/pods/web.yaml", nodeName: "Node-A", raw: {} });
  * pod.metadata.name; // "web-node-a"

@@ -237,6 +237,8 @@ export async function loadPodManifests(
  *
  * @example
  * ```ts
+ * declare const text: string;
+ *
  * const { pods, errors } = parsePodManifest(text, { file: "web.yaml", nodeName: "laptop" });
  * ```
  */
@@ -496,7 +498,7 @@ export class PodConfigWatcher {
  * ```ts
  * const watcher = await watchManifests("/etc/probelet/pods", {
  *   nodeName: "laptop",
- *   onChange: ({ pods, errors }) => sync(pods, errors),
+ *   onChange: ({ pods, errors }) => console.log(pods.length, errors.length),
  * });
  * await watcher.stop();
  * ```

@@ -4,7 +4,10 @@
  *
  * @example
  * ```ts
- * import { newImageManager } from "./src/kubelet/images/mod.ts";
+ * import { type ImageManagerOptions, newImageManager } from "./mod.ts";
+ *
+ * declare const options: ImageManagerOptions;
+ * const { recorder, imageService, backOff, clock } = options;
  * const images = newImageManager({ recorder, imageService, backOff, clock });
  * ```
  * @module

@@ -706,6 +706,11 @@ export function statusMessage(e: unknown): string {
  *
  * @example
  * ```ts
+ * import { parseContainerID } from "../container/container_id.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
  * const runner = new RuntimeCommandRunner(runtime);
  * const out = await runner.runInContainer(parseContainerID("containerd://0123"), ["cat", "/tmp/ok"], {
  *   timeoutMs: 1000,

@@ -17,6 +17,10 @@ import { errorText } from "../../util/errors.ts";
  *
  * @example
  * ```ts
+ * import type { ImageManagerService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const remoteImageService: ImageManagerService;
+ *
  * const images = newKubeImageService(remoteImageService);
  * await images.getImageRef({ image: "probelet.local/busybox:1" }); // "sha256:..." or ""
  * ```

@@ -29,6 +29,14 @@ export interface ContainerLogsOptions {
  *
  * @example
  * ```ts
+ * import type { LogSinks } from "../../cri_client/logs/logs.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const sinks: LogSinks;
+ * declare const clock: Clock;
+ *
  * const read = await getContainerLogs(runtime, "abc123", "containerd://abc123");
  * await read({ follow: true }, sinks, { clock });
  * ```

@@ -226,6 +226,14 @@ function killInfo(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { ResultsManager } from "../prober/results/results_manager.ts";
+ *
+ * declare const pod: Pod;
+ * declare const livenessManager: ResultsManager;
+ * declare const startupManager: ResultsManager;
+ *
+ * declare const podStatus: Parameters<typeof computePodActions>[1];
  * const actions = computePodActions(pod, podStatus, { livenessManager, startupManager });
  * actions.containersToKill.size; // 1 after a liveness failure
  * ```
@@ -581,6 +589,20 @@ export interface RuntimeManagerOptions {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ * import type { EventRecorder } from "../events/event.ts";
+ * import type { ResultsManager } from "../prober/results/results_manager.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const clock: Clock;
+ * declare const recorder: EventRecorder;
+ * declare const livenessManager: ResultsManager;
+ * declare const startupManager: ResultsManager;
+ * declare const pod: Pod;
+ *
+ * declare const backoff: ConstructorParameters<typeof KubeGenericRuntimeManager>[0]["backoff"];
  * const m = new KubeGenericRuntimeManager({ runtime, runtimeName: "containerd", clock, recorder,
  *   lookups: { livenessManager, startupManager }, backoff, podLogsRootDir: ".run/probelet/pods",
  *   nodeName: "node-a" });

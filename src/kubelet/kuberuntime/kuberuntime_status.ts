@@ -61,6 +61,13 @@ function runtimeNameOf(runtime: RuntimeService, signal?: AbortSignal): Promise<s
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const sandboxId: string;
+ * declare const pod: Pod;
+ *
  * const status = await getRuntimePodStatus(runtime, { sandboxId, pod });
  * status.containerStatuses[0].id; // { type: "containerd", id: "0123..." }
  * ```
@@ -166,6 +173,13 @@ export function toAPIContainerStatuses(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const sandboxId: string;
+ * declare const pod: Pod;
+ *
  * const status = await getPodStatus(runtime, { sandboxId, pod });
  * status.containerStatuses?.[0].state?.running?.startedAt; // "2025-01-02T03:04:05Z"
  * ```

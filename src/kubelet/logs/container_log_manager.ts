@@ -48,7 +48,13 @@ export interface ContainerLogManagerOptions extends LogRotatePolicy {
  *
  * @example
  * ```ts
- * const logs = newContainerLogManager({ runtime, clock, maxSizeBytes: 10 << 20, maxFiles: 5 });
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const runtime: ContainerLogManagerOptions["runtime"];
+ * declare const clock: Clock;
+ * declare const containerId: string;
+ *
+ * const logs = newContainerLogManager({ runtime, clock, maxSizeBytes: 10 << 20, maxFiles: 5 })!;
  * logs.start();
  * await logs.clean(containerId); // before RemoveContainer
  * await logs.stop();

@@ -68,6 +68,12 @@ export function microTime(ms: number): string {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const client: Clientset;
+ *
  * const c = newController({ clock, client, holderIdentity: "n1", leaseDurationSeconds: 40,
  *   renewIntervalMs: 10_000, leaseNamespace: NamespaceNodeLease });
  * c.run();
@@ -226,6 +232,12 @@ export class Controller {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const client: Clientset;
+ *
  * newController({ clock, client, holderIdentity: "n1", leaseDurationSeconds: 40,
  *   renewIntervalMs: 10_000, leaseNamespace: NamespaceNodeLease });
  * ```

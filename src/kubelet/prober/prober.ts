@@ -65,6 +65,17 @@ export interface ProberResult {
  *
  * @example
  * ```ts
+ * import { FakeRecorder } from "../events/event.ts";
+ * import type { Container, Pod, PodStatus } from "../../api/core/v1/mod.ts";
+ * import type { CommandRunner } from "../container/command_runner.ts";
+ * import type { ContainerID } from "../container/container_id.ts";
+ *
+ * declare const runner: CommandRunner;
+ * declare const pod: Pod;
+ * declare const status: PodStatus;
+ * declare const container: Container;
+ * declare const containerID: ContainerID;
+ *
  * const prober = newProber(runner, new FakeRecorder());
  * const { result } = await prober.probe("readiness", { pod, status, container, containerID });
  * ```
@@ -359,6 +370,9 @@ export class Prober {
  *
  * @example
  * ```ts
+ * import { LogRecorder } from "../events/event.ts";
+ * import { HostCommandRunner } from "../../probe/exec/host_runner.ts";
+ *
  * const prober = newProber(new HostCommandRunner(), new LogRecorder());
  * ```
  */

@@ -50,6 +50,10 @@ export const defaultFeatureGates: Readonly<FeatureGates> = Object.freeze({
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * probedContainers(pod).map((c) => c.name);
  * ```
  */
@@ -101,6 +105,21 @@ export interface ManagerOptions {
  *
  * @example
  * ```ts
+ * import type { Pod, PodStatus } from "../../api/core/v1/mod.ts";
+ * import type { CommandRunner } from "../container/command_runner.ts";
+ * import type { EventRecorder } from "../events/event.ts";
+ * import type { ResultsManager } from "./results/results_manager.ts";
+ * import type { StatusManager } from "../status/status_manager.ts";
+ *
+ * declare const statusManager: StatusManager;
+ * declare const livenessManager: ResultsManager;
+ * declare const readinessManager: ResultsManager;
+ * declare const startupManager: ResultsManager;
+ * declare const runner: CommandRunner;
+ * declare const recorder: EventRecorder;
+ * declare const pod: Pod;
+ * declare const status: PodStatus;
+ *
  * const m = newManager({ statusManager, livenessManager, readinessManager, startupManager, runner, recorder });
  * m.addPod(pod);             // on every pod sync
  * m.updatePodStatus(pod, status); // when generating the pod's API status
@@ -343,6 +362,15 @@ export class ProberManager {
  *
  * @example
  * ```ts
+ * import { LogRecorder } from "../events/event.ts";
+ * import { newManager as newResultsManager } from "./results/results_manager.ts";
+ * import { RealClock } from "../../util/clock.ts";
+ * import type { CommandRunner } from "../container/command_runner.ts";
+ * import type { StatusManager } from "../status/status_manager.ts";
+ *
+ * declare const statusManager: StatusManager;
+ * declare const runner: CommandRunner;
+ *
  * const m = newManager({
  *   statusManager, livenessManager: newResultsManager(), readinessManager: newResultsManager(),
  *   startupManager: newResultsManager(), runner, recorder: new LogRecorder(), clock: new RealClock(),

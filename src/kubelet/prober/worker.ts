@@ -40,7 +40,14 @@ export const kubeletRestartGracePeriodMs = 10_000;
  *
  * @example
  * ```ts
- * const w = newWorker(manager, "readiness", pod, pod.spec.containers[0]);
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * import type { ProberManager } from "./prober_manager.ts";
+ *
+ * declare const manager: ProberManager;
+ * declare const pod: Pod;
+ *
+ * const w = newWorker(manager, { probeType: "readiness", pod, container: pod.spec.containers[0] });
  * const done = w.start(); // resolves after stop() once the worker has cleaned up
  * w.stop();
  * await done;
@@ -440,6 +447,13 @@ export class Worker {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * import type { ProberManager } from "./prober_manager.ts";
+ *
+ * declare const manager: ProberManager;
+ * declare const pod: Pod;
+ *
  * const w = newWorker(manager, { probeType: "liveness", pod, container: pod.spec.containers[0] });
  * ```
  */

@@ -38,7 +38,14 @@ export const authenticatedGroup = "system:authenticated";
  *
  * @example
  * ```ts
- * newX509Authenticator(() => roots, clock)
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
+ * import type { X509Certificate } from "node:crypto";
+ *
+ * declare const roots: X509Certificate[];
+ * newX509Authenticator(() => roots, clock);
  * ```
  */
 export function newX509Authenticator(
@@ -109,7 +116,12 @@ async function sha256(text: string): Promise<string> {
  *
  * @example
  * ```ts
- * newTokenReviewAuthenticator(post, { clock, cacheTtlMs: 120_000 })
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
+ * declare const post: ReviewPoster;
+ * newTokenReviewAuthenticator(post, { clock, cacheTtlMs: 120_000 });
  * ```
  */
 export function newTokenReviewAuthenticator(
@@ -170,7 +182,11 @@ export function newTokenReviewAuthenticator(
  *
  * @example
  * ```ts
- * newDelegatingAuthenticator([x509, tokens], { anonymous: false })
+ * import type { Authenticator } from "./auth.ts";
+ *
+ * declare const x509: Authenticator;
+ * declare const tokens: Authenticator;
+ * newDelegatingAuthenticator([x509, tokens], { anonymous: false });
  * ```
  */
 export function newDelegatingAuthenticator(
@@ -212,7 +228,12 @@ export const alwaysAllowAuthorizer: Authorizer = {
  *
  * @example
  * ```ts
- * newWebhookAuthorizer(post, { clock, authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000 })
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
+ * declare const post: ReviewPoster;
+ * newWebhookAuthorizer(post, { clock, authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000 });
  * ```
  */
 export function newWebhookAuthorizer(
@@ -266,6 +287,10 @@ export function newWebhookAuthorizer(
  *
  * @example
  * ```ts
+ * import type { Authenticator, Authorizer } from "./auth.ts";
+ *
+ * declare const authn: Authenticator;
+ * declare const authz: Authorizer;
  * const auth = newKubeletAuth(authn, "node-1", authz);
  * ```
  */

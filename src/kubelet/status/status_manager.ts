@@ -47,6 +47,10 @@ import { errorText } from "../../util/errors.ts";
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * const pods = new BasicPodManager();
  * pods.addPod(pod);
  * pods.getPodByUID(pod.metadata.uid!); // pod
@@ -89,9 +93,20 @@ export interface PodDeletionSafetyProvider {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { ContainerID } from "../container/container_id.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const kubeClient: Clientset;
+ * declare const pod: Pod;
+ * declare const containerID: ContainerID;
+ * declare const pods: PodManager;
+ *
  * const statuses = newManager({ podManager: pods, clock, kubeClient });
  * statuses.start(); // the sync loop (a no-op without kubeClient)
- * statuses.setPodStatus(pod, { phase: "Running", containerStatuses: [...] });
+ * statuses.setPodStatus(pod, { phase: "Running", containerStatuses: [] });
  * statuses.setContainerReadiness(pod.metadata.uid!, containerID, true);
  * statuses.getPodStatus(pod.metadata.uid!)?.conditions;
  * await statuses.stop();
@@ -763,6 +778,10 @@ function truncateBytes(text: string, max: number): string {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * normalizeStatus(pod, { startTime: "2026-11-23T05:00:00.123Z" }).startTime; // "2026-11-23T05:00:00Z"
  * ```
  */
@@ -811,6 +830,11 @@ export function normalizeStatus(pod: Pod, status: PodStatus): PodStatus {
  *
  * @example
  * ```ts
+ * import type { PodStatus } from "../../api/core/v1/mod.ts";
+ *
+ * declare const apiStatus: PodStatus;
+ * declare const cachedStatus: PodStatus;
+ *
  * mergePodStatus(apiStatus, cachedStatus, { delayTransitioningToTerminal: false, now: "2026-11-23T05:00:00Z" });
  * ```
  */

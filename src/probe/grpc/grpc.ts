@@ -94,8 +94,12 @@ export type ServingStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNK
  *
  * @example
  * ```ts
+ * import * as grpc from "@grpc/grpc-js";
+ *
  * const server = new grpc.Server();
- * server.addService(healthPackage().service, { check: (_call, cb) => cb(null, { status: "SERVING" }) });
+ * server.addService(healthPackage().service, {
+ *   check: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { status: "SERVING" }),
+ * });
  * ```
  */
 export function healthPackage(): grpc.ServiceClientConstructor {

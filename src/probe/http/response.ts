@@ -51,6 +51,8 @@ export type ReadFn = (p: Uint8Array) => Promise<number | null>;
  *
  * @example
  * ```ts
+ * declare const conn: Deno.Conn;
+ *
  * const br = new BufReader((p) => conn.read(p));
  * const line = await br.readLine(); // the status line, without its CRLF
  * ```
@@ -282,6 +284,7 @@ export type BodyFraming =
  *
  * @example
  * ```ts
+ * declare const br: BufReader;
  * const head = await readResponse(br);
  * head.statusCode; // 200
  * ```
@@ -333,6 +336,7 @@ function quoteLatin1(s: string): string {
  *
  * @example
  * ```ts
+ * declare const br: BufReader;
  * const header = await readMIMEHeader(br);
  * header.get("Content-Length"); // ["2"]
  * ```
@@ -561,6 +565,8 @@ export interface BodyReader {
  *
  * @example
  * ```ts
+ * declare const br: BufReader;
+ * const head = await readResponse(br);
  * const body = newBodyReader(br, head.framing);
  * const bytes = await body.read(10240);
  * ```

@@ -110,6 +110,8 @@ const errnoText: Record<string, string> = {
  *
  * @example
  * ```ts
+ * declare const err: unknown;
+ *
  * dialErrorText("10.0.0.1:80", "10.0.0.1", err, false);
  * ```
  */

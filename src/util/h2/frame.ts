@@ -271,6 +271,8 @@ const maxBytesPerTurn = 64 * 1024;
  *
  * @example
  * ```ts
+ * declare const conn: Deno.Conn;
+ *
  * const reader = new FrameReader(conn);
  * for (let f = await reader.next(); f; f = await reader.next()) console.log(f.type);
  * ```

@@ -139,6 +139,12 @@ class ConfigMapVolumeMounter {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * await configMapPlugin.newMounter({ name: "cfg", configMap: { name: "app" } }, pod, host).setUp();
  * ```
  */

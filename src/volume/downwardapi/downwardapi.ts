@@ -35,6 +35,12 @@ const enc = new TextEncoder();
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * collectData([{ path: "name", fieldRef: { fieldPath: "metadata.name" } }], pod, host, 0o644);
  * ```
  */
@@ -116,7 +122,16 @@ class DownwardAPIVolumeMounter {
  *
  * @example
  * ```ts
- * await downwardAPIPlugin.newMounter({ name: "info", downwardAPI: { items } }, pod, host).setUp();
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
+ * await downwardAPIPlugin.newMounter({
+ *   name: "info",
+ *   downwardAPI: { items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels" } }] },
+ * }, pod, host).setUp();
  * ```
  */
 export const downwardAPIPlugin: VolumePlugin = {

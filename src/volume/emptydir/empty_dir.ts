@@ -55,6 +55,12 @@ export async function setUpEmptyDir(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const dir: string;
+ * declare const pod: Pod;
+ *
+ * const payload = { token: { data: new TextEncoder().encode("secret"), mode: 0o644 } };
  * await setUpWrappedEmptyDir(dir, "Memory", { pod, volumeName: "creds" }, payload);
  * ```
  */
@@ -110,6 +116,12 @@ class EmptyDirMounter {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * const m = emptyDirPlugin.newMounter({ name: "cache", emptyDir: {} }, pod, host);
  * await m.setUp(); // <pods>/<uid>/volumes/kubernetes.io~empty-dir/cache, mode 0777
  * ```

@@ -158,6 +158,12 @@ class ProjectedVolumeMounter {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * await projectedPlugin.newMounter(pod.spec.volumes![0], pod, host).setUp(); // kube-api-access-*
  * ```
  */

@@ -121,6 +121,12 @@ class SecretVolumeMounter {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * await secretPlugin.newMounter({ name: "creds", secret: { secretName: "db" } }, pod, host).setUp();
  * ```
  */

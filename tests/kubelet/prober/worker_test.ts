@@ -714,9 +714,13 @@ Deno.test("ProberManager.workers and a worker's probe state cannot be assigned f
     m.workers = new Map();
   }, TypeError);
   for (const field of ["containerID", "lastResult", "resultRun", "onHold"] as const) {
-    assert.throws(() => {
-      (w as unknown as Record<string, unknown>)[field] = undefined;
-    }, TypeError, field);
+    assert.throws(
+      () => {
+        (w as unknown as Record<string, unknown>)[field] = undefined;
+      },
+      TypeError,
+      field,
+    );
   }
   assert.equal(w.onHold, false);
   assert.equal(w.resultRun, 0);
