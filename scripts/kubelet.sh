@@ -29,8 +29,10 @@
 # 127.0.0.0/8, which other tests on this machine use).
 # What kubelet changes on the node: the sysctls vm.overcommit_memory, kernel.panic and
 # kernel.panic_on_oops (protectKernelDefaults false), cgroups under its cgroupRoot, and iptables
-# chains (none with the setting above). `up` records the sysctls and the iptables chains first;
-# `down` writes the sysctls back, deletes chains that were not there before, removes the cgroups.
+# chains (none with the setting above). `up` records the sysctls (machine-wide, in
+# /run/probelet-kubelet, so that the last of several clones' kubelets restores them) and the
+# iptables chains first; `down` writes the sysctls back, deletes chains that were not there before,
+# removes the cgroups.
 # State lives under <repo>/.run/kubelet (git-ignored). Ports: the kubelet's port from 10350 on the
 # node IP and its healthz port (+1) on 127.0.0.1, moved up in steps of 10 while taken. Processes are
 # stopped by pid file, never by name. Output is key=value lines.
@@ -52,6 +54,7 @@ containerd_dir=$base/containerd
 marker=$base/.probelet-kubelet
 pidfile=$base/kubelet.pid
 sysctls=(vm.overcommit_memory kernel.panic kernel.panic_on_oops)
+shared=${PROBELET_KUBELET_SHARED_DIR:-/run/probelet-kubelet}
 ready_timeout=${PROBELET_KUBELET_READY_TIMEOUT:-120}
 port=10350
 if [ -f "$base/ports" ]; then
@@ -169,22 +172,46 @@ admin() {
 # ---------------------------------------------------------------------------------------------------
 # Node changes kubelet makes, recorded by `up` and undone by `down`
 
+# The sysctls are the machine's, and several clones may run a kubelet at once: the values from
+# before the first one are kept in $shared/sysctl.saved, each running clone holds a file in
+# $shared/users, and the last one to go down writes the values back.
 record_sysctls() {
-  [ -f "$base/sysctl.saved" ] && return 0
-  local key
-  for key in "${sysctls[@]}"; do
-    echo "$key=$(sysctl -n "$key")"
-  done >"$base/sysctl.saved"
-  say "sysctls_recorded=$(paste -sd, "$base/sysctl.saved")"
+  mkdir -p "$shared/users"
+  prune_sysctl_users
+  if [ -z "$(ls -A "$shared/users")" ]; then
+    local key
+    for key in "${sysctls[@]}"; do
+      echo "$key=$(sysctl -n "$key")"
+    done >"$shared/sysctl.saved"
+    say "sysctls_recorded=$(paste -sd, "$shared/sysctl.saved")"
+  fi
+  echo "$base" >"$shared/users/$clone_hash"
+}
+
+# Users whose state folder is gone (a clone removed without `down`) hold nothing any more.
+prune_sysctl_users() {
+  local user
+  for user in "$shared"/users/*; do
+    [ -f "$user" ] || continue
+    [ -f "$(cat "$user")/.probelet-kubelet" ] || rm -f "$user"
+  done
 }
 
 restore_sysctls() {
-  [ -f "$base/sysctl.saved" ] || return 0
+  [ -f "$shared/users/$clone_hash" ] || return 0
+  rm -f "$shared/users/$clone_hash"
+  prune_sysctl_users
+  if [ -n "$(ls -A "$shared/users" 2>/dev/null)" ]; then
+    say "sysctls_kept=another-kubelet-runs users=$(ls "$shared/users" | paste -sd, -)"
+    return 0
+  fi
   local line restored=""
   while IFS= read -r line; do
     sysctl -q -w "$line" >/dev/null 2>&1 && restored="$restored${restored:+,}$line" ||
       say "warning=sysctl-not-restored setting=$line"
-  done <"$base/sysctl.saved"
+  done <"$shared/sysctl.saved"
+  rm -f "$shared/sysctl.saved"
+  rmdir "$shared/users" "$shared" 2>/dev/null || true
   say "sysctls_restored=$restored"
 }
 
@@ -366,7 +393,9 @@ wait_ready() {
 n = json.load(sys.stdin)
 print(next((c["status"] for c in n.get("status", {}).get("conditions", []) if c["type"] == "Ready"), ""))' \
           2>/dev/null || true)
-      if [ "$code" = True ]; then
+      # Ready, and its lease exists (kubelet creates it a few seconds after registering), which is
+      # how tests tell a running kubelet from a Node left behind.
+      if [ "$code" = True ] && [ "$(admin GET "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/$node_name")" = 200 ]; then
         say "ready=true node=$node_name ms=$(($(date +%s%3N) - start)) version=$("$binary" --version | cut -d' ' -f2)"
         return
       fi

@@ -1,8 +1,9 @@
 /**
  * The typed client interfaces kubelet's code talks to (client-go's `kubernetes.Interface`, cut down to
- * the groups and verbs probelet uses): `coreV1.pods/nodes/events`, `coordinationV1.leases`. Both the
- * HTTP clientset and the test fake implement them.
- * Mirrors k8s.io/client-go/kubernetes/clientset.go and typed/{core,coordination}/v1.
+ * the groups and verbs probelet uses): `coreV1.pods/nodes/events`, `coordinationV1.leases`,
+ * `certificatesV1.certificateSigningRequests`. Both the HTTP clientset and the test fake implement
+ * them.
+ * Mirrors k8s.io/client-go/kubernetes/clientset.go and typed/{core,coordination,certificates}/v1.
  * @module
  */
 import type {
@@ -16,6 +17,10 @@ import type {
   ServiceList,
 } from "../../api/core/v1/mod.ts";
 import type { Lease, LeaseList } from "../../api/coordination/v1/mod.ts";
+import type {
+  CertificateSigningRequest,
+  CertificateSigningRequestList,
+} from "../../api/certificates/v1/mod.ts";
 import type * as metav1 from "../../api/meta/v1/mod.ts";
 import { RESTClient, type RESTClientOptions, type RestConfig, type RestRequest } from "../rest.ts";
 import { goQuote } from "../../util/go_format.ts";
@@ -80,6 +85,12 @@ export type ServiceInterface = ResourceInterface<Service, ServiceList>;
 /** `leases.coordination.k8s.io` in one namespace. */
 export type LeaseInterface = ResourceInterface<Lease, LeaseList>;
 
+/** `certificatesigningrequests.certificates.k8s.io` (cluster-scoped). */
+export type CertificateSigningRequestInterface = ResourceInterface<
+  CertificateSigningRequest,
+  CertificateSigningRequestList
+>;
+
 /** The core/v1 group. */
 export interface CoreV1Interface {
   /** Pods in `namespace` ("" or omitted = all namespaces). */
@@ -98,6 +109,12 @@ export interface CoordinationV1Interface {
   leases(namespace: string): LeaseInterface;
 }
 
+/** The certificates.k8s.io/v1 group. */
+export interface CertificatesV1Interface {
+  /** Certificate signing requests. */
+  certificateSigningRequests(): CertificateSigningRequestInterface;
+}
+
 /**
  * The API groups probelet uses (client-go's `kubernetes.Interface`).
  *
@@ -114,6 +131,8 @@ export interface Clientset {
   coreV1: CoreV1Interface;
   /** The coordination.k8s.io/v1 group. */
   coordinationV1: CoordinationV1Interface;
+  /** The certificates.k8s.io/v1 group. */
+  certificatesV1: CertificatesV1Interface;
 }
 
 /** How one resource is addressed on the wire. */
@@ -172,9 +191,17 @@ export const resources = {
     listKind: "LeaseList",
     namespaced: true,
   },
+  certificatesigningrequests: {
+    group: "certificates.k8s.io",
+    version: "v1",
+    resource: "certificatesigningrequests",
+    kind: "CertificateSigningRequest",
+    listKind: "CertificateSigningRequestList",
+    namespaced: false,
+  },
 } as const satisfies Record<string, ResourceInfo>;
 
-/** `pods`, `nodes`, `events`, `services` or `leases`. */
+/** `pods`, `nodes`, `events`, `services`, `leases` or `certificatesigningrequests`. */
 export type ResourceName = keyof typeof resources;
 
 /** Options of `newForConfig`. */
@@ -207,6 +234,8 @@ export class HTTPClientset implements Clientset {
   readonly coreV1: CoreV1Interface;
   /** The coordination.k8s.io/v1 group. */
   readonly coordinationV1: CoordinationV1Interface;
+  /** The certificates.k8s.io/v1 group. */
+  readonly certificatesV1: CertificatesV1Interface;
 
   /** Typed clients over `rest`. */
   constructor(rest: RESTClient, opts: { watchIdleTimeoutMs?: number } = {}) {
@@ -221,6 +250,10 @@ export class HTTPClientset implements Clientset {
     };
     this.coordinationV1 = {
       leases: (ns) => client("leases", ns) as unknown as LeaseInterface,
+    };
+    this.certificatesV1 = {
+      certificateSigningRequests: () =>
+        client("certificatesigningrequests", "") as unknown as CertificateSigningRequestInterface,
     };
   }
 

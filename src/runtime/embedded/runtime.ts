@@ -39,6 +39,7 @@ import type {
 } from "../../cri_client/api.ts";
 import type {
   CallOptions,
+  ContainerStats,
   ImageManagerService,
   RuntimeService,
 } from "../../cri_client/runtime_service.ts";
@@ -67,6 +68,7 @@ import {
   rotatedLogFiles,
 } from "./log.ts";
 import { signalGroup, spawnError } from "./process.ts";
+import { readContainerUsage } from "./stats.ts";
 import {
   execMarkerVariable,
   isSameProcess,
@@ -596,6 +598,35 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
           imageId: imageID(c.config.image.image),
         }))
     );
+  }
+
+  /**
+   * CPU and memory of the running containers, from their cgroups (or main processes): see
+   * stats.ts.
+   */
+  listContainerStats(_options?: CallOptions): Promise<ContainerStats[]> {
+    return this.#call(async () => {
+      const out: ContainerStats[] = [];
+      for (const c of [...this.#containers.values()]) {
+        if (c.state !== "CONTAINER_RUNNING") continue;
+        const usage = await readContainerUsage({ cgroup: c.cgroup, pid: c.shim?.pid });
+        if (!usage) continue;
+        const timestampNs = this.#nowNs();
+        out.push({
+          id: c.id,
+          name: c.config.metadata.name,
+          labels: { ...c.config.labels },
+          cpu: { timestampNs, usageCoreNanoSeconds: usage.usageCoreNanoSeconds },
+          memory: {
+            timestampNs,
+            workingSetBytes: usage.workingSetBytes,
+            usageBytes: usage.usageBytes,
+            rssBytes: usage.rssBytes,
+          },
+        });
+      }
+      return out;
+    });
   }
 
   /** The container's status; `verbose` adds the pid and command under `info`. */
