@@ -752,6 +752,7 @@ export class KubeGenericRuntimeManager {
     options: { podStartTime?: string } = {},
   ): Promise<SyncResult> {
     const result: SyncResult = { startResults: new Map(), changed: false };
+    // Step 1: Compute sandbox and container changes.
     const changes = computePodActions(pod, podStatus, this.#lookups, {
       runtimeHostNetworkOnly: this.#hostNetworkOnly,
     });
@@ -774,6 +775,7 @@ export class KubeGenericRuntimeManager {
       );
     }
 
+    // Step 2: Kill the pod if the sandbox has changed.
     if (changes.killPod) {
       if (changes.createSandbox) {
         log.V(4).info("Stopping PodSandbox for pod, will start new one", { pod: podKey(pod) });
@@ -787,6 +789,7 @@ export class KubeGenericRuntimeManager {
       await this.killPod(pod, podStatus);
       result.changed = running;
     } else {
+      // Step 3: kill any running containers in this pod which are not to keep.
       for (const info of changes.containersToKill.values()) {
         log.V(3).info("Killing unwanted container for pod", {
           containerName: info.name,
@@ -813,6 +816,7 @@ export class KubeGenericRuntimeManager {
       }
     }
 
+    // Step 4: Create a sandbox for the pod if it is necessary.
     let sandboxID = changes.sandboxID;
     let podIPs = podStatus.ips;
     let sandboxConfig;
@@ -893,6 +897,10 @@ export class KubeGenericRuntimeManager {
       return failure === undefined;
     };
 
+    // Step 5: start ephemeral containers. None here: pod_features.ts refuses pods with
+    // ephemeralContainers (`kubectl debug`).
+
+    // Step 6: start init containers.
     const initContainers = pod.spec.initContainers ?? [];
     for (const idx of changes.initContainersToStart) {
       const container = initContainers[idx];
@@ -900,6 +908,10 @@ export class KubeGenericRuntimeManager {
         return result;
       }
     }
+    // Step 7: resize containers in place (UpdateContainerResources). None here: an in-place
+    // resize needs resources, which pod_features.ts refuses.
+
+    // Step 8: start containers in changes.containersToStart.
     for (const idx of changes.containersToStart) {
       await start(pod.spec.containers[idx], "container");
     }
