@@ -20,6 +20,7 @@ import { kubernetesVersion } from "../version.ts";
 import { V } from "../util/log.ts";
 import { StatusError } from "./errors.ts";
 import type { Watch } from "../api/watch/watch.ts";
+import { concat } from "../util/bytes.ts";
 
 /** How to reach and authenticate to an API server (client-go's `rest.Config`, the parts used). */
 export interface RestConfig {
@@ -810,17 +811,9 @@ export class WatchLineFramer {
 
   #take(): Uint8Array {
     const parts = this.#pending;
-    const size = this.#pendingBytes;
     this.#pending = [];
     this.#pendingBytes = 0;
-    if (parts.length === 1) return parts[0];
-    const line = new Uint8Array(size);
-    let at = 0;
-    for (const part of parts) {
-      line.set(part, at);
-      at += part.length;
-    }
-    return line;
+    return concat(parts);
   }
 }
 
