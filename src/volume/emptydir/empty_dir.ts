@@ -78,6 +78,66 @@ export async function setUpWrappedEmptyDir(
   await new AtomicWriter(dir, context).write(payload);
 }
 
+/**
+ * The mounter of a volume kubelet wraps in an emptyDir (configMap, secret, projected,
+ * downwardAPI): its folder, the pod and host it reads, and {@link setUpWrappedEmptyDir} for the
+ * files. Each plugin's mounter (Go: `<plugin>VolumeMounter`, wrapping an emptyDir through its
+ * host's `NewWrapperMounter`) gives the plugin's source and `setUp`.
+ *
+ * @example
+ * ```ts
+ * import type { SecretVolumeSource } from "../../api/core/v1/mod.ts";
+ *
+ * class TokenMounter extends WrappedVolumeMounter<SecretVolumeSource> {
+ *   setUp(): Promise<void> {
+ *     return this.writePayload("Memory", { token: { data: new Uint8Array(), mode: 0o600 } });
+ *   }
+ * }
+ * ```
+ */
+export abstract class WrappedVolumeMounter<S> implements Mounter {
+  /** The plugin's part of the volume (`volume.configMap`, `volume.secret`, ...). */
+  protected readonly source: S;
+  /** The volume's name in the pod. */
+  protected readonly volumeName: string;
+  /** The pod the volume belongs to. */
+  protected readonly pod: Pod;
+  /** Where the plugin reads API objects. */
+  protected readonly host: VolumeHost;
+  readonly #dir: string;
+
+  /** The mounter of `volume` of `pod` for the plugin named `pluginName`. */
+  constructor(
+    options: { pluginName: string; source: S; volume: Volume; pod: Pod; host: VolumeHost },
+  ) {
+    const { pluginName, source, volume, pod, host } = options;
+    this.#dir = podVolumeDir(host, { pod, pluginName, volumeName: volume.name });
+    this.source = source;
+    this.volumeName = volume.name;
+    this.pod = pod;
+    this.host = host;
+  }
+
+  /** The volume's folder. */
+  getPath(): string {
+    return this.#dir;
+  }
+
+  /** Sets the volume up: fetches what it projects and calls {@link writePayload}. */
+  abstract setUp(): Promise<void>;
+
+  /** Sets up the emptyDir of `medium` at the path and writes `payload` into it. */
+  protected writePayload(
+    medium: StorageMedium,
+    payload: Record<string, FileProjection>,
+  ): Promise<void> {
+    return setUpWrappedEmptyDir(this.#dir, medium, {
+      pod: this.pod,
+      volumeName: this.volumeName,
+    }, payload);
+  }
+}
+
 /** Unmounts a tmpfs at `dir` if there is one, then removes the folder (kubelet's TearDownAt). */
 export async function tearDownEmptyDir(dir: string): Promise<void> {
   if (!(await isLikelyNotMountPoint(dir))) await runMount("umount", [dir]);
