@@ -2,7 +2,8 @@
  * The layer check run by `deno task check`: every import between packages of `src/` points down
  *
  * ```
- * api  <  util | version | third_party  <  probe | client | cri_client | credentialprovider
+ * api  <  util | version | third_party  <  probe | client | cri_client | cri_streaming
+ *      |  credentialprovider
  *      <  volume  <  kubelet | runtime  <  cmd
  * ```
  *
@@ -31,6 +32,8 @@ export const layerRanks: Readonly<Record<string, number>> = {
   probe: 2,
   client: 2,
   cri_client: 2,
+  // A CRI runtime's streaming server (exec, attach, port-forward), beside the CRI client.
+  cri_streaming: 2,
   credentialprovider: 2,
   // volume plugins read Secrets and ConfigMaps through client and are used by kubelet's
   // volume manager: above client, below kubelet.
