@@ -39,6 +39,7 @@ import {
 } from "../../kubelet/certificate/kubelet.ts";
 import * as log from "../../util/log.ts";
 import type { KubeletFlags } from "./flags.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** The secure port's TLS settings (kubelet's `server.TLSOptions`). */
 export interface TLSOptions {
@@ -277,9 +278,7 @@ export async function buildAuth(
       roots = parseCABundle(await Deno.readTextFile(flags.clientCAFile));
     } catch (e) {
       throw new Error(
-        `unable to load client CA file ${flags.clientCAFile}: ${
-          e instanceof Error ? e.message : String(e)
-        }`,
+        `unable to load client CA file ${flags.clientCAFile}: ${errorText(e)}`,
       );
     }
     authenticators.push(newX509Authenticator(() => roots, options.clock));

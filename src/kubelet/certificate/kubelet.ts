@@ -26,6 +26,7 @@ import {
   newManager,
 } from "./certificate_manager.ts";
 import { newFileStore, type TlsCertificate, x509KeyPair } from "./certificate_store.ts";
+import { errorText } from "../../util/errors.ts";
 
 /**
  * The serving certificate's request for the node's current addresses, or undefined while it has
@@ -233,7 +234,7 @@ export async function newKubeletServerCertificateDynamicFileManager(
   } catch (e) {
     throw new Error(
       "unable to set up dynamic certificate manager for kubelet server cert files: " +
-        (e instanceof Error ? e.message : String(e)),
+        (errorText(e)),
     );
   }
   return m;

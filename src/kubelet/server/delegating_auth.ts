@@ -24,6 +24,7 @@ import {
   type RequestContext,
   type UserInfo,
 } from "./auth.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** A POST of a JSON object to the API server, answering the decoded JSON. */
 export type ReviewPoster = (path: string, body: unknown) => Promise<unknown>;
@@ -215,7 +216,7 @@ export function newDelegatingAuthenticator(
             return { ...user, groups };
           }
         } catch (e) {
-          errors.push(e instanceof Error ? e.message : String(e));
+          errors.push(errorText(e));
         }
       }
       if (errors.length === 1) throw new Error(errors[0]);

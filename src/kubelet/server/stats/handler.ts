@@ -7,6 +7,7 @@
 import * as log from "../../../util/log.ts";
 import type { SummaryProvider } from "./summary.ts";
 import { summaryJSON } from "./types.ts";
+import { errorText } from "../../../util/errors.ts";
 
 /** kubelet's stats path prefix. */
 export const statsPath = "/stats/";
@@ -60,7 +61,7 @@ export async function handleSummary(
     });
   } catch (e) {
     log.error(e, "HTTP InternalServerError serving", { request: summaryPath });
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorText(e);
     return new Response(`Internal Error: ${why}`, {
       status: 500,
       headers: { "content-type": "text/plain; charset=utf-8" },
