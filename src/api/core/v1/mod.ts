@@ -85,6 +85,7 @@ export {
   type Volume,
   type VolumeDevice,
   type VolumeMount,
+  type VolumeMountStatus,
   type VolumeProjection,
 } from "./types.ts";
 export {
