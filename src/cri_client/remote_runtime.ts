@@ -40,7 +40,7 @@ import {
   versionFromProto,
 } from "./convert.ts";
 import type { CallOptions, ContainerStats, RuntimeService } from "./runtime_service.ts";
-import { CommandTimedOutError, ExitError } from "../probe/exec/errors.ts";
+import { CommandTimedOutError, ExitError } from "../util/exec/errors.ts";
 
 /** The runtime API version kubelet announces in `Version` (`kubeRuntimeAPIVersion`). */
 export const kubeRuntimeAPIVersion = "0.1.0";

@@ -47,7 +47,7 @@ export interface ContainerStats {
  *
  * Error contract, shared by every implementation:
  * - `execSync` resolves with stdout and stderr only when the command exited 0. A non-zero exit rejects
- *   with `ExitError` (`src/probe/exec/errors.ts`) whose `output` is stdout followed by stderr and whose
+ *   with `ExitError` (`src/util/exec/errors.ts`) whose `output` is stdout followed by stderr and whose
  *   message is `command '<cmd joined by spaces>' exited with <code>: <stderr>`. A command past its
  *   timeout rejects with `CommandTimedOutError` (`command timed out: "<cmd>" timed out after 1s`).
  *   Any other failure (no such container, container not running, binary missing, runtime down)

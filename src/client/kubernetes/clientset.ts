@@ -19,19 +19,11 @@ import type { Lease, LeaseList } from "../../api/coordination/v1/mod.ts";
 import type * as metav1 from "../../api/meta/v1/mod.ts";
 import { RESTClient, type RESTClientOptions, type RestConfig, type RestRequest } from "../rest.ts";
 import { goQuote } from "../../util/go_format.ts";
+import { PatchType } from "../../api/types/patch.ts";
+import type { Watch } from "../../api/watch/watch.ts";
 
-/** The patch formats the API server accepts for the resources probelet writes. */
-export type PatchType =
-  | "application/strategic-merge-patch+json"
-  | "application/merge-patch+json"
-  | "application/json-patch+json";
-
-/** The patch types by client-go's names (`types.StrategicMergePatchType`, ...). */
-export const PatchType = {
-  StrategicMergePatch: "application/strategic-merge-patch+json",
-  MergePatch: "application/merge-patch+json",
-  JSONPatch: "application/json-patch+json",
-} as const satisfies Record<string, PatchType>;
+export { PatchType };
+export type { Watch };
 
 /** What every call accepts besides its verb's options: a signal that cancels it (Go's context). */
 export interface CallOptions {
@@ -50,22 +42,6 @@ export type UpdateOptions = metav1.UpdateOptions & CallOptions;
 export type PatchOptions = metav1.PatchOptions & CallOptions;
 /** Options of `delete`: the `DeleteOptions` body (`gracePeriodSeconds`, `preconditions`, ...). */
 export type DeleteOptions = metav1.DeleteOptions & CallOptions;
-
-/**
- * An open watch (client-go's `watch.Interface`): iterate it for events; the iteration ends when the
- * server closes the stream or `stop()` is called, and throws when the connection fails. An `ERROR`
- * event carries a `Status` (e.g. 410 `Expired`).
- *
- * @example
- * ```ts
- * const w = await clientset.coreV1.pods("").watch({ resourceVersion: "10", allowWatchBookmarks: true });
- * for await (const event of w) console.log(event.type, event.object.metadata.name);
- * ```
- */
-export interface Watch<T> extends AsyncIterable<metav1.WatchEvent<T>> {
-  /** Ends the watch; a pending iteration finishes without an error. Safe to call twice. */
-  stop(): void;
-}
 
 /** The verbs of one resource (namespaced or not). */
 export interface ResourceInterface<T, L> {

@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { newRemoteRuntimeService } from "../../cri_client/remote_runtime.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { Kubelet, type KubeletOptions } from "../../kubelet/kubelet.ts";
-import { EmbeddedRuntimeService } from "../../kubelet/kuberuntime/embedded/mod.ts";
+import { EmbeddedRuntimeService } from "../../runtime/embedded/mod.ts";
 import { type KubeletServer, serve, serveKubeletServer } from "../../kubelet/server/server.ts";
 import type { ReviewPoster } from "../../kubelet/server/delegating_auth.ts";
 import { buildAuth, initializeTLS } from "./auth.ts";

@@ -9,8 +9,7 @@
  * @module
  */
 import type { Registry } from "prom-client";
-import type { PodWithStatus } from "../kubelet.ts";
-import type { StoredEvent } from "../kubelet_events.ts";
+import type { Pod, PodStatus } from "../../api/core/v1/mod.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { openFileLimit } from "../../util/rlimit.ts";
@@ -30,10 +29,31 @@ import { type AuthInterface, withAuth } from "./auth.ts";
 import { collectResourceMetrics, readNodeStats } from "../metrics/collectors/resource_metrics.ts";
 import { hasPeerCertificates, listenTls } from "./tls_listener.ts";
 
-/** What the server reads; the `Kubelet` provides all of it. */
+/** A pod with its latest API status, as the host lists it (the `Kubelet`'s `PodWithStatus`). */
+export interface HostPod extends Pod {
+  status: PodStatus;
+}
+
+/**
+ * An event as the host lists it (the `Kubelet`'s `StoredEvent`): served at `/events` as it is,
+ * without the two bookkeeping fields named here.
+ */
+export interface HostEvent {
+  /** Epoch milliseconds of the latest occurrence (not served). */
+  lastMs: number;
+  /** Sequence number of the latest occurrence (not served). */
+  seq: number;
+}
+
+/**
+ * What the server reads, declared here so the server does not import the kubelet (Go's
+ * `HostInterface` in server.go); the `Kubelet` provides all of it.
+ */
 export interface ServerSource {
-  pods(): PodWithStatus[];
-  events: { list(filter?: { podUID?: string }): StoredEvent[] };
+  /** The pods with their status (`/pods`). */
+  pods(): HostPod[];
+  /** The bounded event list (`/events`). */
+  events: { list(filter?: { podUID?: string }): HostEvent[] };
   metrics: { registry: Registry };
   /** Where container logs are found (the secure port's `/containerLogs`). */
   runtime?: Pick<RuntimeService, "containerStatus" | "listContainerStats">;
@@ -104,7 +124,7 @@ export function newHandler(source: ServerSource): (req: Request) => Promise<Resp
 export const resourceMetricsPath = "/metrics/resource";
 
 // Start times of running containers by runtime ID, from the pods' statuses.
-function runningStartTimes(pods: PodWithStatus[]): Map<string, number> {
+function runningStartTimes(pods: HostPod[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const pod of pods) {
     for (const cs of pod.status.containerStatuses ?? []) {

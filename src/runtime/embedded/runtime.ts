@@ -36,21 +36,21 @@ import type {
   PodSandboxState,
   PodSandboxStatusResponse,
   VersionResponse,
-} from "../../../cri_client/api.ts";
+} from "../../cri_client/api.ts";
 import type {
   CallOptions,
   ImageManagerService,
   RuntimeService,
-} from "../../../cri_client/runtime_service.ts";
-import { CommandTimedOutError, ExitError } from "../../../probe/exec/errors.ts";
+} from "../../cri_client/runtime_service.ts";
+import { CommandTimedOutError, ExitError } from "../../util/exec/errors.ts";
 import {
   type HostCommandResult,
   maxProbeOutputBytes,
   runHostCommand,
-} from "../../../probe/exec/host_runner.ts";
-import { type Clock, RealClock } from "../../../util/clock.ts";
-import { goQuote } from "../../../util/go_format.ts";
-import * as klog from "../../../util/log.ts";
+} from "../../probe/exec/host_runner.ts";
+import { type Clock, RealClock } from "../../util/clock.ts";
+import { goQuote } from "../../util/go_format.ts";
+import * as klog from "../../util/log.ts";
 import {
   createCgroup,
   execCgroupPrefix,
