@@ -23,7 +23,9 @@
  *   --slots LIST         pod counts to measure at (default 0,30,100; the second is the start-up
  *                        batch)
  *   --settle S --window S --sample S   (default 30, 60, 5)
- *   --probelet-repo DIR  the checkout whose src/cmd/probelet/main.ts runs (before/after tables)
+ *   --probelet-repo DIR  the checkout whose src/cmd/probelet/main.ts runs
+ *   --before-repo DIR    also run that checkout's probelet ("probelet-before"), interleaved, for
+ *                        before/after tables in one run
  *   --probelet-flag F    an extra probelet flag (repeatable), e.g. --probelet-flag=--probe-workers=0
  *   --probelet-v8-flags F  the V8 flags probelet runs with (default: none, as `deno run` starts it)
  *   --json FILE          where the report goes;  --render FILE prints a saved report's table
@@ -48,6 +50,8 @@ export interface VsKubeletFlags {
   windowS: number;
   sampleS: number;
   probeletRepo: string;
+  /** A checkout to run as "probelet-before" (the same figures before a change). */
+  beforeRepo?: string;
   probeletFlags: string[];
   /** V8 flags of the probelet process (`--v8-flags=`), e.g. --max-semi-space-size=2. */
   probeletV8Flags?: string;
@@ -55,8 +59,8 @@ export interface VsKubeletFlags {
   json: string;
 }
 
-/** The two agents. */
-export type AgentName = "kubelet" | "probelet";
+/** The agents: kubelet, probelet, and with `--before-repo` probelet from another checkout. */
+export type AgentName = "kubelet" | "probelet" | "probelet-before";
 
 /** One measurement window at a pod count. */
 export interface Footprint {
@@ -109,12 +113,16 @@ export function parseVsKubeletFlags(args: string[]): VsKubeletFlags {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   return {
     passes: Number(get("passes") ?? 2),
-    agents: list(get("agents"), "kubelet,probelet") as AgentName[],
+    agents: list(
+      get("agents"),
+      get("before-repo") ? "kubelet,probelet-before,probelet" : "kubelet,probelet",
+    ) as AgentName[],
     slots: list(get("slots"), "0,30,100").map(Number),
     settleS: Number(get("settle") ?? 30),
     windowS: Number(get("window") ?? 60),
     sampleS: Number(get("sample") ?? 5),
     probeletRepo: get("probelet-repo") ?? repo,
+    beforeRepo: get("before-repo"),
     probeletFlags: args.filter((a) => a.startsWith("--probelet-flag=")).map((a) =>
       a.slice("--probelet-flag=".length)
     ),
@@ -189,11 +197,14 @@ const kubeletAgent: Agent = {
   },
 };
 
-function probeletAgent(flags: VsKubeletFlags): Agent {
-  const state = join(repo, ".run", "vs-kubelet", "probelet");
+function probeletAgent(
+  flags: VsKubeletFlags,
+  which: { name: AgentName; repo: string },
+): Agent {
+  const state = join(repo, ".run", "vs-kubelet", which.name);
   const socket = join(repo, ".run", "containerd", "containerd.sock");
   return {
-    name: "probelet",
+    name: which.name,
     async missing() {
       try {
         await Deno.stat(socket);
@@ -223,7 +234,7 @@ function probeletAgent(flags: VsKubeletFlags): Agent {
           "run",
           "-A",
           ...(flags.probeletV8Flags ? [`--v8-flags=${flags.probeletV8Flags}`] : []),
-          join(flags.probeletRepo, "src", "cmd", "probelet", "main.ts"),
+          join(which.repo, "src", "cmd", "probelet", "main.ts"),
           "--kubeconfig",
           api.nodeKubeconfig,
           "--node-name",
@@ -245,7 +256,7 @@ function probeletAgent(flags: VsKubeletFlags): Agent {
           "never",
           ...flags.probeletFlags,
         ],
-        cwd: flags.probeletRepo,
+        cwd: which.repo,
         stdout: "piped",
         stderr: "piped",
       }).spawn();
@@ -551,7 +562,10 @@ export async function runVsKubelet(flags: VsKubeletFlags): Promise<VsKubeletRepo
   try {
     const agents: Agent[] = [];
     for (const name of flags.agents) {
-      const agent = name === "kubelet" ? kubeletAgent : probeletAgent(flags);
+      const agent = name === "kubelet" ? kubeletAgent : probeletAgent(flags, {
+        name,
+        repo: name === "probelet" ? flags.probeletRepo : flags.beforeRepo ?? "",
+      });
       const missing = await agent.missing();
       if (missing) {
         say(`${name} skipped: ${missing}`);
@@ -625,6 +639,12 @@ export function formatVsKubelet(report: VsKubeletReport): string {
     const ls = rs.map(loads).filter((v): v is [number, number] => v !== undefined);
     return values.length ? `${range(values, digits)}${loadRange(ls)}` : "–";
   };
+  const hasBefore = report.runs.some((r) => r.agent === "probelet-before");
+  const before = (
+    pick: (r: AgentRun) => number | undefined,
+    loads: (r: AgentRun) => [number, number] | undefined,
+    digits: number,
+  ) => hasBefore ? [cell("probelet-before", pick, loads, digits)] : [];
   for (const pods of report.meta.flags.slots) {
     const fp = (r: AgentRun) => r.footprints.find((f) => f.pods === pods);
     const rss = (r: AgentRun) => fp(r)?.rssMiB.median;
@@ -633,12 +653,14 @@ export function formatVsKubelet(report: VsKubeletReport): string {
     rows.push([
       `agent RSS, ${pods} pods (MiB)`,
       cell("kubelet", rss, load, 1),
+      ...before(rss, load, 1),
       cell("probelet", rss, load, 1),
       ratio(rss),
     ]);
     rows.push([
       `agent CPU, ${pods} pods (% of a core)`,
       cell("kubelet", cpu, load, 2),
+      ...before(cpu, load, 2),
       cell("probelet", cpu, load, 2),
       ratio(cpu),
     ]);
@@ -655,20 +677,23 @@ export function formatVsKubelet(report: VsKubeletReport): string {
     rows.push([
       `${n} pods created at once → Ready, ${label} (s)`,
       cell("kubelet", pick, (r) => startup(r)?.load, 2),
+      ...before(pick, (r) => startup(r)?.load, 2),
       cell("probelet", pick, (r) => startup(r)?.load, 2),
       ratio(pick),
     ]);
   }
   const kubeletVersion = runs("kubelet").find((r) => r.version)?.version ?? "v1.36.3";
   const lines = [
-    `| | kubelet ${kubeletVersion} | probelet | ratio |`,
-    "|---|--:|--:|--:|",
+    `| | kubelet ${kubeletVersion} |${hasBefore ? " probelet before |" : ""} probelet | ratio |`,
+    `|---|--:|${hasBefore ? "--:|" : ""}--:|--:|`,
     ...rows.map((r) => `| ${r.join(" | ")} |`),
   ];
   const notes = [
     `${report.meta.startedAt} – ${report.meta.finishedAt}, ${report.meta.cpus} cores, ` +
     `${Math.max(runs("kubelet").length, runs("probelet").length)} passes per agent, ` +
-    `each agent alone in turn; load = 1-minute load average over each window.`,
+    `each agent alone in turn; load = 1-minute load average over each window; ratio = ` +
+    `probelet / kubelet, per pass.` +
+    (hasBefore ? ` probelet before: ${report.meta.flags.beforeRepo}.` : ""),
     ...report.skipped.map((s) => `${s.agent} skipped: ${s.reason}`),
     ...report.runs.filter((r) => r.error).map((r) => `${r.agent} pass ${r.pass}: ${r.error}`),
   ];
