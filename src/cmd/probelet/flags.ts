@@ -568,8 +568,9 @@ const flagDefs: FlagDef[] = [
     kind: "int",
     nonNegative: true,
     key: "probeWorkers",
-    usage: "probelet's own: threads that run HTTP, TCP and gRPC probes; 0 runs them on the " +
-      "main thread. Default: one per core.",
+    usage: "probelet's own: most threads that run HTTP, TCP and gRPC probes, started only " +
+      "when the probe rate needs them (past ~1,500 probes a second) and stopped after a minute " +
+      "idle; 0 runs every probe on the main thread. Default: one per core.",
     defaultText: "number of cores",
   },
   {

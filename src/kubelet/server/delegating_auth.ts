@@ -54,18 +54,16 @@ export function newX509Authenticator(
   clock: Clock,
 ): Authenticator {
   return {
-    authenticateRequest({ peerCertificates }): Promise<UserInfo | undefined> {
-      if (peerCertificates.length === 0) return Promise.resolve(undefined);
-      const err = verifyClientChain(peerCertificates, roots(), new Date(clock.now()));
+    async authenticateRequest({ peerCertificates }): Promise<UserInfo | undefined> {
+      if (peerCertificates.length === 0) return undefined;
+      const err = await verifyClientChain(peerCertificates, roots(), new Date(clock.now()));
       if (err) {
-        return Promise.reject(
-          new Error(`verifying certificate ${describe(peerCertificates[0])} failed: ${err}`),
-        );
+        throw new Error(`verifying certificate ${describe(peerCertificates[0])} failed: ${err}`);
       }
       const subject = parseSubject(peerCertificates[0].subject);
       const name = subject.CN?.[0] ?? "";
-      if (name === "") return Promise.reject(new Error("common name of client cert is empty"));
-      return Promise.resolve({ name, groups: subject.O ?? [] });
+      if (name === "") throw new Error("common name of client cert is empty");
+      return { name, groups: subject.O ?? [] };
     },
   };
 }
