@@ -26,6 +26,9 @@
  *   --go-baseline DIR where the Go baseline's sources are (default: found beside the checkout)
  *   --targets T       node (default: bench/targets.mjs) or go (bench/go_targets, built with
  *                     `go build`: a TLS handshake and a gRPC call cost it a fraction of Node's CPU)
+ *   --vs-kubelet      instead of the above: probelet's footprint (RSS, CPU at 0/30/100 pods) and
+ *                     30-pod start-up beside the real kubelet's, each a node of the local control
+ *                     plane in turn; see bench/vs_kubelet.ts for its flags
  *   --probe-workers L probe pool threads, as the agent's --probe-workers (default: one per core;
  *                     0 = probes on the main thread); a list such as 0,2 runs each scenario with
  *                     each, interleaved, and names the rows kind/tN
@@ -45,6 +48,7 @@ import {
 } from "./go_baseline.ts";
 import { defaultProbeWorkers } from "../src/probe/pool/pool.ts";
 import { runScenario, type ScenarioOptions, type ScenarioResult } from "./scenario.ts";
+import { formatVsKubelet, parseVsKubeletFlags, runVsKubelet } from "./vs_kubelet.ts";
 
 const benchDir = new URL(".", import.meta.url).pathname;
 
@@ -716,7 +720,12 @@ async function child(json: string): Promise<void> {
   process.exit(0);
 }
 
-if (import.meta.main) {
+if (import.meta.main && Deno.args.includes("--vs-kubelet")) {
+  const flags = parseVsKubeletFlags(Deno.args);
+  const report = await runVsKubelet(flags);
+  console.log(formatVsKubelet(report));
+  console.error(`vs-kubelet: report ${flags.json}`);
+} else if (import.meta.main) {
   const i = Deno.args.indexOf("--child");
   const r = Deno.args.indexOf("--render");
   if (i >= 0) await child(Deno.args[i + 1]);

@@ -36,6 +36,14 @@ export interface PodStatusProvider {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ * import type { Clock } from "../util/clock.ts";
+ * import type { EventRecorder } from "./events/mod.ts";
+ *
+ * declare const statusManager: PodStatusProvider;
+ * declare const recorder: EventRecorder;
+ * declare const clock: Clock;
+ * declare const pod: Pod;
  * const handler = new ActiveDeadlineHandler(statusManager, recorder, clock);
  * handler.shouldEvict(pod);
  * // { evict: true, reason: "DeadlineExceeded", message: "Pod was active on the node longer than the specified deadline" }

@@ -38,7 +38,6 @@ import { ActiveDeadlineHandler } from "./active_deadline.ts";
 import type { PodSyncHandler, PodSyncLoopHandler } from "./lifecycle/interfaces.ts";
 import { type EventRecorder, LogRecorder } from "./events/mod.ts";
 import {
-  canonicalJSON,
   type ManifestError,
   PodConfigWatcher,
   type PodUpdate as FileUpdate,
@@ -129,6 +128,7 @@ import {
   PodReady,
   type StatusManager,
 } from "./status/mod.ts";
+import { canonicalJSON } from "../util/hash.ts";
 
 /** kubelet's initial CrashLoopBackOff delay. */
 export const defaultBackOffInitialMs = 10_000;
@@ -292,6 +292,10 @@ export interface PodWithStatus extends Pod {
  *
  * @example
  * ```ts
+ * import type { RuntimeService } from "../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
  * const kubelet = new Kubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet",
  *   podManifestPath: "fixtures/pods/host" });
  * await kubelet.start();

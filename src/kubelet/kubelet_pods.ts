@@ -57,10 +57,8 @@ import * as log from "../util/log.ts";
 import { isDNS1123Label } from "../util/validation/validation.ts";
 import { metav1Time } from "../api/meta/v1/mod.ts";
 import { containerIDString } from "./container/container_id.ts";
-import {
-  hasAnyRegularContainerCreated,
-  isRestartableInitContainer,
-} from "./kuberuntime/kuberuntime_manager.ts";
+import { hasAnyRegularContainerCreated } from "./kuberuntime/kuberuntime_manager.ts";
+import { isRestartableInitContainer } from "./container/podutil.ts";
 import type { PodStatus as RuntimePodStatus, RuntimeContainerStatus } from "./container/runtime.ts";
 import { podKey, shouldContainerBeRestarted } from "./container/helpers.ts";
 import type { RunContainerOptions } from "./kuberuntime/kuberuntime_container.ts";
@@ -392,6 +390,10 @@ function formatResourceList(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * convertToAPIPodLevelResourcesStatus(pod, {}); // {} for a BestEffort pod
  * ```
  */
@@ -459,7 +461,12 @@ export function convertToAPIPodLevelResourcesStatus(
  *
  * @example
  * ```ts
- * getPhase(pod, [...initStatuses, ...statuses], { podIsTerminal: false, podHasInitialized: true });
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * declare const statuses: Parameters<typeof getPhase>[1];
+ * getPhase(pod, statuses, { podIsTerminal: false, podHasInitialized: true });
  * ```
  */
 export function getPhase(
@@ -707,7 +714,11 @@ export function generateAPIPodStatus(
  *
  * @example
  * ```ts
- * validateContainerLogStatus("web", pod.status, "app", false); // "containerd://abc..."
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * validateContainerLogStatus("web", pod.status!, "app", false); // "containerd://abc..."
  * ```
  */
 export function validateContainerLogStatus(
@@ -797,6 +808,7 @@ const masterServices = new Set(["kubernetes"]);
  *
  * @example
  * ```ts
+ * declare const lister: Parameters<typeof getServiceEnvVarMap>[2];
  * getServiceEnvVarMap("default", true, lister).get("KUBERNETES_SERVICE_HOST"); // "10.0.0.1"
  * ```
  */
@@ -845,6 +857,11 @@ export interface PodIPs {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * declare const sources: Parameters<typeof makeEnvironmentVariables>[3];
  * await makeEnvironmentVariables(pod, pod.spec.containers[0], { podIP: "10.1.0.5", podIPs: ["10.1.0.5"] }, sources);
  * // [{ name: "POD_IP", value: "10.1.0.5" }, { name: "KUBERNETES_SERVICE_HOST", value: "10.0.0.1" }, ...]
  * ```
@@ -996,6 +1013,11 @@ function bytesToString(base64: string): string {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * declare const sources: Parameters<typeof podFieldSelectorRuntimeValue>[3];
  * await podFieldSelectorRuntimeValue({ fieldPath: "status.podIPs" }, pod, { podIP: "10.1.0.5", podIPs: ["10.1.0.5", "fd00::5"] }, sources);
  * // "10.1.0.5,fd00::5"
  * ```
@@ -1115,6 +1137,10 @@ export function getPodContainerDir(podsDir: string, pod: Pod, containerName: str
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * generatePodHostNameAndDomain(pod, "cluster.local"); // { hostname: "web-0", hostDomain: "web.default.svc.cluster.local" }
  * ```
  */

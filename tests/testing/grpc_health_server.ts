@@ -5,7 +5,8 @@
  * @module
  */
 import * as grpc from "@grpc/grpc-js";
-import { healthPackage, type ServingStatus } from "../../src/probe/grpc/grpc.ts";
+import type { ServingStatus } from "../../src/probe/grpc/grpc.ts";
+import { healthPackage } from "../../src/probe/grpc/health_package.ts";
 
 /** What the server saw of one `Check` call. */
 export interface HealthRequestRecord {

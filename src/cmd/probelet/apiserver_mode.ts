@@ -84,6 +84,20 @@ export interface NodeAgent {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { KubeletFlags } from "./flags.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ * import type { EventRecorder } from "../../kubelet/events/event.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const flags: KubeletFlags;
+ * declare const clock: Clock;
+ * declare const kubeClient: Clientset;
+ * declare const heartbeatClient: Clientset;
+ * declare const runtime: RuntimeService;
+ * declare const recorder: EventRecorder;
+ * declare const kubeletPort: () => number;
+ *
  * const agent = await newNodeAgent({ flags, clock, kubeClient, heartbeatClient, runtime, recorder, kubeletPort });
  * agent.start();
  * await agent.stop();

@@ -25,6 +25,8 @@ export interface BoundPorts {
  *
  * @example
  * ```ts
+ * import { defaultFlags } from "./flags.ts";
+ *
  * kubeletConfiguration(defaultFlags(), { port: 10250 }).port; // 10250
  * ```
  */

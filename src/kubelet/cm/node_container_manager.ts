@@ -17,6 +17,8 @@ import { getThresholdQuantity, type Threshold } from "../eviction/helpers.ts";
  *
  * @example
  * ```ts
+ * import { parseThresholdStatements } from "../eviction/helpers.ts";
+ *
  * hardEvictionReservation(parseThresholdStatements({ "memory.available": "1Mi" }), { memory: "8Gi" });
  * // { memory: 1048576 }
  * ```
@@ -62,6 +64,8 @@ export interface NodeAllocatableOptions {
  *
  * @example
  * ```ts
+ * import { parseThresholdStatements } from "../eviction/helpers.ts";
+ *
  * getNodeAllocatableReservation({ memory: "24684092Ki", "ephemeral-storage": "264212084Ki" }, {
  *   hardEvictionThresholds: parseThresholdStatements({ "memory.available": "1Mi", "nodefs.available": "1%" }),
  * });

@@ -46,6 +46,7 @@ import {
   newContainerAnnotations,
   newContainerLabels,
 } from "./labels.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Why a container is killed (kubelet's `containerKillReason`). */
 export type ContainerKillReason =
@@ -701,10 +702,6 @@ export function statusMessage(e: unknown): string {
     : errorText(e);
 }
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 /**
  * Runs commands through a `RuntimeService`'s `ExecSync`, as kubelet's runtime manager does.
  *
@@ -714,6 +711,11 @@ function errorText(e: unknown): string {
  *
  * @example
  * ```ts
+ * import { parseContainerID } from "../container/container_id.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
  * const runner = new RuntimeCommandRunner(runtime);
  * const out = await runner.runInContainer(parseContainerID("containerd://0123"), ["cat", "/tmp/ok"], {
  *   timeoutMs: 1000,

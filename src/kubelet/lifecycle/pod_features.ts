@@ -850,6 +850,10 @@ export interface PodFeaturesAdmitOptions {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * const handler = new PodFeaturesAdmitHandler({
  *   facts: { runtime: "containerd", apiServer: true, uid: 0, gid: 0 },
  * });

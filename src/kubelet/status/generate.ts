@@ -52,6 +52,10 @@ export const PodReadyToStartContainers = "PodReadyToStartContainers";
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * generateContainersReadyCondition(pod, {}, [], "Running");
  * // { type: "ContainersReady", status: "False", reason: "ContainersNotReady", message: "containers with unknown status: [app]" }
  * ```
@@ -113,6 +117,10 @@ export function generateContainersReadyCondition(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * generatePodInitializedCondition(pod, {}, [], "Pending");
  * // with init container "setup": { type: "Initialized", status: "False",
  * //   reason: "ContainersNotInitialized", message: "containers with unknown status: [setup]" }
@@ -181,6 +189,10 @@ function hasAnyRegularContainerStarted(pod: Pod, statuses: ContainerStatus[]): b
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * generatePodReadyCondition(pod, {}, [], [], "Running");
  * // with a gate "gate1": { type: "Ready", status: "False", reason: "ReadinessGatesNotReady",
  * //   message: 'corresponding condition of pod readiness gate "gate1" does not exist.' }
@@ -246,6 +258,12 @@ export function generatePodReadyCondition(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { PodStatus as RuntimePodStatus } from "../container/runtime.ts";
+ *
+ * declare const pod: Pod;
+ * declare const runtimePodStatus: RuntimePodStatus;
+ *
  * generatePodReadyToStartContainersCondition(pod, {}, runtimePodStatus);
  * // { type: "PodReadyToStartContainers", status: "True" }
  * ```

@@ -17,9 +17,6 @@
  * and the probe socket does not get kubelet's 1 s SO_LINGER (Deno cannot set it).
  * @module
  */
-import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
-import { fileURLToPath } from "node:url";
 import { type ProbeOutcome, ProbeResult } from "../probe.ts";
 import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
 import { goDuration, goQuote } from "../../util/go_format.ts";
@@ -35,6 +32,7 @@ import {
   unaryRequestHeaders,
   unaryResult,
 } from "../../util/h2/mod.ts";
+import { errorText } from "../../util/errors.ts";
 
 /**
  * Checks a container with the gRPC health checking protocol. Never returns an error: every
@@ -85,34 +83,6 @@ function asError(err: unknown): Error {
 
 /** The grpc.health.v1 `HealthCheckResponse.ServingStatus` names. */
 export type ServingStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN";
-
-/**
- * The loaded grpc.health.v1 package: the `Health` client constructor and its service definition
- * (servers pass `health.service` to `addService`). For servers and tests: the probe itself encodes
- * its messages by hand and never loads it.
- *
- * @example
- * ```ts
- * const server = new grpc.Server();
- * server.addService(healthPackage().service, { check: (_call, cb) => cb(null, { status: "SERVING" }) });
- * ```
- */
-export function healthPackage(): grpc.ServiceClientConstructor {
-  if (!loadedHealth) {
-    const path = fileURLToPath(
-      new URL("../../../proto/grpc/health/v1/health.proto", import.meta.url),
-    );
-    // Enums as names and defaults filled in, so an omitted status reads "UNKNOWN" as in Go.
-    const definition = protoLoader.loadSync(path, { enums: String, defaults: true });
-    const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-      grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } };
-    };
-    loadedHealth = loaded.grpc.health.v1.Health;
-  }
-  return loadedHealth;
-}
-
-let loadedHealth: grpc.ServiceClientConstructor | undefined;
 
 /** The `Check` method's path. */
 const checkPath = "/grpc.health.v1.Health/Check";
@@ -406,6 +376,6 @@ function unavailable(err: unknown): StatusError {
   if (err instanceof H2ProtocolError && err.code !== undefined) {
     return new StatusError(GrpcStatus.Unavailable, `error reading from server: ${err.message}`);
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorText(err);
   return new StatusError(GrpcStatus.Unavailable, `connection error: desc = ${goQuote(message)}`);
 }

@@ -11,6 +11,11 @@
  * A pool thread that overran is replaced, and terminated once its other probes are answered or
  * overran too: terminating it releases every socket it held.
  *
+ * Threads start only when the probe rate needs them (a probe the inline budget cannot take finds no
+ * idle thread) and stop after `idleTimeoutMs` without a probe: each one is a V8 isolate of its own,
+ * ≈ 19 MiB resident, which a node below ~1,500 probes a second never uses
+ * (docs/benchmarks/memory.md).
+ *
  * probelet's own addition (kubelet's goroutines are spread over cores by Go's scheduler).
  * @module
  */
@@ -55,6 +60,8 @@ interface Thread {
   outbox: PoolCall[];
   /** Replaced after a probe overran on it: takes no new calls, ends when its last one does. */
   draining: boolean;
+  /** Armed while nothing runs on it: stops the thread when it fires. */
+  idle?: ClockTimer;
 }
 
 interface Pending {
@@ -73,10 +80,24 @@ interface Pending {
 export const defaultDeadlineGraceMs = 5_000;
 
 /**
+ * How long a pool thread may sit without a probe before it is stopped. Starting one again costs
+ * ≈ 0.1 s of CPU; a minute keeps a rate that hovers around the inline budget from starting and
+ * stopping threads every few seconds.
+ */
+export const defaultIdleTimeoutMs = 60_000;
+
+/**
  * Runs network probes on `size` threads.
  *
  * @example
  * ```ts
+ * import { newProber } from "../../kubelet/prober/prober.ts";
+ * import type { CommandRunner } from "../../kubelet/container/command_runner.ts";
+ * import type { EventRecorder } from "../../kubelet/events/event.ts";
+ *
+ * declare const runner: CommandRunner;
+ * declare const recorder: EventRecorder;
+ *
  * const pool = new ProbePool(navigator.hardwareConcurrency);
  * const prober = newProber(runner, recorder, { pool });
  * // ...
@@ -84,7 +105,7 @@ export const defaultDeadlineGraceMs = 5_000;
  * ```
  */
 export class ProbePool {
-  /** Number of threads. */
+  /** Most threads the pool runs at once. */
   readonly size: number;
   /** The HTTP handler, run on a pool thread. */
   readonly http: HttpProber;
@@ -96,6 +117,7 @@ export class ProbePool {
   #pending = new Map<number, Pending>();
   #clock: Clock;
   #deadlineGraceMs: number;
+  #idleTimeoutMs: number;
   #workerModule: URL;
   #seq = 0;
   #flushQueued = false;
@@ -111,14 +133,21 @@ export class ProbePool {
   overran = 0;
   /** Pool threads replaced because a probe overran on them. */
   recycled = 0;
+  /** Pool threads started so far (on demand). */
+  threadsStarted = 0;
+  /** Pool threads stopped after `idleTimeoutMs` without a probe. */
+  threadsStoppedIdle = 0;
 
   /**
-   * Starts `size` threads (at least 1); `followNonLocalRedirects` as for `newHttpProber`. While
-   * fewer than `inlineBelowPerSecond` probes (default 1,500) were started in the last second, probes
-   * run on the calling thread with the same handlers: a thread hop costs 0.07–0.2 ms of CPU per
-   * probe, which only pays off once one thread cannot keep up. `deadlineGraceMs` (default 5 s)
-   * and `clock` (default: the wall clock) time the pool's own deadline; `workerModule` replaces
-   * the threads' entry point (tests).
+   * A pool of at most `size` threads (at least 1), none started yet; `followNonLocalRedirects` as
+   * for `newHttpProber`. While fewer than `inlineBelowPerSecond` probes (default 1,500) were
+   * started in the last second, probes run on the calling thread with the same handlers: a thread
+   * hop costs 0.07–0.2 ms of CPU per probe, which only pays off once one thread cannot keep up.
+   * A probe past that budget starts a thread when every running one is busy (up to `size`); a
+   * thread without a probe for `idleTimeoutMs` (default 60 s) stops. `deadlineGraceMs` (default
+   * 5 s) times the pool's own deadline; `clock` (default: the wall clock) times the deadline, the
+   * idle stop and the rate's one-second windows; `workerModule` replaces the threads' entry point
+   * (tests).
    */
   constructor(
     size: number,
@@ -126,6 +155,7 @@ export class ProbePool {
       followNonLocalRedirects?: boolean;
       inlineBelowPerSecond?: number;
       deadlineGraceMs?: number;
+      idleTimeoutMs?: number;
       clock?: Clock;
       workerModule?: URL;
     } = {},
@@ -133,11 +163,11 @@ export class ProbePool {
     this.size = Math.max(1, Math.floor(size));
     this.#clock = options.clock ?? new RealClock();
     this.#deadlineGraceMs = options.deadlineGraceMs ?? defaultDeadlineGraceMs;
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? defaultIdleTimeoutMs;
     this.#workerModule = options.workerModule ?? new URL("./pool_worker.ts", import.meta.url);
     const followNonLocalRedirects = options.followNonLocalRedirects ?? false;
     this.#init = { followNonLocalRedirects };
     this.#inlineBelow = options.inlineBelowPerSecond ?? 1500;
-    for (let i = 0; i < this.size; i++) this.#threads.push(this.#spawn());
     const local = {
       http: newHttpProber({ followNonLocalRedirects }),
       tcp: newTcpProber(),
@@ -187,9 +217,11 @@ export class ProbePool {
   // rate allows running it here.
   #runInline(cost: number): boolean {
     if (this.#closed || this.#inlineBelow <= 0) return false;
-    const now = performance.now();
-    if (now - this.#windowStart >= 1000) {
-      this.#countLastWindow = now - this.#windowStart < 2000 ? this.#countThisWindow : 0;
+    const now = this.#clock.now();
+    const elapsed = now - this.#windowStart;
+    // A wall clock set back starts a new window rather than stretching this one.
+    if (elapsed >= 1000 || elapsed < 0) {
+      this.#countLastWindow = elapsed >= 0 && elapsed < 2000 ? this.#countThisWindow : 0;
       this.#windowStart = now;
       this.#countThisWindow = 0;
     }
@@ -205,6 +237,11 @@ export class ProbePool {
     return this.#pending.size;
   }
 
+  /** Pool threads running now and taking probes (started on demand, stopped when idle). */
+  get threads(): number {
+    return this.#threads.length;
+  }
+
   /**
    * Stops every thread. Probes still in flight end as errors (the prober retries or ignores them),
    * and later probes are refused the same way.
@@ -216,7 +253,11 @@ export class ProbePool {
       ...this.#threads,
       ...[...this.#pending.values()].map((p) => p.thread),
     ]);
-    for (const thread of threads) thread.worker.terminate();
+    for (const thread of threads) {
+      thread.idle?.stop();
+      thread.worker.terminate();
+    }
+    this.#threads = [];
     for (const [id, { resolve, timer }] of this.#pending) {
       this.#pending.delete(id);
       timer?.stop();
@@ -247,7 +288,8 @@ export class ProbePool {
   }
 
   // The pool's deadline passed for call `id`: it fails with kubelet's timeout text, and its thread
-  // is replaced and ended once nothing else runs on it.
+  // takes no more calls (the next call starts another if it needs one) and ends once nothing else
+  // runs on it.
   #overrun(id: number, timeoutMs: number, overranText: () => string): void {
     const pending = this.#pending.get(id);
     if (!pending) return;
@@ -259,8 +301,7 @@ export class ProbePool {
       thread.draining = true;
       this.recycled++;
       // Its outbox is empty: calls are posted in the turn they are made, long before a deadline.
-      const i = this.#threads.indexOf(thread);
-      if (i >= 0) this.#threads[i] = this.#spawn();
+      this.#remove(thread);
       log.info("Probe did not answer by its deadline; replacing its pool thread", {
         timeout: goDuration(timeoutMs),
       });
@@ -273,9 +314,46 @@ export class ProbePool {
     if (thread.draining && thread.inFlight <= 0) thread.worker.terminate();
   }
 
+  #remove(thread: Thread): void {
+    const i = this.#threads.indexOf(thread);
+    if (i >= 0) this.#threads.splice(i, 1);
+  }
+
+  // Nothing runs on `thread`: it stops unless a call comes within the idle timeout.
+  #armIdle(thread: Thread): void {
+    if (thread.draining || thread.inFlight > 0 || this.#closed) return;
+    thread.idle?.stop();
+    thread.idle = this.#clock.afterFunc(this.#idleTimeoutMs, () => {
+      thread.idle = undefined;
+      if (thread.inFlight > 0 || thread.draining || this.#closed) return;
+      this.#remove(thread);
+      thread.worker.terminate();
+      this.threadsStoppedIdle++;
+      log.info("Probe pool thread idle; stopping it", {
+        idle: goDuration(this.#idleTimeoutMs),
+        threads: this.#threads.length,
+      });
+    });
+  }
+
+  // The least busy thread, ties to the first; a new one when every thread is busy and the pool
+  // has room (or none runs).
+  #pick(): Thread {
+    let thread: Thread | undefined;
+    for (const t of this.#threads) if (!thread || t.inFlight < thread.inFlight) thread = t;
+    if (!thread || (thread.inFlight > 0 && this.#threads.length < this.size)) {
+      thread = this.#spawn();
+      this.#threads.push(thread);
+    }
+    thread.idle?.stop();
+    thread.idle = undefined;
+    return thread;
+  }
+
   #spawn(): Thread {
     const worker = new Worker(this.#workerModule.href, { type: "module" });
     const thread: Thread = { worker, inFlight: 0, outbox: [], draining: false };
+    this.threadsStarted++;
     worker.postMessage({ init: this.#init });
     worker.onmessage = (event: MessageEvent<PoolReply[]>) => {
       for (const reply of event.data) {
@@ -287,27 +365,28 @@ export class ProbePool {
         pending.resolve(outcomeFromReply(reply));
       }
       this.#endIfDrained(thread);
+      this.#armIdle(thread);
     };
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault();
-      this.#replace(thread, event.message);
+      this.#fail(thread, event.message);
     };
     return thread;
   }
 
-  // A thread that died takes its probes with it: they end as errors, and a new thread takes over.
-  #replace(thread: Thread, reason: string): void {
-    log.error(new Error(reason), "Probe pool thread failed; starting another");
+  // A thread that died takes its probes with it: they end as errors, and the next call starts
+  // another thread if it needs one.
+  #fail(thread: Thread, reason: string): void {
+    log.error(new Error(reason), "Probe pool thread failed; its probes end as errors");
+    thread.idle?.stop();
     thread.worker.terminate();
+    this.#remove(thread);
     for (const [id, pending] of this.#pending) {
       if (pending.thread !== thread) continue;
       this.#pending.delete(id);
       pending.timer?.stop();
       pending.resolve(poolError(`probe pool thread failed: ${reason}`));
     }
-    if (thread.draining) return;
-    const i = this.#threads.indexOf(thread);
-    if (i >= 0 && !this.#closed) this.#threads[i] = this.#spawn();
   }
 
   #call(call: CallWithoutId, overranText: () => string): Promise<ProbeOutcome> {
@@ -318,9 +397,7 @@ export class ProbePool {
         error: new ProbePoolClosedError(),
       });
     }
-    // The least busy thread; ties go to the first.
-    let thread = this.#threads[0];
-    for (const t of this.#threads) if (t.inFlight < thread.inFlight) thread = t;
+    const thread = this.#pick();
     const id = ++this.#seq;
     thread.inFlight++;
     thread.outbox.push({ ...call, id } as PoolCall);

@@ -42,7 +42,7 @@ function reply(r: PoolReply): void {
   });
 }
 
-// grpc-js and the proto loader are loaded by the first gRPC probe: a thread starts faster without.
+// The gRPC handler (its HTTP/2 client) is loaded by the first gRPC probe: a thread starts faster without.
 let grpc: Promise<GrpcProber> | undefined;
 function grpcProber(): Promise<GrpcProber> {
   grpc ??= import("../grpc/grpc.ts").then((m) => m.newGrpcProber());

@@ -7,13 +7,23 @@
  * crypto/x509 (`Verify` of a client certificate against a CA pool).
  *
  * X.509 encoding is done by npm `@peculiar/x509` (WebCrypto keys, PEM in and out); checking a
- * peer's chain by `node:crypto`'s `X509Certificate`.
+ * peer's chain by `node:crypto`'s `X509Certificate`. `@peculiar/x509` is loaded by the first call
+ * that needs it (making a certificate, reading a client certificate's extended key usage): it
+ * costs ≈ 12 MiB resident for good, and an agent whose serving certificate is already on disk and
+ * that no client certificate reaches never needs it (docs/benchmarks/memory.md).
  * @module
  */
-// tsyringe (under @peculiar/x509) needs the Reflect metadata polyfill loaded first.
-import "reflect-metadata";
-import * as x509 from "@peculiar/x509";
 import { X509Certificate } from "node:crypto";
+
+type X509Module = typeof import("@peculiar/x509");
+let x509Module: Promise<X509Module> | undefined;
+
+/** `@peculiar/x509`, loaded once on first use. */
+function loadX509(): Promise<X509Module> {
+  // tsyringe (under @peculiar/x509) needs the Reflect metadata polyfill loaded first.
+  x509Module ??= import("reflect-metadata").then(() => import("@peculiar/x509"));
+  return x509Module;
+}
 
 /** A PEM certificate (chain) and its PEM private key. */
 export interface CertKeyPair {
@@ -43,6 +53,7 @@ export async function generateSelfSignedCertKey(
   host: string,
   options: { alternateIPs?: string[]; alternateDNS?: string[]; now?: Date } = {},
 ): Promise<CertKeyPair> {
+  const x509 = await loadX509();
   const now = options.now ?? new Date();
   const seconds = Math.floor(now.getTime() / 1000);
   const notAfter = new Date(now.getTime() + 365 * dayMs);
@@ -119,19 +130,23 @@ const anyExtKeyUsageOID = "2.5.29.37.0";
  * bundle, as Go's `Certificate.Verify` with `KeyUsages: [ClientAuth]` does for the x509
  * authenticator: each link signed by the next, every certificate within its validity at `now`,
  * the chain ending at a certificate signed by (or equal to) one of `roots`, and the leaf's extended
- * key usage (when it has one) allowing client authentication. Returns the Go error text, or
+ * key usage (when it has one) allowing client authentication. Resolves with the Go error text, or
  * undefined when the chain verifies.
  *
  * @example
  * ```ts
- * const err = verifyClientChain([leaf], roots, new Date());
+ * import type { X509Certificate } from "node:crypto";
+ *
+ * declare const leaf: X509Certificate;
+ * declare const roots: X509Certificate[];
+ * const err = await verifyClientChain([leaf], roots, new Date());
  * ```
  */
-export function verifyClientChain(
+export async function verifyClientChain(
   chain: X509Certificate[],
   roots: X509Certificate[],
   now: Date,
-): string | undefined {
+): Promise<string | undefined> {
   if (chain.length === 0) return "x509: no certificate";
   for (const cert of chain) {
     if (now < new Date(cert.validFrom) || now > new Date(cert.validTo)) {
@@ -144,6 +159,7 @@ export function verifyClientChain(
     }
   }
   // node:crypto's keyUsage is not filled in by Deno 2.9.3: the extension is read here.
+  const x509 = await loadX509();
   const eku = new x509.X509Certificate(new Uint8Array(chain[0].raw)).getExtension(
     x509.ExtendedKeyUsageExtension,
   );
@@ -206,6 +222,7 @@ export async function newCertificateAuthority(
   commonName: string,
   now = new Date(),
 ): Promise<CertificateAuthority> {
+  const x509 = await loadX509();
   const caKeys = await crypto.subtle.generateKey(ec, true, ["sign", "verify"]) as CryptoKeyPair;
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),

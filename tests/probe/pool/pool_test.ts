@@ -13,6 +13,7 @@ import { newTcpProber } from "../../../src/probe/tcp/mod.ts";
 import { newGrpcProber } from "../../../src/probe/grpc/mod.ts";
 import { ProbePool, ProbePoolClosedError } from "../../../src/probe/pool/mod.ts";
 import { ProbeBudget } from "../../../src/probe/budget.ts";
+import { FakeClock } from "../../../src/util/clock.ts";
 import { redirect, startServer, startTLSServer } from "../http/test_server.ts";
 import { startHealthServer } from "../../testing/grpc_health_server.ts";
 
@@ -217,4 +218,71 @@ Deno.test("TestProberPoolClosedRecordsNoEvent", async () => {
   const result = await pending;
   assert.ok(result.error instanceof ProbePoolClosedError);
   assert.deepEqual(recorder.events, []);
+});
+
+Deno.test("TestProbePoolStartsThreadsOnDemandAndStopsThemIdle", async (t) => {
+  // A pool thread is a V8 isolate (≈ 19 MiB resident): none runs until the rate needs one, and
+  // one without a probe for the idle timeout stops. The fake clock drives the rate's one-second
+  // windows and the idle timeout; the threads and the server are real.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const accepting = (async () => {
+    for await (const conn of listener) conn.close();
+  })();
+  const clock = new FakeClock(0);
+  const pool = new ProbePool(2, { inlineBelowPerSecond: 3, idleTimeoutMs: 30_000, clock });
+  const probe = () => pool.tcp.probe("127.0.0.1", { port, timeoutMs: 2000 });
+  try {
+    await t.step("no thread before a probe", () => {
+      assert.equal(pool.threads, 0);
+      assert.equal(pool.threadsStarted, 0);
+    });
+    await t.step("probes within the inline budget start none", async () => {
+      for (let i = 0; i < 3; i++) assert.equal((await probe()).result, "success");
+      assert.equal(pool.inlined, 3);
+      assert.equal(pool.threads, 0);
+    });
+    await t.step("the first probe past the budget starts one", async () => {
+      assert.equal((await probe()).result, "success");
+      assert.equal(pool.inlined, 3);
+      assert.equal(pool.threads, 1);
+      assert.equal(pool.threadsStarted, 1);
+    });
+    await t.step("an idle thread takes the next probe: no second one", async () => {
+      assert.equal((await probe()).result, "success");
+      assert.equal(pool.threadsStarted, 1);
+    });
+    await t.step("probes at once while it is busy start a second, never a third", async () => {
+      const outcomes = await Promise.all(Array.from({ length: 6 }, probe));
+      assert.ok(outcomes.every((o) => o.result === "success"));
+      assert.equal(pool.threads, 2);
+      assert.equal(pool.threadsStarted, 2);
+    });
+    await t.step("a thread stops after the idle timeout, not before", async () => {
+      await clock.step(29_999);
+      assert.equal(pool.threads, 2);
+      await clock.step(1);
+      assert.equal(pool.threads, 0);
+      assert.equal(pool.threadsStoppedIdle, 2);
+      assert.equal(clock.pendingTimers(), 0, "no idle timer left behind");
+    });
+    await t.step("a probe before the timeout keeps its thread", async () => {
+      // A new one-second window (the clock moved 30 s): the budget is spent again first.
+      for (let i = 0; i < 3; i++) await probe();
+      assert.equal(pool.threads, 0);
+      await probe();
+      assert.equal(pool.threads, 1);
+      await clock.step(20_000);
+      for (let i = 0; i < 4; i++) await probe(); // window reset: 3 inline, 1 on the thread
+      await clock.step(20_000);
+      assert.equal(pool.threads, 1, "20 s after its last probe");
+      await clock.step(10_000);
+      assert.equal(pool.threads, 0);
+      assert.equal(pool.threadsStarted, 3);
+    });
+  } finally {
+    pool.close();
+    listener.close();
+    await accepting.catch(() => {});
+  }
 });

@@ -1,0 +1,283 @@
+/**
+ * Where probelet's resident memory goes (issue 20, item 4), printed as figures:
+ *
+ * - `modules`: RSS a bare Deno 2.9.3 process gains by importing each npm package the agent uses,
+ *   one fresh process each, over a baseline that already loaded the `node:` modules every agent
+ *   loads (http2, crypto, net, tls); then the agent's own module graph (src/cmd/probelet/app.ts)
+ *   over all of them;
+ * - `isolates`: RSS one extra V8 isolate costs: a probe-pool thread (started, one TCP probe run),
+ *   the manifest-decoding worker (one manifest decoded), and what stays after each is terminated;
+ * - `agent`: the agent itself (runKubelet in a child process, with the flags `--vs-kubelet` gives
+ *   probelet) at each `--slots` pod count on the local control plane and containerd: VmRSS, the
+ *   anonymous and file-backed parts (/proc/self/smaps_rollup), threads, and V8's view
+ *   (`node:v8` heap statistics: used and committed heap, its young and old generation, code,
+ *   malloced, external), without forcing a GC (a full GC resizes the young generation).
+ *
+ * Each figure is the median of `--repeat` runs (modules, isolates). Needs `--v8-flags=--expose-gc`
+ * for the GC figures; `agent` needs `scripts/containerd.sh up` and `scripts/kube-apiserver.sh up`.
+ *
+ *   deno run -A --v8-flags=--expose-gc bench/memory_breakdown.ts [--sections modules,isolates,agent]
+ *     [--slots 0,30,100] [--settle S] [--repeat N] [--probelet-flag=--probe-workers=0 ...]
+ *     [--v8-flags F] (the agent's V8 flags, e.g. --max-semi-space-size=1)
+ * @module
+ */
+import { join } from "node:path";
+import { quantile } from "./proc_stats.ts";
+import { realKubeApiServer } from "../tests/testing/apiserver_targets.ts";
+import { createAndWaitReady, deleteAll, ensureServingCert, waitNodeReady } from "./vs_kubelet.ts";
+
+const repo = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+const childModule = new URL("./memory_breakdown_child.ts", import.meta.url).pathname;
+
+/** The `node:` modules every agent loads: the floor the npm packages are measured over. */
+const nodeFloor = ["node:http2", "node:crypto", "node:net", "node:tls"];
+/** The npm packages of deno.json the agent may load, each with what must load first. */
+const packages: { name: string; before?: string[] }[] = [
+  { name: "yaml" },
+  { name: "prom-client" },
+  { name: "@grpc/proto-loader" },
+  { name: "@grpc/grpc-js" },
+  { name: "@peculiar/x509", before: ["reflect-metadata"] },
+];
+
+// ------------------------------------------------------------------------------------------------
+// The parent
+
+function settle(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function runChild(args: string[]): Promise<Record<string, number>> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--v8-flags=--expose-gc", childModule, ...args],
+    cwd: repo,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout).trim().split("\n").pop() ?? "";
+  if (!out.success || !text.startsWith("{")) {
+    throw new Error(`child ${args.join(" ")} failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return JSON.parse(text);
+}
+
+function median(values: number[]): number {
+  return quantile(values.toSorted((a, b) => a - b), 0.5);
+}
+
+async function modules(repeat: number): Promise<string[]> {
+  const rows = [
+    "| imported | + RSS (MiB) |",
+    "|---|--:|",
+  ];
+  const measure = async (floor: string[], measured: string[]) => {
+    const runs = [];
+    for (let i = 0; i < repeat; i++) {
+      runs.push(
+        await runChild(["--child-import", JSON.stringify(floor), JSON.stringify(measured)]),
+      );
+    }
+    return {
+      bare: median(runs.map((r) => r.bare)),
+      floor: median(runs.map((r) => r.before - r.bare)),
+      delta: median(runs.map((r) => r.after - r.before)),
+    };
+  };
+  const base = await measure(nodeFloor, []);
+  rows.push(`| nothing: a bare Deno 2.9.3 process | ${base.bare.toFixed(1)} (total) |`);
+  rows.push(`| ${nodeFloor.join(", ")} | ${base.floor.toFixed(1)} |`);
+  for (const pkg of packages) {
+    const r = await measure(nodeFloor, [...(pkg.before ?? []), pkg.name]);
+    rows.push(
+      `| ${[...(pkg.before ?? []), pkg.name].join(" + ")}, over the node: modules | ${
+        r.delta.toFixed(1)
+      } |`,
+    );
+  }
+  const all = packages.flatMap((p) => [...(p.before ?? []), p.name]);
+  const r = await measure(nodeFloor, all);
+  rows.push(`| all of these packages together, over the node: modules | ${r.delta.toFixed(1)} |`);
+  const app = new URL("../src/cmd/probelet/app.ts", import.meta.url).href;
+  const own = await measure([...nodeFloor, ...all], [app]);
+  rows.push(
+    `| probelet's own modules (src/cmd/probelet/app.ts), over all of that | ${
+      own.delta.toFixed(1)
+    } |`,
+  );
+  const graph = await measure([], [app]);
+  rows.push(
+    `| the agent's static graph as loaded today (app.ts alone) | ${graph.delta.toFixed(1)} |`,
+  );
+  return rows;
+}
+
+async function isolates(repeat: number): Promise<string[]> {
+  const rows = [
+    "| isolate | + RSS while alive (MiB) | left after terminate (MiB) |",
+    "|---|--:|--:|",
+  ];
+  for (const kind of ["pool-thread", "decode-worker"]) {
+    const alive: number[] = [];
+    const left: number[] = [];
+    for (let i = 0; i < repeat; i++) {
+      const r = await runChild(["--child-isolate", kind]);
+      alive.push(r.alive - r.before);
+      left.push(r.after - r.before);
+    }
+    rows.push(`| ${kind} | ${median(alive).toFixed(1)} | ${median(left).toFixed(1)} |`);
+  }
+  return rows;
+}
+
+async function agent(options: {
+  slots: number[];
+  settleS: number;
+  probeletFlags: string[];
+  v8Flags?: string;
+}): Promise<string[]> {
+  const api = await realKubeApiServer();
+  if (typeof api === "string") return [`agent: skipped (${api})`];
+  const state = join(repo, ".run", "memory-breakdown");
+  const env = Object.fromEntries(
+    new TextDecoder().decode(
+      (await new Deno.Command("bash", {
+        args: [join(repo, "scripts", "kube-apiserver.sh"), "env"],
+        stdout: "piped",
+      }).output()).stdout,
+    ).trim().split("\n").map((l) => l.split("=", 2) as [string, string]),
+  );
+  const nodeIP = env.PROBELET_NODE_IP ?? "10.88.99.1";
+  await Deno.mkdir(join(state, "pki"), { recursive: true });
+  await ensureServingCert(state, api.nodeName, nodeIP);
+  const args = [
+    "--kubeconfig",
+    api.nodeKubeconfig,
+    "--node-name",
+    api.nodeName,
+    "--container-runtime-endpoint",
+    `unix://${join(repo, ".run", "containerd", "containerd.sock")}`,
+    "--node-ip",
+    nodeIP,
+    "--address",
+    nodeIP,
+    "--client-ca-file",
+    env.PROBELET_KUBE_KUBELET_CLIENT_CA,
+    "--authorization-mode",
+    "Webhook",
+    "--authentication-token-webhook",
+    "--root-dir",
+    state,
+    "--live-view",
+    "never",
+    ...options.probeletFlags,
+  ];
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--v8-flags=--expose-gc",
+      childModule,
+      "--child-agent",
+      JSON.stringify(args),
+    ],
+    cwd: repo,
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  const nextLine = async (): Promise<string> => {
+    while (!buffered.includes("\n")) {
+      const { value, done } = await lines.read();
+      if (done) throw new Error("the agent exited");
+      buffered += value;
+    }
+    const i = buffered.indexOf("\n");
+    const line = buffered.slice(0, i);
+    buffered = buffered.slice(i + 1);
+    return line;
+  };
+  const columns = [
+    "rss",
+    "anonymous",
+    "fileBacked",
+    "denoBinary",
+    "mallocHeap",
+    "threads",
+    "heapCommitted",
+    "heapUsed",
+    "newSpace",
+    "oldSpace",
+    "codeSpace",
+    "codeAndMetadata",
+    "malloced",
+    "external",
+  ];
+  const rows = [
+    `| pods | ${columns.join(" | ")} |`,
+    `|--:|${columns.map(() => "--:").join("|")}|`,
+  ];
+  try {
+    await waitNodeReady(api, api.nodeName, 120_000, () => child.pid);
+    let pods = 0;
+    for (const slot of options.slots) {
+      if (slot > pods) await createAndWaitReady(api, api.nodeName, { from: pods, to: slot });
+      pods = slot;
+      await settle(options.settleS * 1000);
+      child.kill("SIGUSR2");
+      const snap = JSON.parse(await nextLine());
+      rows.push(
+        `| ${pods} | ${
+          columns.map((c) => c === "threads" ? String(snap[c]) : snap[c].toFixed(1)).join(" | ")
+        } |`,
+      );
+    }
+  } finally {
+    await deleteAll(api, api.nodeName).catch(() => {});
+    child.kill("SIGTERM");
+    await child.status;
+    await api.close();
+  }
+  rows.push(
+    "",
+    "MiB except threads. anonymous: private memory (V8 heaps, malloc, stacks); fileBacked: pages of",
+    "mapped files; denoBinary: of them, the deno executable's; mallocHeap: glibc's main heap;",
+    "heapCommitted: V8 heap pages of the main isolate (pool threads and workers are isolates of",
+    "their own); newSpace/oldSpace: its young and old generation.",
+  );
+  return rows;
+}
+
+async function main(args: string[]): Promise<void> {
+  const get = (name: string) => {
+    const i = args.indexOf(`--${name}`);
+    return i >= 0
+      ? args[i + 1]
+      : args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  };
+  const sections = (get("sections") ?? "modules,isolates,agent").split(",");
+  const repeat = Number(get("repeat") ?? 3);
+  const out: string[] = [
+    `memory breakdown, ${new Date().toISOString()}, load ${
+      Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ")
+    }`,
+  ];
+  if (sections.includes("modules")) out.push("", ...(await modules(repeat)));
+  if (sections.includes("isolates")) out.push("", ...(await isolates(repeat)));
+  if (sections.includes("agent")) {
+    out.push(
+      "",
+      ...(await agent({
+        slots: (get("slots") ?? "0,30,100").split(",").map(Number),
+        settleS: Number(get("settle") ?? 20),
+        v8Flags: get("v8-flags"),
+        probeletFlags: args.filter((a) => a.startsWith("--probelet-flag=")).map((a) =>
+          a.slice("--probelet-flag=".length)
+        ),
+      })),
+    );
+  }
+  console.log(out.join("\n"));
+}
+
+if (import.meta.main) await main(Deno.args);

@@ -1,0 +1,143 @@
+/**
+ * The child processes of bench/memory_breakdown.ts: each measures itself and prints one JSON line.
+ * Nothing is imported statically (a bare process must stay bare until it is measured).
+ *
+ *   --child-import FLOOR_JSON MEASURED_JSON   RSS bare, after the floor's imports, after the rest
+ *   --child-isolate pool-thread|decode-worker RSS before, with the isolate alive, after it ended
+ *   --child-agent ARGS_JSON                   runs the agent; a snapshot per SIGUSR2; SIGTERM ends
+ * @module
+ */
+
+const mib = (bytes: number) => bytes / 1048576;
+
+function rssMiB(): number {
+  const status = Deno.readTextFileSync("/proc/self/status");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024;
+}
+
+function gc(): void {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  collect?.();
+  collect?.();
+}
+
+function settle(ms = 200): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The `node:` modules every agent loads (as bench/memory_breakdown.ts measures over). */
+const nodeFloor = ["node:http2", "node:crypto", "node:net", "node:tls"];
+
+async function childImport(floor: string[], measured: string[]): Promise<void> {
+  gc();
+  await settle();
+  const bare = rssMiB();
+  for (const spec of floor) await import(spec);
+  gc();
+  await settle();
+  const before = rssMiB();
+  for (const spec of measured) await import(spec);
+  gc();
+  await settle();
+  console.log(JSON.stringify({ bare, before, after: rssMiB() }));
+}
+
+async function childIsolate(kind: string): Promise<void> {
+  for (const spec of nodeFloor) await import(spec);
+  const { ProbePool } = await import("../src/probe/pool/pool.ts");
+  const { WorkerDecoder } = await import("../src/kubelet/config/decoder.ts");
+  gc();
+  await settle(300);
+  const before = rssMiB();
+  let alive = 0;
+  if (kind === "pool-thread") {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const accepting = (async () => {
+      for await (const conn of listener) conn.close();
+    })();
+    const pool = new ProbePool(1, { inlineBelowPerSecond: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    await pool.tcp.probe("127.0.0.1", { port, timeoutMs: 2000 });
+    await settle(300);
+    alive = rssMiB();
+    pool.close();
+    listener.close();
+    await accepting.catch(() => {});
+  } else {
+    const decoder = new WorkerDecoder();
+    const text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n" +
+      "spec: {containers: [{name: c, image: busybox}]}\n";
+    await decoder.decode(new TextEncoder().encode(text), { source: "web.yaml", nodeName: "n" });
+    await settle(300);
+    alive = rssMiB();
+    decoder.close();
+  }
+  await settle(500);
+  gc();
+  console.log(JSON.stringify({ before, alive, after: rssMiB() }));
+}
+
+/** One snapshot of this process: /proc and V8's view (`node:v8`, loaded by the caller). */
+function snapshot(v8: typeof import("node:v8")): Record<string, number> {
+  const rollup = Deno.readTextFileSync("/proc/self/smaps_rollup");
+  const field = (name: string) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(rollup)?.[1]) /
+    1024;
+  const status = Deno.readTextFileSync("/proc/self/status");
+  const heap = v8.getHeapStatistics();
+  const code = v8.getHeapCodeStatistics();
+  const spaces = Object.fromEntries(
+    v8.getHeapSpaceStatistics().map((s) => [s.space_name, mib(s.space_size)]),
+  );
+  // Resident pages of the deno executable's own mappings, and of glibc's malloc heap.
+  let binary = 0;
+  let mallocHeap = 0;
+  let mapping = "";
+  for (const line of Deno.readTextFileSync("/proc/self/smaps").split("\n")) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) mapping = line.split(/\s+/)[5] ?? "";
+    else if (line.startsWith("Rss:")) {
+      const kib = Number(line.split(/\s+/)[1]);
+      if (mapping === Deno.execPath()) binary += kib;
+      else if (mapping === "[heap]") mallocHeap += kib;
+    }
+  }
+  return {
+    rss: field("Rss"),
+    anonymous: field("Anonymous"),
+    fileBacked: field("Rss") - field("Anonymous"),
+    denoBinary: binary / 1024,
+    mallocHeap: mallocHeap / 1024,
+    threads: Number(/Threads:\s+(\d+)/.exec(status)?.[1]),
+    heapCommitted: mib(heap.total_physical_size),
+    heapUsed: mib(heap.used_heap_size),
+    newSpace: spaces.new_space ?? 0,
+    oldSpace: spaces.old_space ?? 0,
+    codeSpace: (spaces.code_space ?? 0) + (spaces.code_large_object_space ?? 0),
+    codeAndMetadata: mib(code.code_and_metadata_size + code.bytecode_and_metadata_size),
+    malloced: mib(heap.malloced_memory),
+    external: mib(heap.external_memory),
+  };
+}
+
+async function childAgent(argsJson: string): Promise<void> {
+  const v8 = await import("node:v8");
+  const { runKubelet } = await import("../src/cmd/probelet/app.ts");
+  const { parseFlags } = await import("../src/cmd/probelet/flags.ts");
+  const log = await import("../src/util/log.ts");
+  log.setLogSink(() => {});
+  const flags = parseFlags(JSON.parse(argsJson));
+  const agent = await runKubelet(flags);
+  // The parent asks for a snapshot with SIGUSR2 (SIGUSR1 would open Node's inspector) and ends
+  // the agent with SIGTERM. No forced GC: a full GC resizes V8's young generation, the figure
+  // being measured.
+  Deno.addSignalListener("SIGUSR2", () => console.log(JSON.stringify(snapshot(v8))));
+  await new Promise<void>((resolve) => Deno.addSignalListener("SIGTERM", () => resolve()));
+  await agent.stop();
+  Deno.exit(0);
+}
+
+const [mode, arg] = Deno.args;
+if (mode === "--child-import") await childImport(JSON.parse(arg), JSON.parse(Deno.args[2]));
+else if (mode === "--child-isolate") await childIsolate(arg);
+else if (mode === "--child-agent") await childAgent(arg);
+else throw new Error(`unknown mode ${mode}`);

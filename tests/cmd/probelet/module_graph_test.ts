@@ -1,0 +1,50 @@
+/**
+ * The agent's static module graph leaves out the npm packages only some nodes need: each costs
+ * resident memory for good once loaded (docs/benchmarks/memory.md). grpc-js and its proto loader
+ * serve only test targets (the gRPC probe frames its messages itself), and `@peculiar/x509` is
+ * loaded by the first call that makes or reads a certificate.
+ * @module
+ */
+import assert from "node:assert/strict";
+
+const main = new URL("../../../src/cmd/probelet/main.ts", import.meta.url);
+
+/** The npm packages `deno info` finds imported (as code, not `import()`) from `entry`, by name. */
+async function staticNpmPackages(entry: URL): Promise<Set<string>> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", entry.pathname],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    modules: {
+      specifier: string;
+      dependencies?: { specifier: string; code?: unknown; isDynamic?: boolean }[];
+    }[];
+  };
+  const names = new Set<string>();
+  for (const m of info.modules) {
+    if (!m.specifier.startsWith("file:")) continue;
+    for (const dep of m.dependencies ?? []) {
+      // `import()` and type-only imports load nothing at start.
+      if (dep.isDynamic || !dep.code) continue;
+      const s = dep.specifier;
+      if (!s.startsWith(".") && !s.startsWith("node:") && !s.startsWith("file:")) names.add(s);
+    }
+  }
+  return names;
+}
+
+Deno.test("probelet's static module graph", async (t) => {
+  const packages = await staticNpmPackages(main);
+  for (const name of ["@grpc/grpc-js", "@peculiar/x509", "reflect-metadata"]) {
+    await t.step(`does not import ${name}`, () => {
+      assert.ok(!packages.has(name), `${name} is imported statically: ${[...packages]}`);
+    });
+  }
+  await t.step("still imports what every node uses", () => {
+    // A check that the graph was read at all.
+    assert.ok(packages.has("prom-client"), [...packages].join(", "));
+  });
+});
