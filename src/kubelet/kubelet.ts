@@ -91,6 +91,7 @@ import { Configurer } from "./network/dns/dns.ts";
 import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
 import { RuntimeCommandRunner, type RuntimeHelper } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
+import { newStreamingHost, type StreamingHost } from "./kubelet_streaming.ts";
 import {
   ContainerGC,
   defaultGCPolicy,
@@ -1642,6 +1643,21 @@ export class Kubelet {
    */
   plegHealthy(): { ok: boolean; message: string } {
     return this.#pleg?.healthy() ?? { ok: false, message: "pleg has yet to be successful" };
+  }
+
+  /**
+   * What the secure port's `/exec`, `/attach`, `/portForward` and `/run` call (kubelet's
+   * `GetExec`, `GetAttach`, `GetPortForward`, `RunInContainer`, `GetPodByName`); the runtime
+   * manager is needed, so it is there once the agent has started.
+   */
+  get streaming(): StreamingHost | undefined {
+    const runtimeManager = this.#runtimeManager;
+    if (!runtimeManager) return undefined;
+    return newStreamingHost({
+      runtime: this.runtime,
+      getPods: () => runtimeManager.getPods(),
+      podManager: this.podManager,
+    }, (namespace, name) => this.podManager.getPodByName(namespace, name));
   }
 
   /**

@@ -2,7 +2,8 @@
  * The agent's HTTP endpoints. The read-only port (`--read-only-port`, plain HTTP, no auth):
  * `/healthz`, `/pods` (pods with their status as a PodList), `/events` (the bounded event list) and
  * `/metrics/probes` (the prober's Prometheus registry). The secure port (`--port`, TLS, kubelet's
- * authentication and authorization): the same paths and `/containerLogs/{ns}/{pod}/{container}`.
+ * authentication and authorization): the same paths, `/containerLogs/{ns}/{pod}/{container}`, and
+ * the streaming routes of streaming.ts (`/exec`, `/attach`, `/portForward`, `/run`).
  * Both share {@linkcode HttpServer}'s connection handling.
  * Mirrors kubelet's pkg/kubelet/server/server.go (`ListenAndServeKubeletServer`,
  * `ListenAndServeKubeletReadOnlyServer`, `getContainerLogs`).
@@ -29,6 +30,8 @@ import { validateContainerLogStatus } from "../kubelet_pods.ts";
 import { type AuthInterface, withAuth } from "./auth.ts";
 import { collectResourceMetrics, readNodeStats } from "../metrics/collectors/resource_metrics.ts";
 import { hasPeerCertificates, listenTls } from "./tls_listener.ts";
+import type { StreamingHost } from "../kubelet_streaming.ts";
+import { streamingRoute } from "./streaming.ts";
 
 /** What the server reads; the `Kubelet` provides all of it. */
 export interface ServerSource {
@@ -37,6 +40,8 @@ export interface ServerSource {
   metrics: { registry: Registry };
   /** Where container logs are found (the secure port's `/containerLogs`). */
   runtime?: Pick<RuntimeService, "containerStatus" | "listContainerStats">;
+  /** What `/exec`, `/attach`, `/portForward` and `/run` call (undefined while starting). */
+  streaming?: StreamingHost;
   clock?: Clock;
 }
 
@@ -133,6 +138,8 @@ export function newSecureHandler(source: ServerSource): (req: Request) => Promis
   const readOnly = newHandler(source);
   return (req: Request): Promise<Response> => {
     const url = new URL(req.url);
+    const streamed = streamingRoute(source.streaming, req, { clock: source.clock });
+    if (streamed) return streamed;
     if (url.pathname.startsWith(containerLogsPath) && req.method === "GET") {
       return getContainerLogsResponse(source, url, req.signal);
     }

@@ -182,6 +182,11 @@ class TlsSocketConn implements PeerCertificates {
     return new Promise((resolve) => this.#socket.end(resolve));
   }
 
+  /** TCP keep-alive, probing after `delayMs` idle (Go's 15 s for a long-lived stream). */
+  setKeepAlive(on: boolean, delayMs?: number): void {
+    this.#socket.setKeepAlive(on, delayMs);
+  }
+
   ref(): void {}
 
   unref(): void {}
