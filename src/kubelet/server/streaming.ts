@@ -30,6 +30,13 @@ export const attachPath = "/attach/";
 export const portForwardPath = "/portForward/";
 export const runPath = "/run/";
 
+/** The query parameters of a remote command (`api.ExecStdinParam` …, `api.ExecCommandParam`). */
+export const execStdinParam = "input";
+export const execStdoutParam = "output";
+export const execStderrParam = "error";
+export const execTTYParam = "tty";
+export const execCommandParam = "command";
+
 /** cri-streaming's token cache TTL: a 429's `Retry-After`. */
 const cacheTTLSeconds = 60;
 
@@ -82,7 +89,7 @@ export function streamingRoute(
     podName,
     podUID: params.length === counts[1] ? params[2] : "",
     containerName: withContainer ? params[params.length - 1] : "",
-    cmd: url.searchParams.getAll("command"),
+    cmd: url.searchParams.getAll(execCommandParam),
   };
   switch (route) {
     case execPath:
@@ -107,20 +114,20 @@ interface ExecRequestParams {
 }
 
 /**
- * cri-streaming's `remotecommand.NewOptions`: the streams from the query (`stdin`, `stdout`,
- * `stderr`, `tty`, each on when `1`). With a TTY there is no separate stderr (dropped, as kubelet
+ * cri-streaming's `remotecommand.NewOptions`: the streams from the query (`input`, `output`,
+ * `error`, `tty`, each on when `1`). With a TTY there is no separate stderr (dropped, as kubelet
  * does); at least one stream must be asked for.
  *
  * @example
  * ```ts
- * newOptions(new URLSearchParams("stdout=1&tty=1&stderr=1")); // { stdin: false, stdout: true, stderr: false, tty: true }
+ * newOptions(new URLSearchParams("output=1&tty=1&error=1")); // { stdin: false, stdout: true, stderr: false, tty: true }
  * ```
  */
 export function newOptions(query: URLSearchParams): StreamOptions | Error {
-  const tty = query.get("tty") === "1";
-  const stdin = query.get("stdin") === "1";
-  const stdout = query.get("stdout") === "1";
-  let stderr = query.get("stderr") === "1";
+  const tty = query.get(execTTYParam) === "1";
+  const stdin = query.get(execStdinParam) === "1";
+  const stdout = query.get(execStdoutParam) === "1";
+  let stderr = query.get(execStderrParam) === "1";
   if (tty && stderr) {
     log.V(4).info("Access to exec with tty and stderr is not supported, bypassing stderr");
     stderr = false;
