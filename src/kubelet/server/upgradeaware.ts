@@ -18,7 +18,7 @@
 import type { Clock } from "../../util/clock.ts";
 import { RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
-import { abortConn, writeAll } from "../../util/socket.ts";
+import { abortConn, writeAll, writePending } from "../../util/socket.ts";
 import { hijackResponse, requestHeaderLines, requestRemoteAddr } from "./http_server.ts";
 
 /** kubelet's `ReadTimeout` and `WriteTimeout` (4 h), which bound a hijacked stream too. */
@@ -27,6 +27,8 @@ export const defaultStreamTimeoutMs = 4 * 60 * 60_000;
 export const keepAlivePeriodMs = 15_000;
 /** How long a refusal from the streaming server may take to be read and relayed (Go's 10 s). */
 export const errorRelayTimeoutMs = 10_000;
+/** How long ending a client's TLS connection may take (Go's close_notify deadline). */
+export const closeNotifyTimeoutMs = 5_000;
 /** Largest response head accepted from the streaming server. */
 const maxResponseHeadBytes = 64 * 1024;
 /** Go's io.Copy buffer. */
@@ -147,7 +149,7 @@ export async function proxyUpgrade(
     client = conn;
     setKeepAlive(conn);
     try {
-      await splice(conn, backend, head.raw, buffered);
+      await splice(conn, backend, head.raw, buffered, clock);
     } finally {
       lifetime.stop();
       abortConn(backend);
@@ -163,6 +165,7 @@ async function splice(
   backend: Deno.Conn,
   toClient: Uint8Array,
   toBackend: Uint8Array,
+  clock: Clock,
 ): Promise<void> {
   const copy = async (from: Deno.Conn, to: Deno.Conn, first: Uint8Array, what: string) => {
     try {
@@ -183,10 +186,26 @@ async function splice(
   const down = copy(backend, client, toClient, "backend to client");
   await Promise.race([up, down]);
   // Either side is done: close both, resetting one whose peer stopped reading, so the other
-  // copy's pending read or write ends too.
+  // copy's pending read or write ends too. The client's TLS connection is ended as Go's
+  // tls.Conn.Close does (close_notify, within 5 s) when nothing is left waiting to be written.
   abortConn(backend);
-  abortConn(client);
+  await closeGracefully(client, clock);
   await Promise.all([up, down]);
+}
+
+// Go's tls.Conn.Close: the close_notify alert (and FIN) under a 5 s deadline, then the socket.
+async function closeGracefully(conn: Deno.Conn, clock: Clock): Promise<void> {
+  if (!writePending(conn)) {
+    const timer = clock.afterFunc(closeNotifyTimeoutMs, () => abortConn(conn));
+    try {
+      await conn.closeWrite();
+    } catch {
+      // closed already
+    } finally {
+      timer.stop();
+    }
+  }
+  abortConn(conn);
 }
 
 interface ResponseHead {

@@ -85,7 +85,10 @@ function fakeStreamingServer() {
       for (;;) {
         const n = await conn.read(buf);
         if (n === null) return;
-        await writeAll(conn, enc.encode(dec.decode(buf.subarray(0, n)).toUpperCase()));
+        const text = dec.decode(buf.subarray(0, n));
+        // "quit" ends the stream from this side, as a command that exits.
+        if (text === "quit") return;
+        await writeAll(conn, enc.encode(text.toUpperCase()));
       }
     } catch {
       // reset by the proxy
@@ -248,6 +251,8 @@ async function withFixture(fn: (f: Fixture) => Promise<void>): Promise<void> {
 /** A client connection to the secure port, reading until what it waits for has come. */
 class Client {
   received = "";
+  /** Why the connection ended, when it did not end cleanly. */
+  error: unknown;
   #conn: Deno.TlsConn;
   #buf = new Uint8Array(64 * 1024);
   closed = false;
@@ -290,7 +295,8 @@ class Client {
     let n: number | null;
     try {
       n = await this.#conn.read(this.#buf);
-    } catch {
+    } catch (e) {
+      this.error = e;
       n = null;
     }
     if (n === null) {
@@ -436,6 +442,15 @@ Deno.test("TestServeExecInContainer", async (t) => {
         ]);
       });
     }
+    await t.step("the command ends: the client's TLS stream ends cleanly", async () => {
+      const client = await openStream(f, upgradeRequest("POST", "/exec/other/foo/baz?output=1"));
+      await client.send("quit");
+      await client.readToEnd();
+      client.close();
+      // A close_notify, as Go's tls.Conn.Close sends: no "peer closed connection without
+      // sending TLS close_notify".
+      assertEquals(client.error, undefined);
+    });
     await t.step("authorized as nodes/proxy, verb create for POST, get for GET", async () => {
       f.authorized.length = 0;
       (await openStream(f, upgradeRequest("POST", "/exec/other/foo/baz?command=ls&output=1")))
