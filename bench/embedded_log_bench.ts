@@ -5,8 +5,8 @@
  * (start, pipe, log, rotation, exit). Prints figures only; the flood test asserts the bounds.
  * @module
  */
-import { ContainerLog } from "../src/kubelet/kuberuntime/embedded/log.ts";
-import { EmbeddedRuntimeService } from "../src/kubelet/kuberuntime/embedded/runtime.ts";
+import { ContainerLog } from "../src/runtime/embedded/log.ts";
+import { EmbeddedRuntimeService } from "../src/runtime/embedded/runtime.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "probelet-log-bench-" });
 globalThis.addEventListener("unload", () => {

@@ -14,7 +14,7 @@
  * One 403 is not a refusal: the node authorizer cannot relate a node to an object that no longer
  * exists, so a node's GET of a pod deleted a moment before (and not created again since) is
  * answered 403 where others get 404. kubelet's status manager hits that window when a mirror pod
- * is deleted, as it does.
+ * is deleted or a pod evicted, as it does.
  */
 export function nodeRefusals(text: string): string[] {
   const out: string[] = [];
@@ -26,9 +26,14 @@ export function nodeRefusals(text: string): string[] {
     const user = String(event.user?.username ?? "");
     const ref = event.objectRef ?? {};
     const key = ref.name ? `${ref.resource}/${ref.namespace ?? ""}/${ref.name}` : "";
-    if (key && !ref.subresource && code < 300) {
-      if (event.verb === "delete") deleted.add(key);
-      if (event.verb === "create") deleted.delete(key);
+    if (key && code < 300) {
+      // An eviction (`kubectl drain`) is a delete too: the API server removes a pod that is not
+      // running at once, and marks a running one for a graceful delete.
+      const removes = ref.subresource === "eviction"
+        ? event.verb === "create"
+        : event.verb === "delete";
+      if (removes) deleted.add(key);
+      else if (event.verb === "create" && !ref.subresource) deleted.delete(key);
     }
     if (!user.startsWith("system:node:") || !(code === 403 || code >= 500)) continue;
     if (code === 403 && event.verb === "get" && deleted.has(key) && !ref.subresource) continue;

@@ -29,8 +29,13 @@
 # (--kubelet-preferred-address-types=InternalIP,...) and refuses loopback, and the machine's own
 # address is no test target, so `up` (as root) adds a dummy interface (else an empty bridge) $node_if with
 # $node_ip/32; an agent runs with --node-ip $node_ip --address $node_ip. `down` removes it.
+# PROBELET_KUBELET_CA=1 `up` also passes --kubelet-certificate-authority pki/ca.crt: the API server
+# then verifies nodes' serving certificates (CSR-issued ones pass, self-signed ones do not).
 # kube-apiserver runs with --authorization-mode=Node,RBAC and --enable-admission-plugins=NodeRestriction,
-# serving on https://127.0.0.1:$PROBELET_KUBE_PORT. Processes are stopped by pid file, never by name.
+# serving on https://127.0.0.1:$PROBELET_KUBE_PORT, with kubeadm's aggregation-layer flags (a front
+# proxy CA and client certificate, --enable-aggregator-routing: an APIService's Service is reached at
+# its endpoints' addresses, there being no kube-proxy) for scripts/metrics-server.sh.
+# Processes are stopped by pid file, never by name.
 # Output is key=value lines.
 set -euo pipefail
 
@@ -205,6 +210,26 @@ make_certs() {
   client_cert controller-manager system:kube-controller-manager ""
   client_cert scheduler system:kube-scheduler ""
   client_cert kubelet-client kube-apiserver-kubelet-client kubeadm:cluster-admins
+  front_proxy_certs
+}
+
+# The aggregation layer's front proxy (kubeadm's front-proxy-ca and front-proxy-client): the API
+# server proxies to an extension API server (metrics-server) with this client certificate and the
+# user in X-Remote-* headers, which that server trusts through --requestheader-client-ca-file
+# (published in kube-system/extension-apiserver-authentication). A CA of its own, as kubeadm
+# makes: a client certificate from the main CA must not be able to assert headers.
+front_proxy_certs() {
+  local pki=$base/pki
+  (
+    cd "$pki"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=probelet-front-proxy-ca" \
+      -keyout front-proxy-ca.key -out front-proxy-ca.crt 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=front-proxy-client" -keyout front-proxy-client.key \
+      -out front-proxy-client.csr 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' >front-proxy-client.ext
+    openssl x509 -req -in front-proxy-client.csr -CA front-proxy-ca.crt -CAkey front-proxy-ca.key \
+      -CAcreateserial -days 2 -extfile front-proxy-client.ext -out front-proxy-client.crt 2>/dev/null
+  )
 }
 
 # The node's InternalIP on a dummy interface (root only; without it, tests that need the API server
@@ -358,6 +383,14 @@ cmd_up() {
   # Audit log (metadata only): tests read it to check that a node's requests were never refused.
   printf 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n- level: Metadata\n' \
     >"$base/audit-policy.yaml"
+  # PROBELET_KUBELET_CA=1: the API server verifies nodes' serving certificates against the cluster
+  # CA (--kubelet-certificate-authority), as for CSR-issued ones (--rotate-server-certificates);
+  # self-signed agents then cannot be reached, so it is off by default (kube-apiserver's default:
+  # no verification).
+  local kubelet_ca=()
+  if [ "${PROBELET_KUBELET_CA:-0}" = 1 ]; then
+    kubelet_ca=(--kubelet-certificate-authority "$pki/ca.crt")
+  fi
   "$cache/kube-apiserver" \
     --audit-policy-file "$base/audit-policy.yaml" --audit-log-path "$base/audit.log" \
     --audit-log-maxsize 200 --audit-log-maxbackup 1 \
@@ -368,13 +401,19 @@ cmd_up() {
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --kubelet-client-certificate "$pki/kubelet-client.crt" --kubelet-client-key "$pki/kubelet-client.key" \
     --kubelet-preferred-address-types InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP \
+    "${kubelet_ca[@]}" \
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
     --service-account-issuer https://kubernetes.default.svc \
     --service-cluster-ip-range 10.96.0.0/24 \
     --allow-privileged=true --profiling=false \
+    --requestheader-client-ca-file "$pki/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$pki/front-proxy-client.crt" --proxy-client-key-file "$pki/front-proxy-client.key" \
+    --enable-aggregator-routing=true \
     --cert-dir "$base/cert-dir" >"$base/kube-apiserver.log" 2>&1 &
   echo $! >"$base/kube-apiserver.pid"
-  say "started=kube-apiserver pid=$(cat "$base/kube-apiserver.pid")"
+  say "started=kube-apiserver pid=$(cat "$base/kube-apiserver.pid") kubelet_ca=${PROBELET_KUBELET_CA:-0}"
   wait_ready "$start"
   default_service_accounts
   kubelet_api_admin_binding

@@ -59,8 +59,7 @@ const client = await ca.sign({ commonName: "kube-apiserver-kubelet-client" });
 const secure = await serveKubeletServer(source, {
   hostname: "127.0.0.1",
   port: 0,
-  certPem: serving.certPem,
-  keyPem: serving.keyPem,
+  certificate: serving,
   auth: newKubeletAuth(
     newDelegatingAuthenticator(
       [newX509Authenticator(() => [new X509Certificate(ca.certPem)], clock)],

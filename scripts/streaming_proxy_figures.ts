@@ -77,8 +77,7 @@ const server = await serveKubeletServer({
 }, {
   hostname: "127.0.0.1",
   port: 0,
-  certPem: serving.certPem,
-  keyPem: serving.keyPem,
+  certificate: serving,
   auth: newKubeletAuth(
     newDelegatingAuthenticator([], { anonymous: true }),
     "node",

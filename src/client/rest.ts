@@ -19,7 +19,7 @@ import { goArch, goDuration, goOS, goQuote } from "../util/go_format.ts";
 import { kubernetesVersion } from "../version.ts";
 import { V } from "../util/log.ts";
 import { StatusError } from "./errors.ts";
-import type { Watch } from "./kubernetes/clientset.ts";
+import type { Watch } from "../api/watch/watch.ts";
 
 /** How to reach and authenticate to an API server (client-go's `rest.Config`, the parts used). */
 export interface RestConfig {

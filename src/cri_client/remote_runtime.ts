@@ -44,7 +44,7 @@ import {
   versionFromProto,
 } from "./convert.ts";
 import type { CallOptions, ContainerStats, RuntimeService } from "./runtime_service.ts";
-import { CommandTimedOutError, ExitError } from "../probe/exec/errors.ts";
+import { CommandTimedOutError, ExitError } from "../util/exec/errors.ts";
 
 /** The runtime API version kubelet announces in `Version` (`kubeRuntimeAPIVersion`). */
 export const kubeRuntimeAPIVersion = "0.1.0";
@@ -267,12 +267,26 @@ export class RemoteRuntimeService implements RuntimeService {
         ? {
           timestampNs: BigInt(s.cpu.timestamp ?? 0),
           usageCoreNanoSeconds: BigInt(s.cpu.usageCoreNanoSeconds.value ?? 0),
+          usageNanoCores: uint64Value(s.cpu.usageNanoCores),
         }
         : undefined,
       memory: s.memory?.workingSetBytes
         ? {
           timestampNs: BigInt(s.memory.timestamp ?? 0),
           workingSetBytes: BigInt(s.memory.workingSetBytes.value ?? 0),
+          usageBytes: uint64Value(s.memory.usageBytes),
+          rssBytes: uint64Value(s.memory.rssBytes),
+          availableBytes: uint64Value(s.memory.availableBytes),
+          pageFaults: uint64Value(s.memory.pageFaults),
+          majorPageFaults: uint64Value(s.memory.majorPageFaults),
+        }
+        : undefined,
+      writableLayer: s.writableLayer
+        ? {
+          timestampNs: BigInt(s.writableLayer.timestamp ?? 0),
+          usedBytes: uint64Value(s.writableLayer.usedBytes),
+          inodesUsed: uint64Value(s.writableLayer.inodesUsed),
+          mountpoint: s.writableLayer.fsId?.mountpoint || undefined,
         }
         : undefined,
     }));
@@ -406,4 +420,10 @@ function verifyContainerStatus(status: ContainerStatus, raw: { metadata?: unknow
   if (status.createdAt === 0n) throw new Error("status.CreatedAt is not set");
   if (!status.image || status.image.image === "") throw new Error("status.Image is not set");
   if (status.imageRef === "") throw new Error("status.ImageRef is not set");
+}
+
+// A CRI UInt64Value message (absent = not reported).
+// deno-lint-ignore no-explicit-any
+function uint64Value(v: any): bigint | undefined {
+  return v ? BigInt(v.value ?? 0) : undefined;
 }

@@ -34,15 +34,33 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** CRI `ContainerStats`, the fields `/metrics/resource` reports. */
+/** CRI `ContainerStats`, the fields `/metrics/resource` and `/stats/summary` report. */
 export interface ContainerStats {
   id: string;
   name: string;
   labels: Record<string, string>;
   /** Unix nanoseconds of the CPU sample, and cumulative CPU in core-nanoseconds. */
-  cpu?: { timestampNs: bigint; usageCoreNanoSeconds: bigint };
-  /** Unix nanoseconds of the memory sample, and the working set in bytes. */
-  memory?: { timestampNs: bigint; workingSetBytes: bigint };
+  cpu?: { timestampNs: bigint; usageCoreNanoSeconds: bigint; usageNanoCores?: bigint };
+  /**
+   * Unix nanoseconds of the memory sample, the working set in bytes, and the other figures the
+   * runtime reports (the Summary API's).
+   */
+  memory?: {
+    timestampNs: bigint;
+    workingSetBytes: bigint;
+    usageBytes?: bigint;
+    rssBytes?: bigint;
+    availableBytes?: bigint;
+    pageFaults?: bigint;
+    majorPageFaults?: bigint;
+  };
+  /** The container's writable layer: bytes and inodes used, on the file system at `mountpoint`. */
+  writableLayer?: {
+    timestampNs: bigint;
+    usedBytes?: bigint;
+    inodesUsed?: bigint;
+    mountpoint?: string;
+  };
 }
 
 /**
@@ -51,7 +69,7 @@ export interface ContainerStats {
  *
  * Error contract, shared by every implementation:
  * - `execSync` resolves with stdout and stderr only when the command exited 0. A non-zero exit rejects
- *   with `ExitError` (`src/probe/exec/errors.ts`) whose `output` is stdout followed by stderr and whose
+ *   with `ExitError` (`src/util/exec/errors.ts`) whose `output` is stdout followed by stderr and whose
  *   message is `command '<cmd joined by spaces>' exited with <code>: <stderr>`. A command past its
  *   timeout rejects with `CommandTimedOutError` (`command timed out: "<cmd>" timed out after 1s`).
  *   Any other failure (no such container, container not running, binary missing, runtime down)
@@ -112,8 +130,8 @@ export interface RuntimeService {
   /** Containers matching the filter (all of them without one). */
   listContainers(filter?: ContainerFilter, options?: CallOptions): Promise<Container[]>;
   /**
-   * CPU and memory use of the containers (CRI `ListContainerStats`). Optional: the embedded
-   * runtime has none, and `/metrics/resource` then reports the node only.
+   * CPU and memory use of the running containers (CRI `ListContainerStats`). Optional: without
+   * it `/metrics/resource` and `/stats/summary` report the node only.
    */
   listContainerStats?(options?: CallOptions): Promise<ContainerStats[]>;
   /** The container's status; rejects when it does not exist. */

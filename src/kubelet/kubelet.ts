@@ -88,7 +88,8 @@ import {
 } from "./kubelet_pods.ts";
 import { nodeRef } from "./kubelet_node_status.ts";
 import { Configurer } from "./network/dns/dns.ts";
-import { podKey } from "./kuberuntime/kuberuntime_manager.ts";
+import { podKey } from "./container/helpers.ts";
+import type * as kubecontainer from "./container/runtime.ts";
 import { RuntimeCommandRunner, type RuntimeHelper } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
 import { newStreamingHost, type StreamingHost } from "./kubelet_streaming.ts";
@@ -1164,7 +1165,7 @@ export class Kubelet {
    */
   async #syncTerminalPod(
     worker: PodWorker,
-    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+    runtimeStatus: kubecontainer.PodStatus,
   ): Promise<void> {
     const pod = worker.pod;
     log.V(4).info("Pod is terminal, stopping it", { pod: podKey(pod), podUID: pod.metadata.uid });
@@ -1188,9 +1189,9 @@ export class Kubelet {
    */
   async #syncTerminatingPod(
     worker: PodWorker,
-    before: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+    before: kubecontainer.PodStatus,
     options: { gracePeriodOverrideSeconds?: number; recordStatus: boolean },
-  ): Promise<Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>> {
+  ): Promise<kubecontainer.PodStatus> {
     const pod = worker.pod;
     const runtimeManager = this.#runtimeManager!;
     this.probeManager.stopLivenessAndStartup(pod);
@@ -1221,7 +1222,7 @@ export class Kubelet {
   // moment this agent first saw it.
   #adoptStartTime(
     worker: PodWorker,
-    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+    runtimeStatus: kubecontainer.PodStatus,
   ): void {
     let oldest = Infinity;
     for (const s of runtimeStatus.sandboxStatuses) {
@@ -1246,8 +1247,8 @@ export class Kubelet {
    */
   async #cleanUpContainersInPod(
     worker: PodWorker,
-    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
-  ): Promise<Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>> {
+    runtimeStatus: kubecontainer.PodStatus,
+  ): Promise<kubecontainer.PodStatus> {
     const policy = this.#options.gcPolicy ?? defaultGCPolicy;
     const keep = policy.maxPerPodContainer < 0
       ? -1
@@ -1280,7 +1281,7 @@ export class Kubelet {
   // Returns the phase it set.
   #setAPIStatus(
     worker: PodWorker,
-    runtimeStatus: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
+    runtimeStatus: kubecontainer.PodStatus,
     options: { podIsTerminal?: boolean } = {},
   ): PodStatus["phase"] {
     const pod = worker.pod;
@@ -1775,8 +1776,8 @@ export { ContainersReady, PodReady };
 // Kubelet's preserveDataFromBeforeStopping: a stopped sandbox reports no IP, yet the pod's final
 // status keeps the IPs it had, so the API never sees podIP vanish when a pod ends.
 function preserveDataFromBeforeStopping(
-  stopped: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
-  before: Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>>,
-): Awaited<ReturnType<KubeGenericRuntimeManager["getPodStatus"]>> {
+  stopped: kubecontainer.PodStatus,
+  before: kubecontainer.PodStatus,
+): kubecontainer.PodStatus {
   return { ...stopped, ips: before.ips };
 }

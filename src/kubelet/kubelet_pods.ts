@@ -44,12 +44,9 @@ import * as log from "../util/log.ts";
 import { isDNS1123Label } from "../util/validation/validation.ts";
 import { metav1Time } from "../api/meta/v1/mod.ts";
 import { containerIDString } from "./container/container_id.ts";
-import {
-  isRestartableInitContainer,
-  type RuntimeContainerStatus,
-  type RuntimePodStatus,
-  shouldContainerBeRestarted,
-} from "./kuberuntime/kuberuntime_manager.ts";
+import { isRestartableInitContainer } from "./kuberuntime/kuberuntime_manager.ts";
+import type { PodStatus as RuntimePodStatus, RuntimeContainerStatus } from "./container/runtime.ts";
+import { shouldContainerBeRestarted } from "./container/helpers.ts";
 import type { RunContainerOptions } from "./kuberuntime/kuberuntime_container.ts";
 import { isStaticPod } from "./types/pod_update.ts";
 import type { Secret } from "../credentialprovider/keyring.ts";

@@ -14,11 +14,12 @@ import {
   getExec as runtimeGetExec,
   type StreamOptions,
 } from "./kuberuntime/kuberuntime_container.ts";
-import type { RuntimeContainer, RuntimePod } from "./kuberuntime/kuberuntime_manager.ts";
+import type { RuntimeContainer, RuntimePod } from "./container/runtime.ts";
 import { getPortForward as runtimeGetPortForward } from "./kuberuntime/kuberuntime_sandbox.ts";
 import { buildPodFullName } from "./types/pod_update.ts";
+import type { StreamingHost } from "./server/streaming.ts";
 
-export type { StreamOptions };
+export type { StreamingHost, StreamOptions };
 
 /** What the streaming calls read: the runtime, its pods, and the pod manager. */
 export interface StreamingContext {
@@ -30,44 +31,6 @@ export interface StreamingContext {
     getPodByFullName(podFullName: string): Pod | undefined;
     translatePodUID(uid: string): string;
   };
-}
-
-/**
- * The server's streaming host (the part of kubelet's `HostInterface` the `/exec`, `/attach`,
- * `/portForward` and `/run` handlers call).
- */
-export interface StreamingHost {
-  /** The API pod by namespace and name (kubelet's `GetPodByName`). */
-  getPodByName(namespace: string, name: string): Pod | undefined;
-  /** Where the runtime serves `cmd` in the container. */
-  getExec(
-    podFullName: string,
-    podUID: string,
-    containerName: string,
-    cmd: string[],
-    streamOpts: StreamOptions,
-  ): Promise<URL>;
-  /** Where the runtime serves the container's main process's streams. */
-  getAttach(
-    podFullName: string,
-    podUID: string,
-    containerName: string,
-    streamOpts: StreamOptions,
-  ): Promise<URL>;
-  /** Where the runtime forwards the pod's ports. */
-  getPortForward(
-    podName: string,
-    podNamespace: string,
-    podUID: string,
-    ports: number[],
-  ): Promise<URL>;
-  /** Runs `cmd` in the container to its end: stdout then stderr (rejects on a non-zero exit). */
-  runInContainer(
-    podFullName: string,
-    podUID: string,
-    containerName: string,
-    cmd: string[],
-  ): Promise<Uint8Array>;
 }
 
 // kubelet's GetPods(all=false): ready sandboxes and running containers only.

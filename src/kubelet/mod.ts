@@ -43,6 +43,8 @@ export {
   defaultPodLimitsForDownwardAPI,
 } from "./kubelet_resources.ts";
 export * from "./kuberuntime/kuberuntime_manager.ts";
+export * from "./container/runtime.ts";
+export * from "./container/helpers.ts";
 export {
   generateContainerConfig,
   killContainer,

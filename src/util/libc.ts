@@ -1,6 +1,6 @@
 /**
  * The few libc calls Deno has no API for (inotify without opening files, resource limits, socket
- * options and shutdown), through Deno's FFI. Loaded once, on first use; `undefined` when FFI is
+ * options and shutdown, pseudo-terminals), through Deno's FFI. Loaded once, on first use; `undefined` when FFI is
  * not allowed or libc is not glibc's `libc.so.6`, so that every caller has a fallback.
  * @module
  */
@@ -24,6 +24,13 @@ const symbols = {
   getpeername: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
   setsockopt: { parameters: ["i32", "i32", "i32", "buffer", "u32"], result: "i32" },
   shutdown: { parameters: ["i32", "i32"], result: "i32" },
+  // Pseudo-terminals for exec with a TTY (pty.ts). ioctl is variadic; its third argument is a
+  // pointer, passed as an integer register as the ABI does for variadic pointers.
+  posix_openpt: { parameters: ["i32"], result: "i32" },
+  grantpt: { parameters: ["i32"], result: "i32" },
+  unlockpt: { parameters: ["i32"], result: "i32" },
+  ptsname_r: { parameters: ["i32", "buffer", "usize"], result: "i32" },
+  ioctl: { parameters: ["i32", "u64", "buffer"], result: "i32" },
 } as const;
 
 /** The loaded libc symbols. */

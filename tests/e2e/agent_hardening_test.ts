@@ -6,7 +6,7 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
-import { killRecordedGroups } from "../../src/kubelet/kuberuntime/embedded/mod.ts";
+import { killRecordedGroups } from "../../src/runtime/embedded/mod.ts";
 import { waitFor } from "./helpers.ts";
 
 const mainPath = new URL("../../src/cmd/probelet/main.ts", import.meta.url).pathname;

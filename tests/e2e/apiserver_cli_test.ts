@@ -20,7 +20,7 @@ import type { Lease } from "../../src/api/coordination/v1/mod.ts";
 import { isNotFound } from "../../src/client/errors.ts";
 import { loadKubeconfig } from "../../src/client/kubeconfig.ts";
 import { type HTTPClientset, newForConfig } from "../../src/client/kubernetes/clientset.ts";
-import { killRecordedGroups } from "../../src/kubelet/kuberuntime/embedded/mod.ts";
+import { killRecordedGroups } from "../../src/runtime/embedded/mod.ts";
 import {
   adminUser,
   kubeconfigYaml,

@@ -4,7 +4,7 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
-import { killRecordedGroups } from "../../src/kubelet/kuberuntime/embedded/mod.ts";
+import { killRecordedGroups } from "../../src/runtime/embedded/mod.ts";
 import { startCli } from "./helpers.ts";
 
 async function processesMentioning(text: string): Promise<number[]> {

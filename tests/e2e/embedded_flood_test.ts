@@ -6,7 +6,7 @@
  */
 import { ok as assert } from "node:assert/strict";
 import { join } from "node:path";
-import { killRecordedGroups, rotatedLogFiles } from "../../src/kubelet/kuberuntime/embedded/mod.ts";
+import { killRecordedGroups, rotatedLogFiles } from "../../src/runtime/embedded/mod.ts";
 import { waitFor } from "./helpers.ts";
 
 const mainPath = new URL("../../src/cmd/probelet/main.ts", import.meta.url).pathname;

@@ -8,8 +8,8 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { runKubelet } from "../../src/cmd/probelet/app.ts";
-import { isSameProcess, killRecordedGroups } from "../../src/kubelet/kuberuntime/embedded/mod.ts";
-import { readJson } from "../../src/kubelet/kuberuntime/embedded/records.ts";
+import { isSameProcess, killRecordedGroups } from "../../src/runtime/embedded/mod.ts";
+import { readJson } from "../../src/runtime/embedded/records.ts";
 import { probeletNodeLabel } from "../../src/kubelet/kuberuntime/labels.ts";
 import * as log from "../../src/util/log.ts";
 import {

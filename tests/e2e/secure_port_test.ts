@@ -1,7 +1,8 @@
 // The secure port of a standalone agent on the embedded runtime: a self-signed serving certificate
 // made in <root-dir>/pki (kept for the next start), client certificates checked against
-// --client-ca-file, and /containerLogs reading the host process's CRI-format log, with a follow
-// that sees new lines. All on 127.0.0.1.
+// --client-ca-file, /containerLogs reading the host process's CRI-format log, with a follow that
+// sees new lines, and the host process's stats in /stats/summary and /metrics/resource. All on
+// 127.0.0.1.
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { join } from "node:path";
@@ -121,6 +122,27 @@ Deno.test({
       for (let i = 1; i < outs.length; i++) {
         assertEquals(outs[i], outs[i - 1] + 1, `line lost after out ${outs[i - 1]}`);
       }
+      // The summary on the embedded runtime: the container's CPU and memory from its cgroup (or
+      // its process), its log folder's use; and the same in what metrics-server reads.
+      const [summaryCode, summaryText] = await get("/stats/summary");
+      assertEquals(summaryCode, 200, summaryText);
+      const talker = JSON.parse(summaryText).pods.find((p: { podRef: { name: string } }) =>
+        p.podRef.name === "talker-secure-node"
+      );
+      assert(talker, summaryText.slice(0, 300));
+      const app = talker.containers[0];
+      assertEquals(app.name, "app");
+      assert(
+        app.memory.workingSetBytes > 0 && app.cpu.usageCoreNanoSeconds > 0,
+        JSON.stringify(app),
+      );
+      assert(app.logs.usedBytes > 0, JSON.stringify(app.logs));
+      const [, resource] = await get("/metrics/resource");
+      assert(
+        /^container_memory_working_set_bytes\{container="app",namespace="default",pod="talker-secure-node"\} [1-9]\d* \d+$/m
+          .test(resource),
+        resource,
+      );
       // Without a client certificate: kubelet's 401.
       const anon = Deno.createHttpClient({ caCerts: [caOfServing] });
       try {

@@ -17,7 +17,7 @@ import { type ContainerID, parseContainerID } from "../../src/kubelet/container/
 import { newProber } from "../../src/kubelet/prober/prober.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
 import { newExecProber } from "../../src/probe/exec/exec.ts";
-import { CommandTimedOutError, ExitError } from "../../src/probe/exec/errors.ts";
+import { CommandTimedOutError, ExitError } from "../../src/util/exec/errors.ts";
 import { newHttpProber, newRequestForHTTPGetAction } from "../../src/probe/http/mod.ts";
 import { newTcpProber } from "../../src/probe/tcp/mod.ts";
 import {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
 import { Kubelet } from "../../src/kubelet/kubelet.ts";
-import { EmbeddedRuntimeService } from "../../src/kubelet/kuberuntime/embedded/mod.ts";
+import { EmbeddedRuntimeService } from "../../src/runtime/embedded/mod.ts";
 import { FakeClock, settle } from "../../src/util/clock.ts";
 import * as log from "../../src/util/log.ts";
 import { FakeRuntime } from "./kuberuntime/fake_runtime.ts";

@@ -5,7 +5,7 @@ import {
   generateAPIPodStatus,
   getPhase,
 } from "../../src/kubelet/kubelet_pods.ts";
-import type { RuntimePodStatus } from "../../src/kubelet/kuberuntime/kuberuntime_manager.ts";
+import type { PodStatus as RuntimePodStatus } from "../../src/kubelet/container/runtime.ts";
 
 const running = (name: string): ContainerStatus => ({
   name,

@@ -15,7 +15,7 @@ import type {
   PodSandboxFilter,
   PortForwardRequest,
 } from "../../src/cri_client/api.ts";
-import type { RuntimePod } from "../../src/kubelet/kuberuntime/kuberuntime_manager.ts";
+import type { RuntimePod } from "../../src/kubelet/container/runtime.ts";
 import {
   getAttach,
   getExec,
@@ -23,7 +23,7 @@ import {
   runInContainer,
   type StreamingContext,
 } from "../../src/kubelet/kubelet_streaming.ts";
-import { ExitError } from "../../src/probe/exec/errors.ts";
+import { ExitError } from "../../src/util/exec/errors.ts";
 
 const podName = "podFoo";
 const podNamespace = "nsFoo";

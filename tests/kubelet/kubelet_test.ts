@@ -4,7 +4,7 @@ import type { Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
 import { Kubelet, type KubeletOptions } from "../../src/kubelet/kubelet.ts";
 import { probeletNodeLabel } from "../../src/kubelet/kuberuntime/labels.ts";
-import { ExitError } from "../../src/probe/exec/errors.ts";
+import { ExitError } from "../../src/util/exec/errors.ts";
 import { FakeClock, settle } from "../../src/util/clock.ts";
 import * as log from "../../src/util/log.ts";
 import { FakeRuntime } from "./kuberuntime/fake_runtime.ts";

@@ -70,3 +70,21 @@ Deno.test("nodeRefusals: a node's 403 GET of a pod deleted before and not create
     `403 get ${uri} ${node}`,
   ]);
 });
+
+Deno.test("nodeRefusals: a node's 403 GET of a pod evicted before (kubectl drain) is the node authorizer's not-found", () => {
+  const uri = "/api/v1/namespaces/default/pods/job-n1";
+  const ref = { resource: "pods", namespace: "default", name: "job-n1", apiVersion: "v1" };
+  const node = "system:node:n1";
+  const log = [
+    entry("probelet-admin", 201, "create", `${uri}/eviction`, { ...ref, subresource: "eviction" }),
+    entry(node, 403, "get", uri, ref),
+    // A refused eviction removes nothing.
+    entry("probelet-admin", 429, "create", `${uri}2/eviction`, {
+      ...ref,
+      name: "job-n12",
+      subresource: "eviction",
+    }),
+    entry(node, 403, "get", `${uri}2`, { ...ref, name: "job-n12" }),
+  ].join("\n");
+  assertEquals(nodeRefusals(log), [`403 get ${uri}2 ${node}`]);
+});

@@ -12,6 +12,8 @@
  */
 import type {
   CallOptions,
+  CertificateSigningRequestInterface,
+  CertificatesV1Interface,
   Clientset,
   CoordinationV1Interface,
   CoreV1Interface,
@@ -208,6 +210,7 @@ const schemas: Record<ResourceName, PatchSchema> = {
   events: eventSchema,
   leases: leaseSchema,
   services: eventSchema,
+  certificatesigningrequests: eventSchema,
 };
 
 const byKind = new Map<string, ResourceInfo & { name: ResourceName }>(
@@ -362,6 +365,8 @@ export class FakeClientset implements Clientset {
   readonly coreV1: CoreV1Interface;
   /** coordination.k8s.io/v1. */
   readonly coordinationV1: CoordinationV1Interface;
+  /** certificates.k8s.io/v1. */
+  readonly certificatesV1: CertificatesV1Interface;
 
   /** Creates the fake holding `objects` (Pod, Node, Event, Lease or their lists, by `kind`). */
   constructor(...objects: KubeObject[]) {
@@ -374,6 +379,13 @@ export class FakeClientset implements Clientset {
     };
     this.coordinationV1 = {
       leases: (ns) => this.#client("leases", ns) as unknown as LeaseInterface,
+    };
+    this.certificatesV1 = {
+      certificateSigningRequests: () =>
+        this.#client(
+          "certificatesigningrequests",
+          "",
+        ) as unknown as CertificateSigningRequestInterface,
     };
   }
 

@@ -1,8 +1,9 @@
 /**
  * The typed client interfaces kubelet's code talks to (client-go's `kubernetes.Interface`, cut down to
- * the groups and verbs probelet uses): `coreV1.pods/nodes/events`, `coordinationV1.leases`. Both the
- * HTTP clientset and the test fake implement them.
- * Mirrors k8s.io/client-go/kubernetes/clientset.go and typed/{core,coordination}/v1.
+ * the groups and verbs probelet uses): `coreV1.pods/nodes/events`, `coordinationV1.leases`,
+ * `certificatesV1.certificateSigningRequests`. Both the HTTP clientset and the test fake implement
+ * them.
+ * Mirrors k8s.io/client-go/kubernetes/clientset.go and typed/{core,coordination,certificates}/v1.
  * @module
  */
 import type {
@@ -16,22 +17,18 @@ import type {
   ServiceList,
 } from "../../api/core/v1/mod.ts";
 import type { Lease, LeaseList } from "../../api/coordination/v1/mod.ts";
+import type {
+  CertificateSigningRequest,
+  CertificateSigningRequestList,
+} from "../../api/certificates/v1/mod.ts";
 import type * as metav1 from "../../api/meta/v1/mod.ts";
 import { RESTClient, type RESTClientOptions, type RestConfig, type RestRequest } from "../rest.ts";
 import { goQuote } from "../../util/go_format.ts";
+import { PatchType } from "../../api/types/patch.ts";
+import type { Watch } from "../../api/watch/watch.ts";
 
-/** The patch formats the API server accepts for the resources probelet writes. */
-export type PatchType =
-  | "application/strategic-merge-patch+json"
-  | "application/merge-patch+json"
-  | "application/json-patch+json";
-
-/** The patch types by client-go's names (`types.StrategicMergePatchType`, ...). */
-export const PatchType = {
-  StrategicMergePatch: "application/strategic-merge-patch+json",
-  MergePatch: "application/merge-patch+json",
-  JSONPatch: "application/json-patch+json",
-} as const satisfies Record<string, PatchType>;
+export { PatchType };
+export type { Watch };
 
 /** What every call accepts besides its verb's options: a signal that cancels it (Go's context). */
 export interface CallOptions {
@@ -50,22 +47,6 @@ export type UpdateOptions = metav1.UpdateOptions & CallOptions;
 export type PatchOptions = metav1.PatchOptions & CallOptions;
 /** Options of `delete`: the `DeleteOptions` body (`gracePeriodSeconds`, `preconditions`, ...). */
 export type DeleteOptions = metav1.DeleteOptions & CallOptions;
-
-/**
- * An open watch (client-go's `watch.Interface`): iterate it for events; the iteration ends when the
- * server closes the stream or `stop()` is called, and throws when the connection fails. An `ERROR`
- * event carries a `Status` (e.g. 410 `Expired`).
- *
- * @example
- * ```ts
- * const w = await clientset.coreV1.pods("").watch({ resourceVersion: "10", allowWatchBookmarks: true });
- * for await (const event of w) console.log(event.type, event.object.metadata.name);
- * ```
- */
-export interface Watch<T> extends AsyncIterable<metav1.WatchEvent<T>> {
-  /** Ends the watch; a pending iteration finishes without an error. Safe to call twice. */
-  stop(): void;
-}
 
 /** The verbs of one resource (namespaced or not). */
 export interface ResourceInterface<T, L> {
@@ -104,6 +85,12 @@ export type ServiceInterface = ResourceInterface<Service, ServiceList>;
 /** `leases.coordination.k8s.io` in one namespace. */
 export type LeaseInterface = ResourceInterface<Lease, LeaseList>;
 
+/** `certificatesigningrequests.certificates.k8s.io` (cluster-scoped). */
+export type CertificateSigningRequestInterface = ResourceInterface<
+  CertificateSigningRequest,
+  CertificateSigningRequestList
+>;
+
 /** The core/v1 group. */
 export interface CoreV1Interface {
   /** Pods in `namespace` ("" or omitted = all namespaces). */
@@ -122,6 +109,12 @@ export interface CoordinationV1Interface {
   leases(namespace: string): LeaseInterface;
 }
 
+/** The certificates.k8s.io/v1 group. */
+export interface CertificatesV1Interface {
+  /** Certificate signing requests. */
+  certificateSigningRequests(): CertificateSigningRequestInterface;
+}
+
 /**
  * The API groups probelet uses (client-go's `kubernetes.Interface`).
  *
@@ -136,6 +129,8 @@ export interface Clientset {
   coreV1: CoreV1Interface;
   /** The coordination.k8s.io/v1 group. */
   coordinationV1: CoordinationV1Interface;
+  /** The certificates.k8s.io/v1 group. */
+  certificatesV1: CertificatesV1Interface;
 }
 
 /** How one resource is addressed on the wire. */
@@ -194,9 +189,17 @@ export const resources = {
     listKind: "LeaseList",
     namespaced: true,
   },
+  certificatesigningrequests: {
+    group: "certificates.k8s.io",
+    version: "v1",
+    resource: "certificatesigningrequests",
+    kind: "CertificateSigningRequest",
+    listKind: "CertificateSigningRequestList",
+    namespaced: false,
+  },
 } as const satisfies Record<string, ResourceInfo>;
 
-/** `pods`, `nodes`, `events`, `services` or `leases`. */
+/** `pods`, `nodes`, `events`, `services`, `leases` or `certificatesigningrequests`. */
 export type ResourceName = keyof typeof resources;
 
 /** Options of `newForConfig`. */
@@ -227,6 +230,8 @@ export class HTTPClientset implements Clientset {
   readonly coreV1: CoreV1Interface;
   /** The coordination.k8s.io/v1 group. */
   readonly coordinationV1: CoordinationV1Interface;
+  /** The certificates.k8s.io/v1 group. */
+  readonly certificatesV1: CertificatesV1Interface;
 
   /** Typed clients over `rest`. */
   constructor(rest: RESTClient, opts: { watchIdleTimeoutMs?: number } = {}) {
@@ -241,6 +246,10 @@ export class HTTPClientset implements Clientset {
     };
     this.coordinationV1 = {
       leases: (ns) => client("leases", ns) as unknown as LeaseInterface,
+    };
+    this.certificatesV1 = {
+      certificateSigningRequests: () =>
+        client("certificatesigningrequests", "") as unknown as CertificateSigningRequestInterface,
     };
   }
 

@@ -14,7 +14,7 @@
 import { parseArgs } from "node:util";
 import { loadPodManifests } from "../../kubelet/config/mod.ts";
 import type { ProbeType } from "../../kubelet/prober/probe_type.ts";
-import { setVerbosity } from "../../util/log.ts";
+import { type LogSink, setLogSink, setVerbosity } from "../../util/log.ts";
 import { formatReports, isHealthy, probeOnce } from "./probe_once.ts";
 import { watchProbes } from "./watch.ts";
 
@@ -28,7 +28,8 @@ Options:
   --pod-ip IP          the pod IP probes target (default 127.0.0.1)
   --output FORMAT      text (default) or json
   --watch              keep probing with the prober manager and print each transition
-  --v N                log verbosity (default 0)
+  --v N                show the prober's klog lines on stderr at verbosity N (default: warnings
+                       and errors only)
   -h, --help           show this help`;
 
 /** Parsed command line of the probe command. */
@@ -40,6 +41,8 @@ export interface ProbeCommand {
   output: "text" | "json";
   watch: boolean;
   verbosity: number;
+  /** Whether `--v` was on the command line (klog's info lines are shown only then). */
+  verbosityGiven: boolean;
   help: boolean;
 }
 
@@ -64,12 +67,12 @@ export function parseProbeCommand(args: string[]): ProbeCommand {
         "pod-ip": { type: "string", default: "127.0.0.1" },
         output: { type: "string", default: "text" },
         watch: { type: "boolean", default: false },
-        v: { type: "string", default: "0" },
+        v: { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
   } catch (e) {
-    throw new Error(e instanceof Error ? e.message : String(e));
+    throw new Error(describeParseError(e));
   }
   const { values, positionals } = parsed;
   const help = values.help ?? false;
@@ -88,7 +91,7 @@ export function parseProbeCommand(args: string[]): ProbeCommand {
   if (output !== "text" && output !== "json") {
     throw new Error(`--output: must be text or json, got "${output}"`);
   }
-  const verbosity = Number(values.v);
+  const verbosity = Number(values.v ?? "0");
   if (!Number.isInteger(verbosity) || verbosity < 0) {
     throw new Error(`--v: must be a non-negative integer, got "${values.v}"`);
   }
@@ -102,8 +105,55 @@ export function parseProbeCommand(args: string[]): ProbeCommand {
     output,
     watch: values.watch ?? false,
     verbosity,
+    verbosityGiven: values.v !== undefined,
     help,
   };
+}
+
+/** The flags `parseProbeCommand` knows, for suggestions. */
+const knownFlags = ["container", "type", "pod-ip", "output", "watch", "v", "help"];
+
+/**
+ * Turns node:util's parse errors into this command's texts: an unknown flag is named with the
+ * closest known one (`unknown flag: --pod-ipp (did you mean --pod-ip?)`) instead of node's advice
+ * about positionals.
+ */
+function describeParseError(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  const unknown = /^Unknown option '(-{1,2})([^']*)'/.exec(message);
+  if (unknown === null) return message;
+  const [, dashes, name] = unknown;
+  const suggestion = closestFlag(name);
+  return `unknown flag: ${dashes}${name}` +
+    (suggestion === undefined ? "" : ` (did you mean --${suggestion}?)`);
+}
+
+/** The known flag within two edits of `name` (the nearest one), if any. */
+function closestFlag(name: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const flag of knownFlags) {
+    const distance = editDistance(name, flag);
+    if (distance < bestDistance) [best, bestDistance] = [flag, distance];
+  }
+  return best;
+}
+
+/** Levenshtein distance between two short strings. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        previous[j] + 1,
+        current[j - 1] + 1,
+        previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length];
 }
 
 /**
@@ -123,7 +173,27 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
   setVerbosity(cmd.verbosity);
+  // The human output owns the terminal: the prober's own klog lines (kubelet logs some at level 0,
+  // e.g. "Failed to trigger a manual run") are shown only when --v is given; warnings and errors
+  // always are.
+  if (cmd.verbosityGiven) return await run(cmd);
+  const previousSink = setLogSink(() => {});
+  setLogSink(dropInfoLines(previousSink));
+  try {
+    return await run(cmd);
+  } finally {
+    setLogSink(previousSink);
+  }
+}
 
+/** A sink passing everything but klog info lines (`I` header) on to `next`. */
+export function dropInfoLines(next: LogSink): LogSink {
+  return (line) => {
+    if (!line.startsWith("I")) next(line);
+  };
+}
+
+async function run(cmd: ProbeCommand): Promise<number> {
   const { pods, errors } = await loadPodManifests(cmd.manifest);
   for (const e of errors) console.error(`error: ${e.message}`);
   if (pods.length === 0) {

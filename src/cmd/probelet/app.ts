@@ -9,10 +9,17 @@ import { join, resolve } from "node:path";
 import { newRemoteRuntimeService } from "../../cri_client/remote_runtime.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { Kubelet, type KubeletOptions } from "../../kubelet/kubelet.ts";
-import { EmbeddedRuntimeService } from "../../kubelet/kuberuntime/embedded/mod.ts";
-import { type KubeletServer, serve, serveKubeletServer } from "../../kubelet/server/server.ts";
+import { EmbeddedRuntimeService } from "../../runtime/embedded/mod.ts";
+import {
+  type KubeletServer,
+  type SecureKubeletServer,
+  serve,
+  serveKubeletServer,
+} from "../../kubelet/server/server.ts";
 import type { ReviewPoster } from "../../kubelet/server/delegating_auth.ts";
-import { buildAuth, initializeTLS } from "./auth.ts";
+import { buildAuth, initializeTLS, newServingCertificateManager, type TLSOptions } from "./auth.ts";
+import { kubeletConfiguration } from "./configz.ts";
+import type { Manager } from "../../kubelet/certificate/certificate_manager.ts";
 import { type EventRecorder, LogRecorder } from "../../kubelet/events/mod.ts";
 import { EventBroadcaster, EventSinkImpl } from "../../client/record/mod.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
@@ -53,7 +60,12 @@ export interface RunningKubelet {
   /** `http://address:port` of the server, if any. */
   url?: string;
   /** The secure port's server (`--port`); absent when not served. */
-  secureServer?: KubeletServer;
+  secureServer?: SecureKubeletServer;
+  /**
+   * The serving certificate's manager: the CSR-issued one with `--rotate-server-certificates`,
+   * else the files' (reloaded when they change); absent without a secure port.
+   */
+  serverCertificateManager?: Manager;
   /** API-server mode: the node's status reporting and lease. */
   node?: NodeAgent;
   /**
@@ -92,7 +104,9 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
   // agent started by mistake must stop here, leaving the first one's containers alone.
   const lock = await lockRootDir(flags.rootDir);
   let server: KubeletServer | undefined;
-  let secureServer: KubeletServer | undefined;
+  let secureServer: SecureKubeletServer | undefined;
+  let tlsOptions: TLSOptions | undefined;
+  let fileCertificateManager: Manager | undefined;
   // Set once the API clients exist: TokenReview and SubjectAccessReview go through them.
   const reviews: { post?: ReviewPoster } = {};
   try {
@@ -101,23 +115,45 @@ export async function runKubelet(options: RunKubeletOptions = {}): Promise<Runni
         hostname: flags.address,
         port: flags.port,
         idleTimeoutMs: flags.httpIdleTimeoutMs,
+        rootDir: flags.rootDir,
       });
     }
     // The secure port is the command line's (default 10250); an in-process caller asks for it.
     const securePort = options.securePort ?? -1;
     if (securePort >= 0) {
-      const tls = await initializeTLS(flags, { nodeIPs: parseNodeIP(flags.nodeIP) });
+      tlsOptions = await initializeTLS(flags, { nodeIPs: parseNodeIP(flags.nodeIP) });
+      // Bound without a certificate: handshakes fail until its manager hands one over (just
+      // below for files; once the API client and the node's addresses exist for a CSR).
       secureServer = await serveKubeletServer(undefined, {
         hostname: flags.address,
         port: securePort,
         idleTimeoutMs: flags.httpIdleTimeoutMs,
-        certPem: tls.certPem,
-        keyPem: tls.keyPem,
+        minVersion: tlsOptions.minVersion,
         auth: await buildAuth(flags, { clock, post: () => reviews.post }),
         requestClientCert: flags.clientCAFile !== "",
+        rootDir: flags.rootDir,
+        configz: () =>
+          kubeletConfiguration(flags, { port: secureServer?.port, readOnlyPort: server?.port }),
       });
+      if (!flags.rotateServerCertificates) {
+        // The files are served from the start; the CSR-issued certificate needs the API client
+        // and the node's addresses (startAgent).
+        const secure = secureServer;
+        fileCertificateManager = await newServingCertificateManager(flags, tlsOptions, {
+          clock,
+          setCertificate: (c) => secure.setCertificate(c),
+        });
+      }
     }
-    return await startAgent(flags, options, { clock, lock, server, secureServer, reviews });
+    return await startAgent(flags, options, {
+      clock,
+      lock,
+      server,
+      secureServer,
+      tlsOptions,
+      fileCertificateManager,
+      reviews,
+    });
   } catch (e) {
     await server?.shutdown().catch(() => {});
     await secureServer?.shutdown().catch(() => {});
@@ -152,11 +188,13 @@ async function startAgent(
     clock: Clock;
     lock: FileLock;
     server: KubeletServer | undefined;
-    secureServer: KubeletServer | undefined;
+    secureServer: SecureKubeletServer | undefined;
+    tlsOptions: TLSOptions | undefined;
+    fileCertificateManager: Manager | undefined;
     reviews: { post?: ReviewPoster };
   },
 ): Promise<RunningKubelet> {
-  const { clock, lock, server, secureServer } = claimed;
+  const { clock, lock, server, secureServer, tlsOptions } = claimed;
   // API-server mode: clients first, so a wrong kubeconfig or identity fails before anything runs.
   let clients: KubeClients | undefined;
   const api = options.clients ??
@@ -242,6 +280,7 @@ async function startAgent(
   });
   const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
   let node: NodeAgent | undefined;
+  let serverCertificateManager = claimed.fileCertificateManager;
   let stopped: Promise<void> | undefined;
   // The last resort (a second signal, a stop past its deadline): SIGKILL the running exec probes
   // the embedded runtime started, and its containers unless --stop-pods-on-exit=false leaves them
@@ -272,6 +311,7 @@ async function startAgent(
         await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
         // Events still queued are dropped at exit, as kubelet's are; one being written finishes.
         await broadcaster?.shutdown();
+        await serverCertificateManager?.stop();
         clients?.close();
         imageService?.close();
         await server?.shutdown().catch(() => {});
@@ -307,6 +347,17 @@ async function startAgent(
       node.nodeStatus.runtimeState.addHealthCheck("PLEG", () => kubelet.plegHealthy());
       node.start();
     }
+    if (secureServer && tlsOptions && flags.rotateServerCertificates) {
+      // kubelet's serverCertificateManager: the CSR-issued certificate for the node's observed
+      // addresses.
+      serverCertificateManager = await newServingCertificateManager(flags, tlsOptions, {
+        clock,
+        kubeClient: api?.kubeClient,
+        getAddresses: () => node?.nodeStatus.lastNode?.status?.addresses ?? [],
+        setCertificate: (c) => secureServer.setCertificate(c),
+      });
+    }
+    serverCertificateManager?.start();
     await kubelet.start();
   } catch (e) {
     await stop().catch((err) => log.error(err, "Cleanup after a failed start failed"));
@@ -318,6 +369,7 @@ async function startAgent(
     runtime,
     server,
     secureServer,
+    serverCertificateManager,
     url: server ? `http://${host}:${server.port}` : undefined,
     node,
     stopPodsOnExit,

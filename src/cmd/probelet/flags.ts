@@ -35,7 +35,10 @@ export interface KubeletFlags {
   verbosity: number;
   /** Address the HTTP server listens on. */
   address: string;
-  /** The read-only port (`--read-only-port`; 0 = a free port chosen at start). */
+  /**
+   * The read-only port. In code 0 picks a free port and a negative value serves none; on the
+   * command line `--read-only-port 0` disables it, as kubelet's does (parsed as -1).
+   */
   port: number;
   /** The secure port (`--port`, kubelet's 10250; 0 = a free port; negative = not served). */
   securePort: number;
@@ -43,6 +46,17 @@ export interface KubeletFlags {
   tlsCertFile: string;
   /** `--tls-private-key-file`. */
   tlsPrivateKeyFile: string;
+  /** `--cert-dir`: where the self-signed and the CSR-issued pairs live; "" = `<root-dir>/pki`. */
+  certDir: string;
+  /**
+   * `--rotate-server-certificates` (kubelet's `serverTLSBootstrap`): the serving certificate is
+   * requested through the CSR API (signer `kubernetes.io/kubelet-serving`) and renewed.
+   */
+  rotateServerCertificates: boolean;
+  /** `--tls-cipher-suites`: Go's cipher suite names; empty = the TLS stack's defaults. */
+  tlsCipherSuites: string[];
+  /** `--tls-min-version`: `VersionTLS12` or `VersionTLS13` ("" = TLS 1.2). */
+  tlsMinVersion: string;
   /** `--client-ca-file`: CAs whose client certificates authenticate; empty = none. */
   clientCAFile: string;
   /** `--anonymous-auth`: requests without credentials as `system:anonymous`. */
@@ -147,7 +161,8 @@ type FlagKind =
   | "taints"
   | "ips"
   | "iplist"
-  | "quantity";
+  | "quantity"
+  | "strings";
 
 interface FlagDef {
   name: string;
@@ -213,7 +228,7 @@ const flagDefs: FlagDef[] = [
     kind: "int",
     key: "port",
     usage: "Port of the read-only HTTP server, no authentication (/healthz, /pods, /events, " +
-      "/metrics/probes); 0 picks a free one.",
+      "/metrics/probes); 0 disables it.",
     defaultText: "10255",
   },
   {
@@ -237,6 +252,40 @@ const flagDefs: FlagDef[] = [
     kind: "string",
     key: "tlsPrivateKeyFile",
     usage: "Private key of --tls-cert-file.",
+    defaultText: "",
+  },
+  {
+    name: "cert-dir",
+    kind: "string",
+    key: "certDir",
+    usage: "Folder of the self-signed pair (kubelet.crt, kubelet.key) and of the pairs issued " +
+      "with --rotate-server-certificates (kubelet-server-current.pem). Empty: <root-dir>/pki.",
+    defaultText: "",
+  },
+  {
+    name: "rotate-server-certificates",
+    kind: "bool",
+    key: "rotateServerCertificates",
+    usage: "Request the serving certificate through the API server's CertificateSigningRequests " +
+      "(signer kubernetes.io/kubelet-serving) and renew it before it expires. The requests must " +
+      "be approved (kubectl certificate approve); until one is issued, TLS handshakes fail.",
+    defaultText: "false",
+  },
+  {
+    name: "tls-cipher-suites",
+    kind: "strings",
+    key: "tlsCipherSuites",
+    usage: "Comma-separated cipher suites (Go's names) for the secure port. Checked as kubelet " +
+      "does; the TLS stack (rustls under node:tls) only offers its own AEAD suites, all in Go's " +
+      "preferred list, whatever is given.",
+    defaultText: "",
+  },
+  {
+    name: "tls-min-version",
+    kind: "string",
+    key: "tlsMinVersion",
+    usage: "Oldest TLS version of the secure port: VersionTLS10, VersionTLS11, VersionTLS12, " +
+      "VersionTLS13 (below 1.2 the TLS stack still needs 1.2).",
     defaultText: "",
   },
   {
@@ -579,6 +628,10 @@ export function defaultFlags(): KubeletFlags {
     securePort: 10250,
     tlsCertFile: "",
     tlsPrivateKeyFile: "",
+    certDir: "",
+    rotateServerCertificates: false,
+    tlsCipherSuites: [],
+    tlsMinVersion: "",
     clientCAFile: "",
     anonymousAuth: false,
     authenticationTokenWebhook: false,
@@ -636,6 +689,7 @@ export function parseFlags(args: string[]): KubeletFlags {
   const flags = defaultFlags();
   const values = flags as unknown as Record<string, unknown>;
   const seen = new Set<string>();
+  const seenValues = new Map<string, string[]>();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--") {
@@ -763,8 +817,18 @@ export function parseFlags(args: string[]): KubeletFlags {
       case "iplist":
         values[def.key] = parseClusterDNS(value, shown);
         break;
+      case "strings": {
+        // pflag's StringSlice: comma-separated; a repeated flag appends.
+        const items = value === "" ? [] : value.split(",");
+        const before = seenValues.get(def.name);
+        values[def.key] = before ? [...before, ...items] : items;
+        seenValues.set(def.name, values[def.key] as string[]);
+        break;
+      }
     }
   }
+  // kubelet's --read-only-port 0 serves no read-only port.
+  if (seen.has("read-only-port") && flags.port === 0) flags.port = -1;
   // kubelet's defaulting: an explicit update frequency alone also sets the report frequency.
   if (seen.has("node-status-update-frequency") && !seen.has("node-status-report-frequency")) {
     flags.nodeStatusReportFrequencyMs = flags.nodeStatusUpdateFrequencyMs;
@@ -1019,6 +1083,8 @@ export function usage(): string {
       ? " mapStringString"
       : def.kind === "taints"
       ? " []Taint"
+      : def.kind === "strings"
+      ? " strings"
       : " string";
     const aliases = def.aliases ? ` (alias --${def.aliases.join(", --")})` : "";
     const head = `      --${def.name}${type}`;

@@ -8,7 +8,7 @@ import type { ContainerID } from "./container_id.ts";
 /**
  * Runs a command in a container and returns its stdout followed by its stderr.
  *
- * Errors follow kubelet's conventions (see `src/probe/exec/errors.ts`): a non-zero exit is an
+ * Errors follow kubelet's conventions (see `src/util/exec/errors.ts`): a non-zero exit is an
  * `ExitError` that still carries the output; a command past its timeout is a `CommandTimedOutError`;
  * anything else means the command could not be run at all.
  *

@@ -29,14 +29,12 @@ import type { EventRecorder, EventType } from "../events/mod.ts";
 import type { ImageManager } from "../images/types.ts";
 import type { Secret } from "../../credentialprovider/keyring.ts";
 import type { HandlerRunner } from "../lifecycle/handlers.ts";
-import {
-  type ContainerKillReason,
-  hashContainer,
-  podKey,
-  type RuntimeContainerState,
-  type RuntimeContainerStatus,
-  type RuntimePodStatus,
-} from "./kuberuntime_manager.ts";
+import { hashContainer, podKey } from "../container/helpers.ts";
+import type {
+  PodStatus,
+  RuntimeContainerState,
+  RuntimeContainerStatus,
+} from "../container/runtime.ts";
 import {
   applyPlatformSpecificContainerConfig,
   type LinuxConfigOptions,
@@ -50,6 +48,14 @@ import {
   newContainerAnnotations,
   newContainerLabels,
 } from "./labels.ts";
+
+/** Why a container is killed (kubelet's `containerKillReason`). */
+export type ContainerKillReason =
+  | ""
+  | "StartupProbe"
+  | "LivenessProbe"
+  | "FailedPostStartHook"
+  | "Unknown";
 
 /** kubelet's floor for any kill grace period, in seconds. */
 export const minimumGracePeriodInSeconds = 2;
@@ -227,7 +233,7 @@ export interface StartContainerOptions {
   container: Container;
   pod: Pod;
   /** The runtime's view of the pod; its newest instance of the container gives the restart count. */
-  podStatus: RuntimePodStatus;
+  podStatus: PodStatus;
   podIP: string;
   /** The pod's image pull secrets, as read for this sync (kubelet's `getPullSecretsForPod`). */
   pullSecrets?: Secret[];

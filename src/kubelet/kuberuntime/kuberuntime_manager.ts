@@ -5,8 +5,8 @@
  * function of its inputs, so the decisions are testable without a runtime) and carries those
  * actions out (`SyncPod`, honouring the restart back-off), and kills and removes whole pods
  * (`KillPod`).
- * Mirrors kubelet's pkg/kubelet/kuberuntime/kuberuntime_manager.go, and ShouldContainerBeRestarted /
- * PodSandboxChanged from pkg/kubelet/container and pkg/kubelet/kuberuntime/util.
+ * Mirrors kubelet's pkg/kubelet/kuberuntime/kuberuntime_manager.go, and PodSandboxChanged from
+ * pkg/kubelet/kuberuntime/util (kubecontainer types and helpers are in src/kubelet/container/).
  * @module
  */
 import type { Secret } from "../../credentialprovider/keyring.ts";
@@ -43,6 +43,7 @@ import {
   startContainer,
   toRuntimeState,
 } from "./kuberuntime_container.ts";
+import type { ContainerKillReason } from "./kuberuntime_container.ts";
 import { type HandlerRunner, newHandlerRunner } from "../lifecycle/handlers.ts";
 import type { ContainerLogManager } from "../logs/container_log_manager.ts";
 import { getNodenameForKernel } from "../util/util.ts";
@@ -60,77 +61,19 @@ import {
   probeletNodeLabel,
 } from "./labels.ts";
 import { formatPod } from "../util/format.ts";
-
-/** Container states as kubelet's runtime-neutral `kubecontainer.State`. */
-export type RuntimeContainerState = "created" | "running" | "exited" | "unknown";
-
-/**
- * One container instance as the runtime reports it: kubelet's `kubecontainer.Status`.
- * Times are milliseconds since the epoch (0 = unset).
- */
-export interface RuntimeContainerStatus {
-  id: ContainerID;
-  name: string;
-  state: RuntimeContainerState;
-  createdAt: number;
-  startedAt: number;
-  finishedAt: number;
-  exitCode: number;
-  image: string;
-  imageID: string;
-  /** Hash of the container spec it was created from (annotation `io.kubernetes.container.hash`). */
-  hash: string;
-  /** Restarts before this instance (annotation `io.kubernetes.container.restartCount`). */
-  restartCount: number;
-  reason: string;
-  message: string;
-  /** The pod's `terminationGracePeriodSeconds` when it was created (its annotation), if recorded. */
-  podTerminationGracePeriod?: number;
-}
-
-/**
- * The runtime's view of one pod: kubelet's `kubecontainer.PodStatus`. Container statuses hold every
- * instance still known to the runtime, newest first; sandbox statuses likewise.
- */
-export interface RuntimePodStatus {
-  id: string;
-  name: string;
-  namespace: string;
-  ips: string[];
-  containerStatuses: RuntimeContainerStatus[];
-  sandboxStatuses: PodSandboxStatus[];
-}
-
-/**
- * A container or sandbox as the runtime lists it, without inspecting it (kubelet's
- * `kubecontainer.Container`). Times are milliseconds since the epoch.
- */
-export interface RuntimeContainer {
-  id: ContainerID;
-  name: string;
-  state: RuntimeContainerState;
-  /** Hash of the spec it was created from; empty for sandboxes. */
-  hash: string;
-  createdAt: number;
-}
-
-/** A pod as the runtime lists it (kubelet's `kubecontainer.Pod`). */
-export interface RuntimePod {
-  /** The pod's UID. */
-  id: string;
-  name: string;
-  namespace: string;
-  containers: RuntimeContainer[];
-  sandboxes: RuntimeContainer[];
-}
-
-/** Why a container is killed (kubelet's `containerKillReason`). */
-export type ContainerKillReason =
-  | ""
-  | "StartupProbe"
-  | "LivenessProbe"
-  | "FailedPostStartHook"
-  | "Unknown";
+import {
+  findContainerStatusByName,
+  type PodStatus,
+  type RuntimeContainerStatus,
+  type RuntimePod,
+} from "../container/runtime.ts";
+import {
+  hashContainer,
+  legacyHashContainer,
+  podKey,
+  podRestartPolicy,
+  shouldContainerBeRestarted,
+} from "../container/helpers.ts";
 
 /** A container to kill and the message of its `Killing` event. */
 export interface ContainerToKillInfo {
@@ -187,54 +130,9 @@ export function isRestartableInitContainer(container: Container): boolean {
   return container.restartPolicy === "Always";
 }
 
-/** The restart policy with the API default (`Always`) applied. */
-export function podRestartPolicy(pod: Pod): "Always" | "OnFailure" | "Never" {
-  return pod.spec.restartPolicy ?? "Always";
-}
-
 /** Kubelet's `shouldRestartOnFailure`: anything but `Never`. */
 export function shouldRestartOnFailure(pod: Pod): boolean {
   return podRestartPolicy(pod) !== "Never";
-}
-
-/** The newest status of the named container, kubelet's `FindContainerStatusByName`. */
-export function findContainerStatusByName(
-  podStatus: RuntimePodStatus,
-  name: string,
-): RuntimeContainerStatus | undefined {
-  return podStatus.containerStatuses.find((s) => s.name === name);
-}
-
-/**
- * Whether a container that is not running should be started again, by the pod's restart policy and
- * the last exit code. Kubelet's `ShouldContainerBeRestarted`.
- */
-export function shouldContainerBeRestarted(
-  container: Container,
-  pod: Pod,
-  podStatus: RuntimePodStatus,
-): boolean {
-  if (pod.metadata.deletionTimestamp) return false;
-  const status = findContainerStatusByName(podStatus, container.name);
-  if (!status) return true;
-  if (status.state === "running") return false;
-  if (status.state === "unknown" || status.state === "created") return true;
-  const policy = podRestartPolicy(pod);
-  if (policy === "Never") {
-    V(4).info("Already ran container, do nothing", {
-      pod: podKey(pod),
-      containerName: container.name,
-    });
-    return false;
-  }
-  if (policy === "OnFailure" && status.exitCode === 0) {
-    V(4).info("Already successfully ran container, do nothing", {
-      pod: podKey(pod),
-      containerName: container.name,
-    });
-    return false;
-  }
-  return true;
 }
 
 /**
@@ -243,7 +141,7 @@ export function shouldContainerBeRestarted(
  */
 export function podSandboxChanged(
   pod: Pod,
-  podStatus: RuntimePodStatus,
+  podStatus: PodStatus,
   options: ComputePodActionsOptions = {},
 ): { changed: boolean; attempt: number; sandboxID: string } {
   const sandboxes = podStatus.sandboxStatuses;
@@ -279,46 +177,6 @@ export function podSandboxChanged(
   return { changed: false, attempt: latest.metadata.attempt ?? 0, sandboxID: latest.id };
 }
 
-/**
- * The hash kept on each created container so that a changed definition is noticed: FNV-1a over
- * the JSON of the fields kubelet's `HashContainer` picks (`pickFieldsToHash`: name and image, the
- * only ones that can change under a running pod). Fields added to the spec by a later probelet
- * therefore never change it, so an upgraded agent restarts nothing.
- */
-export function hashContainer(container: Container): string {
-  // Go marshals the map with sorted keys.
-  return fnv1a32(JSON.stringify({ image: container.image ?? "", name: container.name }));
-}
-
-/**
- * The hash earlier probelets kept: over the canonical JSON of the whole spec. Containers they
- * created still carry it and match their unchanged spec on it.
- */
-export function legacyHashContainer(container: Container): string {
-  return fnv1a32(canonicalJSON(container));
-}
-
-function fnv1a32(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, "0");
-}
-
-function canonicalJSON(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJSON).join(",")}]`;
-  if (value && typeof value === "object") {
-    const keys = Object.keys(value).sort();
-    const parts = keys
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJSON((value as Record<string, unknown>)[k])}`);
-    return `{${parts.join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /** Kubelet's `containerChanged`: the running instance was created from a different spec. */
 export function containerChanged(container: Container, status: RuntimeContainerStatus): boolean {
   return status.hash !== "" && status.hash !== hashContainer(container) &&
@@ -333,12 +191,12 @@ export function isInitContainerFailed(status: RuntimeContainerStatus): boolean {
 }
 
 /** Whether the named container's last instance exited 0 (kubelet's `containerSucceeded`). */
-function containerSucceeded(container: Container, podStatus: RuntimePodStatus): boolean {
+function containerSucceeded(container: Container, podStatus: PodStatus): boolean {
   const status = findContainerStatusByName(podStatus, container.name);
   return status !== undefined && status.state === "exited" && status.exitCode === 0;
 }
 
-function hasAnyRegularContainerCreated(pod: Pod, podStatus: RuntimePodStatus): boolean {
+function hasAnyRegularContainerCreated(pod: Pod, podStatus: PodStatus): boolean {
   for (const container of pod.spec.containers) {
     const status = findContainerStatusByName(podStatus, container.name);
     if (!status) continue;
@@ -376,7 +234,7 @@ function killInfo(
  */
 export function computePodActions(
   pod: Pod,
-  podStatus: RuntimePodStatus,
+  podStatus: PodStatus,
   lookups: ProbeResultsLookups,
   options: ComputePodActionsOptions = {},
 ): PodActions {
@@ -493,7 +351,7 @@ export function computePodActions(
  */
 export function computeInitContainerActions(
   pod: Pod,
-  podStatus: RuntimePodStatus,
+  podStatus: PodStatus,
   changes: PodActions,
   lookups: ProbeResultsLookups,
 ): boolean {
@@ -636,12 +494,6 @@ export function computeInitContainerActions(
   if (!isPreviouslyInitialized) toStart.push(0);
   changes.initContainersToStart = [...changes.initContainersToStart, ...toStart.reverse()];
   return podHasInitialized;
-}
-
-/** `namespace/name` of a pod, for logs. */
-export function podKey(pod: Pod): string {
-  const ns = pod.metadata.namespace ?? "";
-  return ns ? `${ns}/${pod.metadata.name ?? ""}` : pod.metadata.name ?? "";
 }
 
 // The start failures of the image manager (its error names).
@@ -805,7 +657,7 @@ export class KubeGenericRuntimeManager {
    * The runtime's view of the pod: its sandboxes and every container instance still known,
    * newest first. Kubelet's `GetPodStatus`.
    */
-  async getPodStatus(pod: Pod): Promise<RuntimePodStatus> {
+  async getPodStatus(pod: Pod): Promise<PodStatus> {
     const uid = pod.metadata.uid ?? "";
     const selector = {
       labelSelector: { [kubernetesPodUIDLabel]: uid, [probeletNodeLabel]: this.nodeName },
@@ -876,7 +728,7 @@ export class KubeGenericRuntimeManager {
    */
   async syncPod(
     pod: Pod,
-    podStatus: RuntimePodStatus,
+    podStatus: PodStatus,
     options: { podStartTime?: string } = {},
   ): Promise<SyncResult> {
     const result: SyncResult = { startResults: new Map(), changed: false };
@@ -1038,7 +890,7 @@ export class KubeGenericRuntimeManager {
   #doBackOff(
     pod: Pod,
     container: Container,
-    podStatus: RuntimePodStatus,
+    podStatus: PodStatus,
   ): { inBackOff: boolean; message: string; retryAt: number } {
     const exited = podStatus.containerStatuses.find((c) =>
       c.name === container.name && c.state === "exited"
@@ -1088,7 +940,7 @@ export class KubeGenericRuntimeManager {
    */
   async killPod(
     pod: Pod,
-    podStatus: RuntimePodStatus,
+    podStatus: PodStatus,
     options: { gracePeriodOverrideSeconds?: number } = {},
   ): Promise<void> {
     const running = podStatus.containerStatuses.filter((c) =>
@@ -1127,7 +979,7 @@ export class KubeGenericRuntimeManager {
   }
 
   /** Removes every sandbox (and with it every container) of the pod. */
-  async removePod(_pod: Pod, podStatus: RuntimePodStatus): Promise<void> {
+  async removePod(_pod: Pod, podStatus: PodStatus): Promise<void> {
     for (const c of podStatus.containerStatuses) {
       await this.removeContainer(c.id.id).catch((e) =>
         log.V(4).info("RemoveContainer failed", { containerID: c.id.id, err: errorText(e) })

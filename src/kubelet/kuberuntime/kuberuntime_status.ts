@@ -18,7 +18,10 @@ import { metav1Time } from "../../api/meta/v1/mod.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import { containerIDString } from "../container/container_id.ts";
 import { nsToMs, toKubeContainerStatus } from "./kuberuntime_container.ts";
-import type { RuntimeContainerStatus, RuntimePodStatus } from "./kuberuntime_manager.ts";
+import type {
+  PodStatus as RuntimePodStatus,
+  RuntimeContainerStatus,
+} from "../container/runtime.ts";
 
 /** gRPC's NotFound status code, which runtimes use for "no such container". */
 const grpcNotFound = 5;

@@ -6,7 +6,7 @@
  */
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import { determineEffectiveSecurityContext } from "../securitycontext/util.ts";
-import { formatPod } from "./kuberuntime_manager.ts";
+import { formatPod } from "../util/format.ts";
 
 const maxInt32 = 2147483647;
 

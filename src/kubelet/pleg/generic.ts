@@ -12,7 +12,7 @@ import type { Clock, ClockTimer } from "../../util/clock.ts";
 import { Channel } from "../../util/channel.ts";
 import { goDuration } from "../../util/go_format.ts";
 import * as log from "../../util/log.ts";
-import type { RuntimeContainerState, RuntimePod } from "../kuberuntime/kuberuntime_manager.ts";
+import type { RuntimeContainerState, RuntimePod } from "../container/runtime.ts";
 
 /** kubelet's relist period (`genericPlegRelistPeriod`). */
 export const genericPlegRelistPeriodMs = 1000;

@@ -12,7 +12,7 @@ import { type HttpProber, newHttpProber } from "../../probe/http/http.ts";
 import { newRequestForHTTPGetAction } from "../../probe/http/request.ts";
 import { newTcpProber, type TcpProber } from "../../probe/tcp/tcp.ts";
 import { type GrpcProber, newGrpcProber } from "../../probe/grpc/grpc.ts";
-import { ExitError } from "../../probe/exec/errors.ts";
+import { ExitError } from "../../util/exec/errors.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import { defaultProbeBudget, type ProbeBudget } from "../../probe/budget.ts";
 import { type ProbePool, ProbePoolClosedError } from "../../probe/pool/pool.ts";

@@ -79,11 +79,18 @@ function parseSubject(subject: string): Record<string, string[]> {
 // A TTL cache on the injected clock, as apiserver's token and authorization caches.
 class TTLCache<V> {
   #entries = new Map<string, { value: V; expires: number }>();
-  constructor(private clock: Clock, private maxEntries = 4096) {}
+  // apimachinery's Expiring (token cache) drops an entry at its expiry; LRUExpireCache (the
+  // authorizer's) only once the time is past it.
+  constructor(
+    private clock: Clock,
+    private options: { keepAtExpiry: boolean },
+    private maxEntries = 4096,
+  ) {}
   get(key: string): V | undefined {
     const e = this.#entries.get(key);
     if (!e) return undefined;
-    if (this.clock.now() >= e.expires) {
+    const now = this.clock.now();
+    if (this.options.keepAtExpiry ? now > e.expires : now >= e.expires) {
       this.#entries.delete(key);
       return undefined;
     }
@@ -105,7 +112,8 @@ async function sha256(text: string): Promise<string> {
 
 /**
  * The bearer-token authenticator through TokenReview, cached for `cacheTtlMs` (success and
- * failure alike, as the delegating authenticator configures it).
+ * failure alike, as the delegating authenticator configures it; a review answering with an error
+ * is not cached).
  *
  * @example
  * ```ts
@@ -116,7 +124,7 @@ export function newTokenReviewAuthenticator(
   post: ReviewPoster,
   options: { clock: Clock; cacheTtlMs: number },
 ): Authenticator & { reviews: number } {
-  const cache = new TTLCache<UserInfo | null>(options.clock);
+  const cache = new TTLCache<UserInfo | null>(options.clock, { keepAtExpiry: false });
   const self = {
     reviews: 0,
     async authenticateRequest({ request }: RequestContext): Promise<UserInfo | undefined> {
@@ -154,8 +162,9 @@ export function newTokenReviewAuthenticator(
             extra: s.user?.extra,
           }
           : null;
-        cache.set(key, user, options.cacheTtlMs);
+        // A review that failed with an error is not cached (apiserver's cacheErrs=false).
         if (!user && s.error) throw new Error(s.error);
+        cache.set(key, user, options.cacheTtlMs);
       }
       if (!user) throw new Error("invalid bearer token");
       return user;
@@ -208,7 +217,8 @@ export const alwaysAllowAuthorizer: Authorizer = {
 
 /**
  * The SubjectAccessReview authorizer, caching allowed answers for `authorizedTtlMs` and the others
- * for `unauthorizedTtlMs`; errors are not cached.
+ * for `unauthorizedTtlMs` (kept until the time is past the TTL, as LRUExpireCache); errors are
+ * not cached.
  *
  * @example
  * ```ts
@@ -219,7 +229,9 @@ export function newWebhookAuthorizer(
   post: ReviewPoster,
   options: { clock: Clock; authorizedTtlMs: number; unauthorizedTtlMs: number },
 ): Authorizer & { reviews: number } {
-  const cache = new TTLCache<{ decision: Decision; reason: string }>(options.clock);
+  const cache = new TTLCache<{ decision: Decision; reason: string }>(options.clock, {
+    keepAtExpiry: true,
+  });
   const self = {
     reviews: 0,
     async authorize(a: Attributes): Promise<{ decision: Decision; reason: string }> {

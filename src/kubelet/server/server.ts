@@ -10,13 +10,11 @@
  * @module
  */
 import type { Registry } from "prom-client";
-import type { PodWithStatus } from "../kubelet.ts";
-import type { StoredEvent } from "../kubelet_events.ts";
+import type { Pod, PodStatus } from "../../api/core/v1/mod.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { openFileLimit } from "../../util/rlimit.ts";
 import {
-  type ConnListener,
   defaultIdleTimeoutMs,
   defaultReadHeaderTimeoutMs,
   HttpServer,
@@ -28,21 +26,58 @@ import type { PodLogOptions } from "../../cri_client/logs/logs.ts";
 import { getContainerLogs } from "../kuberuntime/kuberuntime_logs.ts";
 import { validateContainerLogStatus } from "../kubelet_pods.ts";
 import { type AuthInterface, withAuth } from "./auth.ts";
-import { collectResourceMetrics, readNodeStats } from "../metrics/collectors/resource_metrics.ts";
-import { hasPeerCertificates, listenTls } from "./tls_listener.ts";
-import type { StreamingHost } from "../kubelet_streaming.ts";
-import { streamingRoute } from "./streaming.ts";
+import { newStatsRoutes, type StatsSource } from "./stats/routes.ts";
+import { hasPeerCertificates, listenTls, type ServingCertificate } from "./tls_listener.ts";
+import type { TlsVersionName } from "../../util/flag/ciphersuites_flag.ts";
+import { type StreamingHost, streamingRoute } from "./streaming.ts";
 
-/** What the server reads; the `Kubelet` provides all of it. */
-export interface ServerSource {
-  pods(): PodWithStatus[];
-  events: { list(filter?: { podUID?: string }): StoredEvent[] };
+/** A pod with its latest API status, as the host lists it (the `Kubelet`'s `PodWithStatus`). */
+export interface HostPod extends Pod {
+  status: PodStatus;
+}
+
+/**
+ * An event as the host lists it (the `Kubelet`'s `StoredEvent`): served at `/events` as it is,
+ * without the two bookkeeping fields named here.
+ */
+export interface HostEvent {
+  /** Epoch milliseconds of the latest occurrence (not served). */
+  lastMs: number;
+  /** Sequence number of the latest occurrence (not served). */
+  seq: number;
+}
+
+/**
+ * What the server reads, declared here so the server does not import the kubelet (Go's
+ * `HostInterface` in server.go); the `Kubelet` provides all of it.
+ */
+export interface ServerSource extends StatsSource {
+  /** The pods with their status (`/pods`). */
+  pods(): HostPod[];
+  /** The bounded event list (`/events`). */
+  events: { list(filter?: { podUID?: string }): HostEvent[] };
   metrics: { registry: Registry };
-  /** Where container logs are found (the secure port's `/containerLogs`). */
-  runtime?: Pick<RuntimeService, "containerStatus" | "listContainerStats">;
+  /**
+   * Where container logs are found (the secure port's `/containerLogs`), and what the stats
+   * read (`/stats/summary`, `/metrics`, `/metrics/resource`).
+   */
+  runtime?:
+    & Pick<
+      RuntimeService,
+      "containerStatus" | "listPodSandbox" | "listContainers" | "podSandboxStatus"
+    >
+    & Partial<Pick<RuntimeService, "listContainerStats">>;
   /** What `/exec`, `/attach`, `/portForward` and `/run` call (undefined while starting). */
   streaming?: StreamingHost;
   clock?: Clock;
+}
+
+/** What the handlers need besides the source: where the pods' files are, the configuration. */
+export interface HandlerOptions {
+  /** The agent's root folder (pod logs and volumes under `<rootDir>/pods`, for the stats). */
+  rootDir?: string;
+  /** The effective configuration `/configz` shows (secure port). */
+  configz?: () => Record<string, unknown>;
 }
 
 /** A listening server. */
@@ -73,9 +108,15 @@ export const proberMetricsPath = "/metrics/probes";
  * await (await handler(new Request("http://x/healthz"))).text(); // "ok"
  * ```
  */
-export function newHandler(source: ServerSource): (req: Request) => Promise<Response> {
+export function newHandler(
+  source: ServerSource,
+  options: HandlerOptions & { readOnly?: boolean } = {},
+): (req: Request) => Promise<Response> {
+  const statsRoutes = newStatsRoutes(source, { ...options, readOnly: options.readOnly ?? true });
   return async (req: Request): Promise<Response> => {
     const url = new URL(req.url);
+    const routed = statsRoutes(req);
+    if (routed) return routed;
     if (req.method !== "GET" && req.method !== "HEAD") {
       return new Response("method not allowed\n", { status: 405, headers: { allow: "GET, HEAD" } });
     }
@@ -106,20 +147,7 @@ export function newHandler(source: ServerSource): (req: Request) => Promise<Resp
 }
 
 /** kubelet's resource metrics path (what metrics-server reads). */
-export const resourceMetricsPath = "/metrics/resource";
-
-// Start times of running containers by runtime ID, from the pods' statuses.
-function runningStartTimes(pods: PodWithStatus[]): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const pod of pods) {
-    for (const cs of pod.status.containerStatuses ?? []) {
-      const startedAt = cs.state?.running?.startedAt;
-      const id = cs.containerID?.slice(cs.containerID.indexOf("://") + 3);
-      if (startedAt && id) out.set(id, Date.parse(startedAt));
-    }
-  }
-  return out;
-}
+export { resourceMetricsPath } from "./stats/routes.ts";
 
 /** kubelet's container logs path prefix. */
 export const containerLogsPath = "/containerLogs/";
@@ -134,8 +162,11 @@ export const containerLogsPath = "/containerLogs/";
  * await handler(new Request("https://x/containerLogs/default/web/app?tailLines=10"));
  * ```
  */
-export function newSecureHandler(source: ServerSource): (req: Request) => Promise<Response> {
-  const readOnly = newHandler(source);
+export function newSecureHandler(
+  source: ServerSource,
+  options: HandlerOptions = {},
+): (req: Request) => Promise<Response> {
+  const common = newHandler(source, { ...options, readOnly: false });
   return (req: Request): Promise<Response> => {
     const url = new URL(req.url);
     const streamed = streamingRoute(source.streaming, req, { clock: source.clock });
@@ -143,21 +174,7 @@ export function newSecureHandler(source: ServerSource): (req: Request) => Promis
     if (url.pathname.startsWith(containerLogsPath) && req.method === "GET") {
       return getContainerLogsResponse(source, url, req.signal);
     }
-    if (url.pathname === resourceMetricsPath && req.method === "GET") {
-      const runtime = source.runtime;
-      return collectResourceMetrics({
-        nodeStats: () => readNodeStats(source.clock?.now() ?? Date.now()),
-        listContainerStats: runtime?.listContainerStats
-          ? () => runtime.listContainerStats!()
-          : undefined,
-        containerStartTimes: () => runningStartTimes(source.pods()),
-      }).then((body) =>
-        new Response(body, {
-          headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
-        })
-      );
-    }
-    return readOnly(req);
+    return common(req);
   };
 }
 
@@ -306,7 +323,7 @@ function json(value: unknown): Response {
 }
 
 /** Options of {@linkcode serve}. */
-export interface ServeOptions {
+export interface ServeOptions extends HandlerOptions {
   hostname: string;
   /** Port to bind; 0 picks a free one. */
   port: number;
@@ -337,13 +354,23 @@ export function defaultMaxConnections(openFiles = openFileLimit()?.soft ?? 1024)
 
 /** Options of {@linkcode serveKubeletServer}. */
 export interface SecureServeOptions extends ServeOptions {
-  /** The serving certificate (chain) and key, PEM. */
-  certPem: string;
-  keyPem: string;
+  /**
+   * The serving certificate; without one, handshakes fail until
+   * {@linkcode SecureKubeletServer.setCertificate} gives one (a certificate still to be issued).
+   */
+  certificate?: ServingCertificate;
+  /** `--tls-min-version` (default TLS 1.2). */
+  minVersion?: TlsVersionName;
   /** Who may ask what. */
   auth: AuthInterface;
   /** Ask clients for a certificate (a client CA is configured). */
   requestClientCert: boolean;
+}
+
+/** The secure port's server, whose certificate can be replaced while it serves. */
+export interface SecureKubeletServer extends KubeletServer {
+  /** Serves `certificate` to new connections; undefined makes new handshakes fail. */
+  setCertificate(certificate: ServingCertificate | undefined): void;
 }
 
 /**
@@ -352,27 +379,27 @@ export interface SecureServeOptions extends ServeOptions {
  *
  * @example
  * ```ts
- * const server = await serveKubeletServer(kubelet, { hostname: "0.0.0.0", port: 10250, certPem, keyPem, auth, requestClientCert: true });
+ * const server = await serveKubeletServer(kubelet, { hostname: "0.0.0.0", port: 10250, certificate: { certPem, keyPem }, auth, requestClientCert: true });
  * ```
  */
 export async function serveKubeletServer(
   source: ServerSource | undefined,
   options: SecureServeOptions,
-): Promise<KubeletServer> {
-  let listener: ConnListener;
+): Promise<SecureKubeletServer> {
+  let listener: Awaited<ReturnType<typeof listenTls>>;
   try {
     listener = await listenTls({
       hostname: options.hostname,
       port: options.port,
-      certPem: options.certPem,
-      keyPem: options.keyPem,
+      certificate: options.certificate,
       requestCert: options.requestClientCert,
+      minVersion: options.minVersion,
     });
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     throw new Error(`listen tcp ${options.hostname}:${options.port}: ${why}`, { cause: e });
   }
-  let handler = source ? newSecureHandler(source) : undefined;
+  let handler = source ? newSecureHandler(source, options) : undefined;
   const authed = withAuth(options.auth, ({ request }) => {
     if (handler) return handler(request);
     if (new URL(request.url).pathname === "/healthz") return new Response("ok");
@@ -396,7 +423,8 @@ export async function serveKubeletServer(
     port: addr.port,
     hostname: addr.hostname,
     stats: server.stats,
-    setSource: (s) => handler = newSecureHandler(s),
+    setSource: (s) => handler = newSecureHandler(s, options),
+    setCertificate: (c) => listener.setCertificate(c),
     shutdown: () => server.shutdown(),
   };
 }
@@ -421,7 +449,7 @@ export function serve(source: ServerSource | undefined, options: ServeOptions): 
     const why = e instanceof Error ? e.message : String(e);
     throw new Error(`listen tcp ${options.hostname}:${options.port}: ${why}`, { cause: e });
   }
-  let handler = source ? newHandler(source) : undefined;
+  let handler = source ? newHandler(source, options) : undefined;
   const maxConnections = options.maxConnections ?? defaultMaxConnections();
   const server = new HttpServer(listener, {
     handler: (req) => {
@@ -446,7 +474,7 @@ export function serve(source: ServerSource | undefined, options: ServeOptions): 
     port: addr.port,
     hostname: addr.hostname,
     stats: server.stats,
-    setSource: (s) => handler = newHandler(s),
+    setSource: (s) => handler = newHandler(s, options),
     shutdown: () => server.shutdown(),
   };
 }

@@ -20,9 +20,49 @@ import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { grpcCode } from "../../cri_client/connection.ts";
 import { GrpcStatus } from "../../util/grpc_codes.ts";
-import type { StreamingHost, StreamOptions } from "../kubelet_streaming.ts";
+import type { Pod } from "../../api/core/v1/mod.ts";
+import type { StreamOptions } from "../kuberuntime/kuberuntime_container.ts";
 import { getPodFullName } from "../types/pod_update.ts";
 import { proxyUpgrade } from "./upgradeaware.ts";
+
+/**
+ * The server's streaming host (the part of kubelet's `HostInterface` the `/exec`, `/attach`,
+ * `/portForward` and `/run` handlers call), declared here so that the server does not import the
+ * kubelet; kubelet_streaming.ts provides it.
+ */
+export interface StreamingHost {
+  /** The API pod by namespace and name (kubelet's `GetPodByName`). */
+  getPodByName(namespace: string, name: string): Pod | undefined;
+  /** Where the runtime serves `cmd` in the container. */
+  getExec(
+    podFullName: string,
+    podUID: string,
+    containerName: string,
+    cmd: string[],
+    streamOpts: StreamOptions,
+  ): Promise<URL>;
+  /** Where the runtime serves the container's main process's streams. */
+  getAttach(
+    podFullName: string,
+    podUID: string,
+    containerName: string,
+    streamOpts: StreamOptions,
+  ): Promise<URL>;
+  /** Where the runtime forwards the pod's ports. */
+  getPortForward(
+    podName: string,
+    podNamespace: string,
+    podUID: string,
+    ports: number[],
+  ): Promise<URL>;
+  /** Runs `cmd` in the container to its end: stdout then stderr (rejects on a non-zero exit). */
+  runInContainer(
+    podFullName: string,
+    podUID: string,
+    containerName: string,
+    cmd: string[],
+  ): Promise<Uint8Array>;
+}
 
 /** kubelet's streaming path prefixes. */
 export const execPath = "/exec/";

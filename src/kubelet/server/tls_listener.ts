@@ -14,6 +14,8 @@ import tls from "node:tls";
 import { X509Certificate } from "node:crypto";
 import type { Buffer } from "node:buffer";
 import type { ConnListener } from "./http_server.ts";
+import * as log from "../../util/log.ts";
+import type { TlsVersionName } from "../../util/flag/ciphersuites_flag.ts";
 
 /** A TLS connection with the certificates its client presented (leaf first). */
 export interface PeerCertificates {
@@ -25,17 +27,37 @@ export function hasPeerCertificates(conn: Deno.Conn): conn is Deno.Conn & PeerCe
   return "peerCertificates" in conn;
 }
 
+/** A serving certificate (chain, leaf first) and its key, PEM. */
+export interface ServingCertificate {
+  certPem: string;
+  keyPem: string;
+}
+
 /** Options of {@linkcode listenTls}. */
 export interface ListenTlsOptions {
   hostname: string;
   port: number;
-  /** The serving certificate (chain) and key, PEM. */
-  certPem: string;
-  keyPem: string;
+  /**
+   * The serving certificate; without one every handshake fails until
+   * {@linkcode TlsConnListener.setCertificate} gives one (kubelet's `GetCertificate` answering
+   * "no serving certificate available for the kubelet").
+   */
+  certificate?: ServingCertificate;
   /** Ask clients for a certificate (when a client CA is configured). */
   requestCert: boolean;
   /** Time a client has to finish its TLS handshake (default 10 s). */
   handshakeTimeoutMs?: number;
+  /** Oldest TLS version accepted (default TLS 1.2, Go's default for servers). */
+  minVersion?: TlsVersionName;
+}
+
+/** A TLS listener whose certificate can be replaced while it serves. */
+export interface TlsConnListener extends ConnListener {
+  /**
+   * Serves `certificate` to connections accepted from now on (established ones keep theirs);
+   * undefined makes new handshakes fail.
+   */
+  setCertificate(certificate: ServingCertificate | undefined): void;
 }
 
 /**
@@ -43,20 +65,23 @@ export interface ListenTlsOptions {
  *
  * @example
  * ```ts
- * const listener = await listenTls({ hostname: "127.0.0.1", port: 0, certPem, keyPem, requestCert: true });
+ * const listener = await listenTls({ hostname: "127.0.0.1", port: 0, certificate: { certPem, keyPem }, requestCert: true });
  * const server = new HttpServer(listener, { handler });
  * ```
  */
-export async function listenTls(options: ListenTlsOptions): Promise<ConnListener> {
+export async function listenTls(options: ListenTlsOptions): Promise<TlsConnListener> {
   const accepted: Deno.Conn[] = [];
   const waiting: Array<{ resolve: (c: Deno.Conn) => void; reject: (e: Error) => void }> = [];
   let closed = false;
+  const minVersion = options.minVersion ?? "TLSv1.2";
+  let hasCertificate = options.certificate !== undefined;
   const server = tls.createServer({
-    cert: options.certPem,
-    key: options.keyPem,
+    ...(options.certificate
+      ? { cert: options.certificate.certPem, key: options.certificate.keyPem }
+      : {}),
     requestCert: options.requestCert,
     rejectUnauthorized: false,
-    minVersion: "TLSv1.2",
+    minVersion,
     // A client that never finishes its handshake is not yet the server's connection: node:tls
     // drops it after this long (Go counts the handshake in ReadHeaderTimeout).
     handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
@@ -68,8 +93,13 @@ export async function listenTls(options: ListenTlsOptions): Promise<ConnListener
     if (w) w.resolve(conn);
     else accepted.push(conn);
   });
-  server.on("tlsClientError", () => {
-    // A failed handshake is the client's problem (Go logs it at V(4) as "http: TLS handshake error").
+  server.on("tlsClientError", (err: Error, socket: tls.TLSSocket) => {
+    // A failed handshake is the client's problem (Go logs it, not as an error).
+    const why = hasCertificate ? err.message : "no serving certificate available for the kubelet";
+    log.V(4).info(
+      `http: TLS handshake error from ${socket.remoteAddress}:${socket.remotePort}: ${why}`,
+      {},
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -82,6 +112,13 @@ export async function listenTls(options: ListenTlsOptions): Promise<ConnListener
   const addr: Deno.NetAddr = { transport: "tcp", hostname: bound.address, port: bound.port };
   return {
     addr,
+    setCertificate(certificate: ServingCertificate | undefined): void {
+      hasCertificate = certificate !== undefined;
+      server.setSecureContext({
+        ...(certificate ? { cert: certificate.certPem, key: certificate.keyPem } : {}),
+        minVersion,
+      });
+    },
     accept(): Promise<Deno.Conn> {
       if (closed) return Promise.reject(new Deno.errors.BadResource("listener closed"));
       const conn = accepted.shift();

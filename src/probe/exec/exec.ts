@@ -5,7 +5,7 @@
  * @module
  */
 import { type ProbeOutcome, ProbeResult } from "../probe.ts";
-import { isCommandTimedOut, isExitError } from "./errors.ts";
+import { isCommandTimedOut, isExitError } from "../../util/exec/errors.ts";
 import { formatLine } from "../../util/log.ts";
 
 /** How much command output an exec probe keeps (kubelet's `maxReadLength`, 10 KiB). */

@@ -8,11 +8,9 @@
  * that child exits or the timeout kills the group.
  * @module
  */
-import type { CommandRunner } from "../../kubelet/container/command_runner.ts";
-import type { ContainerID } from "../../kubelet/container/container_id.ts";
 import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
 import { goQuote } from "../../util/go_format.ts";
-import { CommandTimedOutError, ExitError } from "./errors.ts";
+import { CommandTimedOutError, ExitError } from "../../util/exec/errors.ts";
 
 /** How much of each stream a probe keeps (kubelet's `maxReadLength`, 10 KiB); the rest is dropped. */
 export const maxProbeOutputBytes = 10 * 1024;
@@ -169,7 +167,8 @@ export function resolveExecutable(
  * pods that run as host processes. The container ID is ignored. Behaves like a CRI runtime's
  * ExecSync: stdout then stderr (at most 10 KiB of each), a non-zero exit is an `ExitError`, and a
  * command past its timeout is killed (with everything it started) and reported as
- * `CommandTimedOutError`.
+ * `CommandTimedOutError`. It satisfies kubelet's `CommandRunner`
+ * (`src/kubelet/container/command_runner.ts`) structurally: `probe` does not import `kubelet`.
  *
  * @example
  * ```ts
@@ -178,7 +177,7 @@ export function resolveExecutable(
  * new TextDecoder().decode(out); // "ok\n"
  * ```
  */
-export class HostCommandRunner implements CommandRunner {
+export class HostCommandRunner {
   #clock: Clock;
 
   /** `clock` measures the timeout (default: the wall clock). */
@@ -188,10 +187,10 @@ export class HostCommandRunner implements CommandRunner {
 
   /**
    * Runs `cmd` and resolves with its stdout followed by its stderr (at most 10 KiB of each).
-   * `timeoutMs` 0 means no timeout, as for CRI ExecSync.
+   * `timeoutMs` 0 means no timeout, as for CRI ExecSync. The container ID is not used.
    */
   async runInContainer(
-    _id: ContainerID,
+    _id: unknown,
     cmd: string[],
     options: { timeoutMs: number },
   ): Promise<Uint8Array> {

@@ -4,5 +4,5 @@
  * @module
  */
 export * from "./exec.ts";
-export * from "./errors.ts";
+export * from "../../util/exec/errors.ts";
 export * from "./host_runner.ts";

@@ -6,10 +6,30 @@
  * @module
  */
 import type { Pod, PodStatus } from "../../api/core/v1/mod.ts";
-import { type Clientset, PatchType } from "../../client/kubernetes/clientset.ts";
+import { PatchType } from "../../api/types/patch.ts";
 import { createTwoWayMergePatch } from "../strategicpatch/patch.ts";
 import { podSchema } from "../strategicpatch/schema.ts";
 import { goJsonMarshal } from "../strategicpatch/marshal.ts";
+
+/**
+ * What `patchPodStatus` needs of a clientset: `coreV1.pods(ns).patchStatus`. Declared here so
+ * `util` imports nothing above it; client-go's `Clientset` and the test fake both satisfy it.
+ */
+export interface PodStatusPatchClient {
+  /** The core/v1 group, cut down to pods' status patch. */
+  coreV1: {
+    /** `pods` in one namespace. */
+    pods(namespace: string): {
+      /** PATCH `<name>/status` with `data` sent as `patchType`. */
+      patchStatus(
+        name: string,
+        patchType: PatchType,
+        data: string,
+        opts?: { signal?: AbortSignal },
+      ): Promise<Pod>;
+    };
+  };
+}
 
 /** Which pod a status patch is for. */
 export interface PodStatusPatchTarget {
@@ -86,7 +106,7 @@ export interface PatchPodStatusResult extends PodStatusPatch {
  * ```
  */
 export async function patchPodStatus(
-  client: Clientset,
+  client: PodStatusPatchClient,
   options: PatchPodStatusOptions,
 ): Promise<PatchPodStatusResult> {
   const { namespace, name } = options;

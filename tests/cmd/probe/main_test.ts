@@ -70,7 +70,14 @@ Deno.test("parseProbeCommand", async (t) => {
     assertThrows(() => parseProbeCommand(["pod.yaml", "--type", "alive"]), /--type: must be/);
     assertThrows(() => parseProbeCommand(["pod.yaml", "--output", "xml"]), /--output: must be/);
     assertThrows(() => parseProbeCommand(["pod.yaml", "--v", "x"]), /--v: must be/);
-    assertThrows(() => parseProbeCommand(["pod.yaml", "--bogus"]), /bogus/);
+    assertThrows(
+      () => parseProbeCommand(["pod.yaml", "--bogus"]),
+      /^Error: unknown flag: --bogus$/,
+    );
+    assertThrows(
+      () => parseProbeCommand(["pod.yaml", "--pod-ipp", "1"]),
+      /^Error: unknown flag: --pod-ipp \(did you mean --pod-ip\?\)$/,
+    );
     assertThrows(() => parseProbeCommand([]), /a manifest file is required/);
     assertThrows(() => parseProbeCommand(["a.yaml", "b.yaml"]), /exactly one manifest/);
   });
@@ -227,4 +234,16 @@ spec:
     await done;
     http.server.close();
   }
+});
+
+Deno.test("main shows the prober's klog info lines only when --v is given", async () => {
+  const { dropInfoLines } = await import("../../../src/cmd/probe/main.ts");
+  const lines: string[] = [];
+  const sink = dropInfoLines((line) => lines.push(line));
+  sink('I1127 07:06:42.225756   15454 prober_manager.ts:282] "Failed to trigger a manual run"');
+  sink('W1127 07:06:42.225756   15454 worker.ts:1] "Probe target gone"');
+  sink('E1127 07:06:42.225756   15454 worker.ts:1] "Probe errored"');
+  assertEquals(lines.map((l) => l[0]), ["W", "E"]);
+  assertEquals(parseProbeCommand(["pod.yaml"]).verbosityGiven, false);
+  assertEquals(parseProbeCommand(["pod.yaml", "--v", "0"]).verbosityGiven, true);
 });

@@ -38,9 +38,38 @@ Deno.test("TestParseFlags", async (t) => {
     assertEquals(f.containerRuntimeEndpoint, "unix:///run/containerd/containerd.sock");
     assertEquals(f.nodeName, "n2");
     assertEquals(f.verbosity, 4);
-    assertEquals(f.port, 0);
+    // kubelet's --read-only-port 0 serves no read-only port (runKubelet's port -1).
+    assertEquals(f.port, -1);
     assertEquals(f.securePort, 10251);
     assertEquals(f.runtimeRequestTimeoutMs, 90_000);
+  });
+  await t.step("secure port TLS flags", () => {
+    const f = parseFlags([
+      "--rotate-server-certificates",
+      "--cert-dir=/var/lib/probelet/pki",
+      "--tls-cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256",
+      "--tls-cipher-suites",
+      "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+      "--tls-min-version=VersionTLS13",
+      "--read-only-port=10255",
+    ]);
+    assertEquals(f.rotateServerCertificates, true);
+    assertEquals(f.certDir, "/var/lib/probelet/pki");
+    // pflag's StringSlice: a repeated flag appends.
+    assertEquals(f.tlsCipherSuites, [
+      "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+      "TLS_AES_128_GCM_SHA256",
+      "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+    ]);
+    assertEquals(f.tlsMinVersion, "VersionTLS13");
+    assertEquals(f.port, 10255);
+    const d = parseFlags([]);
+    assertEquals([d.rotateServerCertificates, d.tlsCipherSuites, d.tlsMinVersion, d.certDir], [
+      false,
+      [],
+      "",
+      "",
+    ]);
   });
   await t.step("booleans", () => {
     assertEquals(parseFlags(["--help"]).help, true);

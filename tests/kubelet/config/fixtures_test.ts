@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import type { Container, Pod } from "../../../src/api/core/v1/mod.ts";
 import type { ContainerConfig } from "../../../src/cri_client/api.ts";
 import { loadPodManifests } from "../../../src/kubelet/config/mod.ts";
-import { EmbeddedRuntimeService } from "../../../src/kubelet/kuberuntime/embedded/mod.ts";
+import { EmbeddedRuntimeService } from "../../../src/runtime/embedded/mod.ts";
 import { newGrpcProber } from "../../../src/probe/grpc/mod.ts";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");

@@ -2,14 +2,15 @@ import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { Container, Pod } from "../../../src/api/core/v1/mod.ts";
 import {
   computePodActions,
-  hashContainer,
-  legacyHashContainer,
   type PodActions,
   type ResultsLookup,
-  type RuntimeContainerState,
-  type RuntimeContainerStatus,
-  type RuntimePodStatus,
 } from "../../../src/kubelet/kuberuntime/kuberuntime_manager.ts";
+import { hashContainer, legacyHashContainer } from "../../../src/kubelet/container/helpers.ts";
+import type {
+  PodStatus as RuntimePodStatus,
+  RuntimeContainerState,
+  RuntimeContainerStatus,
+} from "../../../src/kubelet/container/runtime.ts";
 import type { ContainerID } from "../../../src/kubelet/container/container_id.ts";
 import type { PodSandboxStatus } from "../../../src/cri_client/api.ts";
 

@@ -18,7 +18,7 @@ import {
   RuntimeCommandRunner,
   toKubeContainerStatus,
 } from "../../../src/kubelet/kuberuntime/kuberuntime_container.ts";
-import { ExitError } from "../../../src/probe/exec/errors.ts";
+import { ExitError } from "../../../src/util/exec/errors.ts";
 
 const sec = (s: number) => BigInt(s) * 1_000_000_000n;
 const t0 = Date.UTC(2025, 0, 2, 3, 4, 0) / 1000; // 2025-01-02T03:04:00Z

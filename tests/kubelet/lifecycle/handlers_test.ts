@@ -9,7 +9,7 @@ import type { ContainerID } from "../../../src/kubelet/container/container_id.ts
 import { FakeRecorder } from "../../../src/kubelet/events/mod.ts";
 import { newHandlerRunner } from "../../../src/kubelet/lifecycle/handlers.ts";
 import { newHttpClient } from "../../../src/probe/http/mod.ts";
-import { ExitError } from "../../../src/probe/exec/errors.ts";
+import { ExitError } from "../../../src/util/exec/errors.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 import * as log from "../../../src/util/log.ts";
 

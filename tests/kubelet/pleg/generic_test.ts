@@ -8,7 +8,7 @@ import type {
   RuntimeContainer,
   RuntimeContainerState,
   RuntimePod,
-} from "../../../src/kubelet/kuberuntime/kuberuntime_manager.ts";
+} from "../../../src/kubelet/container/runtime.ts";
 import { GenericPLEG, type PodLifecycleEvent } from "../../../src/kubelet/pleg/generic.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 import * as log from "../../../src/util/log.ts";

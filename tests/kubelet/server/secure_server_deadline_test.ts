@@ -68,8 +68,7 @@ Deno.test("secure port: header timeout and write deadline over TLS", async (t) =
   }, {
     hostname: "127.0.0.1",
     port: 0,
-    certPem: serving.certPem,
-    keyPem: serving.keyPem,
+    certificate: serving,
     auth: newKubeletAuth(
       newDelegatingAuthenticator([], { anonymous: true }),
       "node-1",

@@ -227,8 +227,7 @@ Deno.test("TestServeSecure", async (t) => {
   const server = await serveKubeletServer(source, {
     hostname: "127.0.0.1",
     port: 0,
-    certPem: serving.certPem,
-    keyPem: serving.keyPem,
+    certificate: serving,
     auth: newKubeletAuth(authn, "node-1", authz),
     requestClientCert: true,
   });

@@ -218,8 +218,7 @@ async function withFixture(fn: (f: Fixture) => Promise<void>): Promise<void> {
   }, {
     hostname: "127.0.0.1",
     port: 0,
-    certPem: serving.certPem,
-    keyPem: serving.keyPem,
+    certificate: serving,
     auth: newKubeletAuth(newDelegatingAuthenticator([], { anonymous: true }), "node-1", {
       authorize: (attrs) => {
         authorized.push(attrs);

@@ -2,9 +2,9 @@
  * `/metrics/resource`, what metrics-server scrapes: node, pod and container CPU (cumulative
  * core-seconds) and memory working set, container start times, and `resource_scrape_error`, in
  * Prometheus text with each sample's timestamp, under kubelet's names and help texts. Container
- * figures come from CRI `ListContainerStats` (containerd); the node's from /proc (CPU: the busy
- * jiffies of /proc/stat; memory: MemTotal − MemFree − Inactive(file) of /proc/meminfo, cAdvisor's
- * working set of the root cgroup). The embedded runtime reports no container stats: only the node.
+ * figures come from CRI `ListContainerStats` (containerd's, or the embedded runtime's from its
+ * cgroups); the node's from /proc (CPU: the busy jiffies of /proc/stat; memory: MemTotal − MemFree
+ * − Inactive(file) of /proc/meminfo, cAdvisor's working set of the root cgroup).
  * Mirrors kubelet's pkg/kubelet/metrics/collectors/resource_metrics.go.
  * @module
  */

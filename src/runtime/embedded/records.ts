@@ -18,7 +18,7 @@
  * @module
  */
 import { join } from "node:path";
-import * as log from "../../../util/log.ts";
+import * as log from "../../util/log.ts";
 import { killAndRemoveCgroup, killCgroup } from "./cgroup.ts";
 
 /** The fields of `/proc/<pid>/stat` the runtime uses. */

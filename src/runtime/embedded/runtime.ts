@@ -36,21 +36,30 @@ import type {
   PodSandboxState,
   PodSandboxStatusResponse,
   VersionResponse,
-} from "../../../cri_client/api.ts";
+} from "../../cri_client/api.ts";
 import type {
   CallOptions,
+  ContainerStats,
   ImageManagerService,
   RuntimeService,
-} from "../../../cri_client/runtime_service.ts";
-import { CommandTimedOutError, ExitError } from "../../../probe/exec/errors.ts";
+} from "../../cri_client/runtime_service.ts";
+import {
+  type AttachRequest,
+  type CommandStreams,
+  type ExecRequest,
+  type PortForwardRequest,
+  type StreamingResponse,
+  StreamingServer,
+} from "../../cri_streaming/mod.ts";
+import { CommandTimedOutError, ExitError } from "../../util/exec/errors.ts";
 import {
   type HostCommandResult,
   maxProbeOutputBytes,
   runHostCommand,
-} from "../../../probe/exec/host_runner.ts";
-import { type Clock, RealClock } from "../../../util/clock.ts";
-import { goQuote } from "../../../util/go_format.ts";
-import * as klog from "../../../util/log.ts";
+} from "../../probe/exec/host_runner.ts";
+import { type Clock, RealClock } from "../../util/clock.ts";
+import { goQuote } from "../../util/go_format.ts";
+import * as klog from "../../util/log.ts";
 import {
   createCgroup,
   execCgroupPrefix,
@@ -67,6 +76,13 @@ import {
   rotatedLogFiles,
 } from "./log.ts";
 import { signalGroup, spawnError } from "./process.ts";
+import { readContainerUsage } from "./stats.ts";
+import {
+  attachStreaming,
+  type ExecPlacement,
+  execStreaming,
+  portForwardHost,
+} from "./streaming.ts";
 import {
   execMarkerVariable,
   isSameProcess,
@@ -255,6 +271,8 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
   #shutdown: Promise<void> | undefined;
   /** Stops the polling of adopted containers' shims. */
   #detached = new AbortController();
+  /** The streaming server for exec, attach and port-forward; started at the first request. */
+  #streaming: StreamingServer | undefined;
 
   /**
    * Creates the runtime and loads what a previous runtime on the same root folder recorded:
@@ -596,6 +614,35 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
     );
   }
 
+  /**
+   * CPU and memory of the running containers, from their cgroups (or main processes): see
+   * stats.ts.
+   */
+  listContainerStats(_options?: CallOptions): Promise<ContainerStats[]> {
+    return this.#call(async () => {
+      const out: ContainerStats[] = [];
+      for (const c of [...this.#containers.values()]) {
+        if (c.state !== "CONTAINER_RUNNING") continue;
+        const usage = await readContainerUsage({ cgroup: c.cgroup, pid: c.shim?.pid });
+        if (!usage) continue;
+        const timestampNs = this.#nowNs();
+        out.push({
+          id: c.id,
+          name: c.config.metadata.name,
+          labels: { ...c.config.labels },
+          cpu: { timestampNs, usageCoreNanoSeconds: usage.usageCoreNanoSeconds },
+          memory: {
+            timestampNs,
+            workingSetBytes: usage.workingSetBytes,
+            usageBytes: usage.usageBytes,
+            rssBytes: usage.rssBytes,
+          },
+        });
+      }
+      return out;
+    });
+  }
+
   /** The container's status; `verbose` adds the pid and command under `info`. */
   containerStatus(
     containerId: string,
@@ -655,44 +702,24 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         throw new Error(`failed to exec in container: container is in ${c.state} state`);
       }
       options.signal?.throwIfAborted();
-      let cgroup: string | undefined;
-      if (c.cgroup) {
-        try {
-          cgroup = createCgroup(join(c.cgroup, `${execCgroupPrefix}${newID().slice(0, 12)}`));
-        } catch {
-          cgroup = undefined; // the container is going away; the exec still runs in its group
-        }
-      }
-      // Without a cgroup, a marker in the environment finds what escapes the exec's group.
-      const marker = cgroup ? undefined : `${c.id}:${newID().slice(0, 12)}`;
-      const env = marker ? { ...c.env, [execMarkerVariable]: marker } : c.env;
+      const placement = this.#execPlacement(c);
       let pid = 0;
-      let done = () => {};
       let r: HostCommandResult;
       try {
         r = await runHostCommand(cmd, {
           timeoutMs: options.timeoutMs,
           clock: this.#clock,
           capBytes: maxExecOutputBytes,
-          env,
-          clearEnv: !this.#inheritEnv,
-          cwd: c.config.workingDir || undefined,
+          env: placement.env,
+          clearEnv: placement.clearEnv,
+          cwd: placement.cwd,
           signal: options.signal,
-          wrapper: cgroup ? joinCgroupWrapper(cgroup) : undefined,
+          wrapper: placement.wrapper,
           onStarted: (started) => {
             pid = started;
-            this.#execs.set(pid, { done: new Promise<void>((resolve) => done = resolve), cgroup });
-            writeExecRecord(this.rootDir, {
-              pgid: pid,
-              startTime: procStat(pid)?.startTime ?? 0,
-              containerId: c.id,
-              cgroup,
-              marker,
-            });
+            placement.onStarted(started);
           },
-          onKill: () => {
-            if (cgroup) killCgroup(cgroup);
-          },
+          onKill: placement.onKill,
         });
       } catch (err) {
         // Not started: worded as the OCI runtime words it.
@@ -701,11 +728,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
           : err;
         throw new Error(`failed to exec in container: ${errorText(why)}`, { cause: err });
       } finally {
-        if (pid > 0) removeExecRecord(this.rootDir, pid);
-        this.#execs.delete(pid);
-        // Whatever the exec left running stays in the container (as with runc) and goes with it.
-        if (cgroup) removeCgroup(cgroup);
-        done();
+        placement.finish();
       }
       options.signal?.throwIfAborted();
       if (r.timedOut) throw new CommandTimedOutError(cmd, { timeoutMs: options.timeoutMs });
@@ -723,6 +746,92 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
       }
       return { stdout: r.stdout, stderr: r.stderr };
     });
+  }
+
+  // Streaming: exec, attach and port-forward through the runtime's own streaming server
+  // (src/cri_streaming), started on 127.0.0.1 at the first request, as containerd's.
+
+  /**
+   * CRI `Exec`: validates the request and returns a single-use URL on the streaming server where
+   * the command runs with the client's streams (and a TTY when asked), in the container's folder,
+   * environment and cgroup as for ExecSync. Rejects for a container that is not running
+   * (containerd's `container is not running`).
+   */
+  exec(request: ExecRequest, _options?: CallOptions): Promise<StreamingResponse> {
+    return this.#call(async () => {
+      const c = this.#container(request.containerId);
+      if (c.state !== "CONTAINER_RUNNING") throw new Error("container is not running");
+      return (await this.#streamingServer()).getExec(request);
+    });
+  }
+
+  /**
+   * CRI `Attach`: a URL where the client receives what the container's main process writes from
+   * now on (read from its log: the shim holds its output); the shim keeps no stdin, so input is
+   * dropped. Rejects for a container that is not running (containerd's `container is in
+   * CONTAINER_EXITED state`).
+   */
+  attach(request: AttachRequest, _options?: CallOptions): Promise<StreamingResponse> {
+    return this.#call(async () => {
+      const c = this.#container(request.containerId);
+      if (c.state !== "CONTAINER_RUNNING") throw new Error(`container is in ${c.state} state`);
+      return (await this.#streamingServer()).getAttach(request);
+    });
+  }
+
+  /**
+   * CRI `PortForward`: a URL where each forwarded connection is dialed to the port on 127.0.0.1
+   * (every sandbox has the host's network). Rejects for a sandbox that is not ready (containerd's
+   * `sandbox container is not running`).
+   */
+  portForward(request: PortForwardRequest, _options?: CallOptions): Promise<StreamingResponse> {
+    return this.#call(async () => {
+      const s = this.#sandboxes.get(request.podSandboxId);
+      if (!s) {
+        throw notFound(`failed to find sandbox ${goQuote(request.podSandboxId)}: not found`);
+      }
+      if (s.state !== "SANDBOX_READY") throw new Error("sandbox container is not running");
+      return (await this.#streamingServer()).getPortForward(request);
+    });
+  }
+
+  /** The streaming server's base URL once started (for tests and diagnostics). */
+  get streamingUrl(): string | undefined {
+    return this.#streaming?.baseUrl || undefined;
+  }
+
+  async #streamingServer(): Promise<StreamingServer> {
+    if (!this.#streaming) {
+      const server = new StreamingServer({
+        exec: (id, cmd, streams) => this.#streamExec(id, cmd, streams),
+        attach: (id, streams) => {
+          const c = this.#container(id);
+          return attachStreaming(id, c.logPath, streams, { clock: this.#clock, runtime: this });
+        },
+        portForward: async (sandboxId, port, stream) => {
+          if (!this.#sandboxes.has(sandboxId)) {
+            throw new Error(`failed to find sandbox ${goQuote(sandboxId)} in store: not found`);
+          }
+          await portForwardHost(sandboxId, port, stream, { clock: this.#clock });
+        },
+      }, { clock: this.#clock });
+      this.#streaming = server;
+      await server.start();
+    }
+    return this.#streaming;
+  }
+
+  async #streamExec(id: string, cmd: string[], streams: CommandStreams): Promise<void> {
+    const c = this.#container(id);
+    if (c.state !== "CONTAINER_RUNNING") {
+      throw new Error(`failed to exec in container: container is in ${c.state} state`);
+    }
+    const placement = this.#execPlacement(c);
+    try {
+      await execStreaming(cmd, streams, placement);
+    } finally {
+      placement.finish();
+    }
   }
 
   // Images: any name is accepted; nothing is pulled.
@@ -792,6 +901,8 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
     this.#closed = true;
     this.#shutdown ??= (async () => {
       const stop = options.stopContainers ?? this.#stopOnShutdown;
+      // No new streams; running execs are killed below with the others.
+      const streaming = this.#streaming?.stop();
       for (const [pgid, exec] of this.#execs) {
         signalGroup(pgid, "SIGKILL");
         if (exec.cgroup) killCgroup(exec.cgroup);
@@ -805,6 +916,7 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
         for (const c of this.#containers.values()) c.shim?.child?.unref();
       }
       this.#detached.abort();
+      await streaming;
       // Only empty cgroups go: those of containers left running stay.
       if (this.cgroupRoot) removeCgroup(this.cgroupRoot);
     })();
@@ -1082,6 +1194,54 @@ export class EmbeddedRuntimeService implements RuntimeService, ImageManagerServi
 
   #containersOf(sandboxId: string): ContainerRecord[] {
     return [...this.#containers.values()].filter((c) => c.sandboxId === sandboxId);
+  }
+
+  /**
+   * Where an exec in `c` runs, for ExecSync and streaming exec alike: the container's folder and
+   * environment, its own cgroup below the container's (or a marker in the environment where there
+   * is none), recorded once started so the next start kills it if the agent dies meanwhile.
+   * `finish` forgets it once it is over (what it left running stays with the container, as under
+   * runc).
+   */
+  #execPlacement(c: ContainerRecord): ExecPlacement & { finish(): void } {
+    let cgroup: string | undefined;
+    if (c.cgroup) {
+      try {
+        cgroup = createCgroup(join(c.cgroup, `${execCgroupPrefix}${newID().slice(0, 12)}`));
+      } catch {
+        cgroup = undefined; // the container is going away; the exec still runs in its group
+      }
+    }
+    // Without a cgroup, a marker in the environment finds what escapes the exec's group.
+    const marker = cgroup ? undefined : `${c.id}:${newID().slice(0, 12)}`;
+    let pid = 0;
+    let done = () => {};
+    return {
+      env: marker ? { ...c.env, [execMarkerVariable]: marker } : c.env,
+      clearEnv: !this.#inheritEnv,
+      cwd: c.config.workingDir || undefined,
+      wrapper: cgroup ? joinCgroupWrapper(cgroup) : undefined,
+      onStarted: (started) => {
+        pid = started;
+        this.#execs.set(pid, { done: new Promise<void>((resolve) => done = resolve), cgroup });
+        writeExecRecord(this.rootDir, {
+          pgid: pid,
+          startTime: procStat(pid)?.startTime ?? 0,
+          containerId: c.id,
+          cgroup,
+          marker,
+        });
+      },
+      onKill: () => {
+        if (cgroup) killCgroup(cgroup);
+      },
+      finish: () => {
+        if (pid > 0) removeExecRecord(this.rootDir, pid);
+        this.#execs.delete(pid);
+        if (cgroup) removeCgroup(cgroup);
+        done();
+      },
+    };
   }
 
   #sandbox(id: string): SandboxRecord {

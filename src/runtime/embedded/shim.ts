@@ -23,7 +23,7 @@ import { ContainerLog, type LogRotation, type LogStream } from "./log.ts";
 import { cgroupPids, joinCgroupWrapper, killCgroup, removeCgroup } from "./cgroup.ts";
 import { spawnError } from "./process.ts";
 import { markedProcesses, procStat, writeJsonAtomic } from "./records.ts";
-import { resolveExecutable } from "../../../probe/exec/host_runner.ts";
+import { resolveExecutable } from "../../probe/exec/host_runner.ts";
 
 /** What the agent asks the shim to run (`spec.json`). */
 export interface ShimSpec {

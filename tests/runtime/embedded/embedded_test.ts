@@ -12,8 +12,8 @@ import {
   maxLogLineBytes,
   procStat,
   recordDirs,
-} from "../../../src/kubelet/kuberuntime/embedded/mod.ts";
-import { CommandTimedOutError, ExitError } from "../../../src/probe/exec/errors.ts";
+} from "../../../src/runtime/embedded/mod.ts";
+import { CommandTimedOutError, ExitError } from "../../../src/util/exec/errors.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 
 const decoder = new TextDecoder();

@@ -3,7 +3,7 @@
  * the OCI runtime's wording for a command that cannot be started.
  * @module
  */
-import { goQuote } from "../../../util/go_format.ts";
+import { goQuote } from "../../util/go_format.ts";
 
 /** Sends `signal` to process group `pid`; does nothing when the group is gone. */
 export function signalGroup(pid: number, signal: Deno.Signal): void {

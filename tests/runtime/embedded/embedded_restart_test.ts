@@ -17,8 +17,8 @@ import {
   rotatedLogFiles,
   shimFiles,
   unknownExitCode,
-} from "../../../src/kubelet/kuberuntime/embedded/mod.ts";
-import { ExitError } from "../../../src/probe/exec/errors.ts";
+} from "../../../src/runtime/embedded/mod.ts";
+import { ExitError } from "../../../src/util/exec/errors.ts";
 import { FakeClock } from "../../../src/util/clock.ts";
 
 const sandboxConfig: PodSandboxConfig = {

@@ -1,9 +1,9 @@
 /**
- * The errors exec probes distinguish, as in k8s.io/utils/exec (`ExitError`, `CodeExitError`) and
+ * The errors exec probes and CRI exec distinguish, as in k8s.io/utils/exec (`ExitError`, `CodeExitError`) and
  * k8s.io/cri-client (`ErrCommandTimedOut`).
  * @module
  */
-import { goDuration, goQuote } from "../../util/go_format.ts";
+import { goDuration, goQuote } from "../go_format.ts";
 
 /**
  * A command that ran and exited with a status (Go's `exec.ExitError` interface). Carries the
