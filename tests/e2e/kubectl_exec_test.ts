@@ -329,3 +329,150 @@ Deno.test({
     }
   },
 });
+
+// The same commands on the embedded runtime: its own streaming server (src/cri_streaming) answers
+// CRI Exec and PortForward with URLs on 127.0.0.1, and the agent proxies to it exactly as to
+// containerd's. The "container" is a host process; port-forward dials 127.0.0.1 on the host.
+const embeddedSkip = typeof real === "string"
+  ? real
+  : !haveKubectl
+  ? "kubectl not found"
+  : !haveNodeIP
+  ? `no interface has ${nodeIP} (scripts/kube-apiserver.sh up adds it as root)`
+  : !await have("busybox", ["true"])
+  ? "busybox not found (the host process serves HTTP with busybox httpd)"
+  : "";
+if (embeddedSkip) console.log(`kubectl_exec_test (embedded): skipped: ${embeddedSkip}`);
+
+Deno.test({
+  name: "kubectl exec and port-forward on the embedded runtime (kube-apiserver)",
+  ignore: embeddedSkip !== "",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const api = real as Exclude<typeof real, string>;
+    const admin = api.adminKubeconfig;
+    const quiet = Deno.env.get("PROBELET_E2E_LOG") === "1" ? undefined : log.setLogSink(() => {});
+    const dir = await Deno.makeTempDir({ prefix: "probelet-exec-embedded-" });
+    await Deno.mkdir(join(dir, "pods"));
+    await Deno.mkdir(join(dir, "www"));
+    await Deno.writeTextFile(join(dir, "www", "index.html"), "served-by-a-host-process\n");
+    // A free port below 32768 for httpd: bound by the kernel, then released.
+    const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const httpPort = 20000 + ((probe.addr as Deno.NetAddr).port % 10000);
+    probe.close();
+    await kubectl(admin, ["delete", "pod", "hostshell", "--grace-period=0", "--force"]);
+    await api.admin("DELETE", `/api/v1/nodes/${api.nodeName}`);
+    let agent: RunningKubelet | undefined;
+    const children: Deno.ChildProcess[] = [];
+    try {
+      agent = await runKubelet({
+        kubeconfig: api.nodeKubeconfig,
+        nodeName: api.nodeName,
+        containerRuntimeEndpoint: "",
+        podManifestPath: join(dir, "pods"),
+        rootDir: join(dir, "root"),
+        port: -1,
+        securePort: 0,
+        address: nodeIP,
+        nodeIP,
+        clientCAFile: join(pki, "ca.crt"),
+        authorizationMode: "Webhook",
+        authenticationTokenWebhook: true,
+        nodeStatusUpdateFrequencyMs: 1000,
+        stopPodsOnExit: true,
+      });
+      const securePort = agent.secureServer!.port;
+      await waitFor("node with the secure port", async () => {
+        const res = await api.admin("GET", `/api/v1/nodes/${api.nodeName}`);
+        return res.body?.status?.daemonEndpoints?.kubeletEndpoint?.Port === securePort;
+      });
+      const created = await api.admin("POST", "/api/v1/namespaces/default/pods", {
+        body: {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: "hostshell", namespace: "default" },
+          spec: {
+            nodeName: api.nodeName,
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            // The embedded runtime runs only pods that name its taint in a toleration.
+            tolerations: [{ key: "probelet.io/agent", operator: "Exists" }],
+            containers: [{
+              name: "app",
+              image: "probelet.local/host",
+              command: [
+                "busybox",
+                "httpd",
+                "-f",
+                "-p",
+                `127.0.0.1:${httpPort}`,
+                "-h",
+                join(dir, "www"),
+              ],
+            }],
+          },
+        },
+      });
+      assert(created.status === 201, JSON.stringify(created.body));
+      let last = "";
+      await waitFor("the host process running", async () => {
+        const p = (await api.admin("GET", "/api/v1/namespaces/default/pods/hostshell")).body;
+        last = JSON.stringify(p?.status);
+        return p?.status?.containerStatuses?.[0]?.state?.running;
+      }, { timeoutMs: 60_000 }).catch((e) => {
+        throw new Error(`${e.message}: ${last}`);
+      });
+
+      const echo = await kubectl(admin, ["exec", "hostshell", "--", "echo", "from-the-host"]);
+      assertEquals([echo.code, echo.stdout, echo.stderr], [0, "from-the-host\n", ""]);
+      const exit3 = await kubectl(admin, ["exec", "hostshell", "--", "sh", "-c", "exit 3"]);
+      assertEquals(exit3.code, 3, exit3.stderr);
+      const stdin = await kubectl(admin, ["exec", "-i", "hostshell", "--", "cat"], "hi\n");
+      assertEquals([stdin.code, stdin.stdout], [0, "hi\n"]);
+
+      const forward = new Deno.Command("kubectl", {
+        args: [
+          "--kubeconfig",
+          admin,
+          "port-forward",
+          "pod/hostshell",
+          "--address",
+          "127.0.0.1",
+          `:${httpPort}`,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      children.push(forward);
+      const fwdReader = forward.stdout.getReader();
+      let announced = "";
+      let localPort = 0;
+      const re = new RegExp(`Forwarding from 127\\.0\\.0\\.1:(\\d+) -> ${httpPort}`);
+      while (localPort === 0) {
+        const { value, done } = await fwdReader.read();
+        if (done) break;
+        announced += dec.decode(value);
+        localPort = Number(announced.match(re)?.[1] ?? 0);
+      }
+      assert(localPort > 0, announced);
+      const page = await fetch(`http://127.0.0.1:${localPort}/index.html`);
+      assertEquals([page.status, await page.text()], [200, "served-by-a-host-process\n"]);
+      forward.kill("SIGTERM");
+      await fwdReader.cancel().catch(() => {});
+      await forward.status;
+    } finally {
+      for (const c of children) {
+        try {
+          c.kill("SIGKILL");
+        } catch {
+          // ended
+        }
+      }
+      await kubectl(admin, ["delete", "pod", "hostshell", "--grace-period=0", "--force"]);
+      await agent?.stop();
+      if (quiet) log.setLogSink(quiet);
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
