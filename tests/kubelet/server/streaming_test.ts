@@ -361,8 +361,9 @@ async function request(
 async function openStream(f: Fixture, raw: string): Promise<Client> {
   const client = await Client.open(f);
   await client.send(raw);
-  assert(await client.readUntil("container data"), client.received);
+  assert(await client.readUntil("\r\n\r\n"), client.received);
   assert(client.received.startsWith("HTTP/1.1 101 Switching Protocols\r\n"), client.received);
+  assert(await client.readUntil("container data"), client.received);
   await client.send("client data");
   assert(await client.readUntil("CLIENT DATA"), client.received);
   return client;
@@ -535,6 +536,11 @@ Deno.test("TestServeExecInContainer", async (t) => {
       try {
         const client = await Client.open(f);
         await client.send(upgradeRequest("POST", "/exec/other/foo/baz?output=1"));
+        await client.readUntil("\r\n\r\n");
+        assert(
+          client.received.startsWith("HTTP/1.1 404 Not Found\r\nContent-Type"),
+          client.received,
+        );
         assertEquals(
           await client.readToEnd(),
           "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\n" +
