@@ -13,6 +13,10 @@ import type { Status, StatusReason } from "../api/meta/v1/mod.ts";
  *
  * @example
  * ```ts
+ * import type { Clientset } from "./kubernetes/clientset.ts";
+ *
+ * declare const client: Clientset;
+ *
  * try {
  *   await client.coreV1.pods("default").get("web");
  * } catch (err) {

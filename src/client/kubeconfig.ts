@@ -83,6 +83,8 @@ export class KubeconfigError extends Error {
  *
  * @example
  * ```ts
+ * import { newForConfig } from "./kubernetes/clientset.ts";
+ *
  * const { config } = await loadKubeconfig("/var/lib/probelet/kubeconfig");
  * const clientset = newForConfig({ ...config, qps: 50, burst: 100 });
  * ```
@@ -286,6 +288,10 @@ export interface CertificateIdentity {
  *
  * @example
  * ```ts
+ * import type { RestConfig } from "./rest.ts";
+ *
+ * declare const config: RestConfig;
+ *
  * certificateIdentity(config.certData!); // { commonName: "system:node:node-1", organizations: ["system:nodes"] }
  * ```
  */

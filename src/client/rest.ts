@@ -20,6 +20,7 @@ import { kubernetesVersion } from "../version.ts";
 import { V } from "../util/log.ts";
 import { StatusError } from "./errors.ts";
 import type { Watch } from "../api/watch/watch.ts";
+import { concat } from "../util/bytes.ts";
 
 /** How to reach and authenticate to an API server (client-go's `rest.Config`, the parts used). */
 export interface RestConfig {
@@ -107,6 +108,10 @@ export function rateLimiterFor(config: RestConfig, clock: Clock): RateLimiter {
  *
  * @example
  * ```ts
+ * declare const caData: string;
+ * declare const certData: string;
+ * declare const keyData: string;
+ *
  * const rest = new RESTClient({ host: "https://127.0.0.1:6443", caData, certData, keyData });
  * const node = await rest.json({ method: "GET", path: "/api/v1/nodes/node-1" });
  * ```
@@ -453,6 +458,8 @@ function retryAfterSeconds(res: Response): number | undefined {
  *
  * @example
  * ```ts
+ * declare const rest: RESTClient;
+ *
  * try {
  *   await rest.json({ method: "GET", path: "/api/v1/nodes/n1" });
  * } catch (err) {
@@ -804,17 +811,9 @@ export class WatchLineFramer {
 
   #take(): Uint8Array {
     const parts = this.#pending;
-    const size = this.#pendingBytes;
     this.#pending = [];
     this.#pendingBytes = 0;
-    if (parts.length === 1) return parts[0];
-    const line = new Uint8Array(size);
-    let at = 0;
-    for (const part of parts) {
-      line.set(part, at);
-      at += part.length;
-    }
-    return line;
+    return concat(parts);
   }
 }
 

@@ -24,6 +24,7 @@ import {
   unaryResult,
 } from "../util/h2/mod.ts";
 import { goQuote } from "../util/go_format.ts";
+import { errorText } from "../util/errors.ts";
 
 export { grpcCodeName };
 
@@ -44,6 +45,10 @@ export const GrpcCode = {
  *
  * @example
  * ```ts
+ * import type { RuntimeService } from "./runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
  * try {
  *   await runtime.containerStatus("missing");
  * } catch (err) {
@@ -465,10 +470,6 @@ export class Connection {
 const closingText = "grpc: the client connection is closing";
 const userAgent = "probelet-cri-client";
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** The errno text Go prints for a failed unix connect. */
 function connectErrorText(err: unknown): string {
   if (err instanceof Deno.errors.ConnectionRefused) return "connection refused";
@@ -573,6 +574,10 @@ class Call {
  *
  * @example
  * ```ts
+ * import { RemoteRuntimeService } from "./remote_runtime.ts";
+ *
+ * declare const endpoint: string;
+ *
  * const runtime = await validatedService(new RemoteRuntimeService(endpoint));
  * ```
  */

@@ -78,6 +78,12 @@ export interface ContainerStats {
  *
  * @example
  * ```ts
+ * import type { ContainerConfig, PodSandboxConfig } from "./api.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const sandboxConfig: PodSandboxConfig;
+ * declare const containerConfig: ContainerConfig;
+ *
  * const id = await runtime.runPodSandbox(sandboxConfig);
  * const containerId = await runtime.createContainer(id, containerConfig, { sandboxConfig });
  * await runtime.startContainer(containerId);
@@ -178,6 +184,8 @@ export interface RuntimeService {
  *
  * @example
  * ```ts
+ * declare const images: ImageManagerService;
+ *
  * const { image } = await images.imageStatus({ image: "probelet.local/busybox:1" });
  * image?.id; // "sha256:..."
  * ```

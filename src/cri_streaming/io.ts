@@ -13,8 +13,9 @@ import type { InputStream, OutputStream } from "./remotecommand.ts";
  *
  * @example
  * ```ts
+ * declare const input: Parameters<typeof pipeInput>[0];
  * const child = new Deno.Command("cat", { stdin: "piped" }).spawn();
- * await pipeInput(streams.stdin!, child.stdin);
+ * await pipeInput(input, child.stdin);
  * ```
  */
 export async function pipeInput(
@@ -39,7 +40,9 @@ export async function pipeInput(
  *
  * @example
  * ```ts
- * await pipeOutput(child.stdout, streams.stdout!);
+ * declare const output: Parameters<typeof pipeOutput>[1];
+ * const child = new Deno.Command("date", { stdout: "piped" }).spawn();
+ * await pipeOutput(child.stdout, output);
  * ```
  */
 export async function pipeOutput(
@@ -72,8 +75,11 @@ export const forwardCloseGraceMs = 1_000;
  *
  * @example
  * ```ts
- * const conn = await Deno.connect({ hostname: "127.0.0.1", port });
- * await forwardConn(stream, conn, { clock });
+ * import { RealClock } from "../util/clock.ts";
+ *
+ * declare const stream: Parameters<typeof forwardConn>[0];
+ * const conn = await Deno.connect({ hostname: "127.0.0.1", port: 8080 });
+ * await forwardConn(stream, conn, { clock: new RealClock() });
  * ```
  */
 export async function forwardConn(

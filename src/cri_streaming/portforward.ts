@@ -55,12 +55,21 @@ interface StreamPair {
  *
  * @example
  * ```ts
+ * import { SpdyConnection } from "./spdy/connection.ts";
+ * import { RealClock } from "../util/clock.ts";
+ *
+ * declare const forward: PortForwarder;
+ * declare const conn: Deno.Conn;
+ * const clock = new RealClock();
+ * const podSandboxId = "sandbox-1";
  * const handler = new PortForwardHandler(forward, {
  *   clock,
  *   streamCreationTimeoutMs: 30_000,
  *   podSandboxId,
  * });
- * const spdy = new SpdyConnection(conn, { onStream: (s, replySent) => handler.onStream(s, replySent) });
+ * const spdy = new SpdyConnection(conn, {
+ *   onStream: (s, replySent) => handler.onStream(s, replySent),
+ * });
  * handler.connection = spdy;
  * ```
  */

@@ -15,6 +15,7 @@ import type { Clock } from "../util/clock.ts";
 import * as klog from "../util/log.ts";
 import type { SpdyConnection, SpdyStream } from "./spdy/connection.ts";
 import { headerValue } from "./spdy/frame.ts";
+import { errorText } from "../util/errors.ts";
 
 /** Subprotocol names (`StreamProtocolV1Name` ... `V5Name`). */
 export const streamProtocolV1Name = "channel.k8s.io";
@@ -113,7 +114,7 @@ export function statusFor(err: unknown, what: "exec" | "attach"): StreamStatus {
       message: `command terminated with non-zero exit code: ${err.message}`,
     };
   }
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorText(err);
   const wrapped = what === "exec"
     ? `error executing command in container: ${text}`
     : `error attaching to container: ${text}`;

@@ -112,6 +112,8 @@ export interface RequestHead {
  *
  * @example
  * ```ts
+ * declare const runtime: StreamingRuntime;
+ * const containerId = "0123abcd";
  * const server = new StreamingServer(runtime);
  * await server.start();
  * const { url } = server.getExec({

@@ -33,9 +33,10 @@ import { getNodeHostIPs } from "../util/node/node.ts";
 import type { CommandRunner } from "./container/command_runner.ts";
 import { containerIDString } from "./container/container_id.ts";
 import { getPodReference } from "./container/ref.ts";
+import { ActiveDeadlineHandler } from "./active_deadline.ts";
+import type { PodSyncHandler, PodSyncLoopHandler } from "./lifecycle/interfaces.ts";
 import { type EventRecorder, LogRecorder } from "./events/mod.ts";
 import {
-  canonicalJSON,
   type ManifestError,
   PodConfigWatcher,
   type PodUpdate as FileUpdate,
@@ -125,6 +126,7 @@ import {
   PodReady,
   type StatusManager,
 } from "./status/mod.ts";
+import { canonicalJSON } from "../util/hash.ts";
 
 /** kubelet's initial CrashLoopBackOff delay. */
 export const defaultBackOffInitialMs = 10_000;
@@ -283,6 +285,10 @@ export interface PodWithStatus extends Pod {
  *
  * @example
  * ```ts
+ * import type { RuntimeService } from "../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
  * const kubelet = new Kubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet",
  *   podManifestPath: "fixtures/pods/host" });
  * await kubelet.start();
@@ -301,6 +307,10 @@ export class Kubelet {
   readonly startupManager: ResultsManager = newResultsManager();
   readonly probeManager: ProberManager;
   readonly events: EventStore;
+  /** Modules that ask for a pod to be synced at the next tick (kubelet's PodSyncLoopHandlers). */
+  readonly #podSyncLoopHandlers: PodSyncLoopHandler[];
+  /** Modules that may fail a pod while its status is generated (kubelet's PodSyncHandlers). */
+  readonly #podSyncHandlers: PodSyncHandler[];
   readonly metrics: ProberMetrics;
   readonly backoff: Backoff;
   readonly runtime: RuntimeService;
@@ -390,6 +400,14 @@ export class Kubelet {
       limit: options.maxEvents ?? 1000,
       forward: options.recorders ?? [new LogRecorder()],
     });
+    // kubelet's NewMainKubelet: the active-deadline handler is both a sync-loop and a sync handler.
+    const activeDeadlineHandler = new ActiveDeadlineHandler(
+      this.statusManager,
+      this.events,
+      this.clock,
+    );
+    this.#podSyncLoopHandlers = [activeDeadlineHandler];
+    this.#podSyncHandlers = [activeDeadlineHandler];
     this.metrics = options.metrics ?? newProberMetrics();
     this.probeManager = newProberManager({
       statusManager: this.statusManager,
@@ -1293,6 +1311,7 @@ export class Kubelet {
       hostIPs: this.#hostIPs(),
       startTime: oldStatus?.startTime ?? worker.startTime,
       podIsTerminal: options.podIsTerminal,
+      podSyncHandlers: this.#podSyncHandlers,
     });
     this.probeManager.updatePodStatus(pod, status);
     status.qosClass = getPodQOS(pod);
@@ -1401,12 +1420,20 @@ export class Kubelet {
         for (const worker of this.#workers.values()) {
           // A terminating pod whose last teardown attempt failed is retried.
           if (worker.terminating) void this.#attemptTeardown(worker);
-          else if (worker.nextSyncAt <= now) this.#dispatch(worker);
+          else if (worker.nextSyncAt <= now || this.#shouldSync(worker.pod)) {
+            this.#dispatch(worker);
+          }
         }
       } finally {
         this.#scheduleSyncTick();
       }
     });
+  }
+
+  // getPodsToSync's second half: a pod not due is synced when a sync-loop handler asks for it
+  // (the active-deadline handler once the pod is past its deadline).
+  #shouldSync(pod: Pod): boolean {
+    return this.#podSyncLoopHandlers.some((h) => h.shouldSync(pod));
   }
 
   // Kubelet's HandlePodCleanups, reduced: stop probe workers of unknown pods, forget old back-offs;

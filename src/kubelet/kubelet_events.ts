@@ -34,6 +34,12 @@ export interface StoredEvent {
  *
  * @example
  * ```ts
+ * import { LogRecorder } from "./events/event.ts";
+ * import { RealClock } from "../util/clock.ts";
+ * import type { ObjectReference } from "../api/core/v1/mod.ts";
+ *
+ * declare const ref: ObjectReference;
+ *
  * const events = new EventStore({ clock: new RealClock(), limit: 1000, forward: [new LogRecorder()] });
  * events.event(ref, { type: "Normal", reason: "Killing", message: "Container app failed liveness probe, will be restarted" });
  * events.list().at(-1)?.reason; // "Killing"

@@ -145,7 +145,7 @@ export interface DefaultSetterInputs {
   maxPods: number;
   machineInfo: () => MachineInfo;
   ephemeralStorageCapacity?: () => number | undefined;
-  allocatableReservation?: () => ResourceList;
+  allocatableReservation?: (capacity: ResourceList) => ResourceList;
   versionInfo: () => VersionInfo;
   runtimeType: () => string;
   runtimeVersion: () => Promise<string>;
@@ -163,7 +163,8 @@ export interface DefaultSetterInputs {
  *
  * @example
  * ```ts
- * const ns = new KubeletNodeStatus({ nodeName: "n1", hostname: "n1", kubeClient, heartbeatClient, ... });
+ * declare const options: KubeletNodeStatusOptions;
+ * const ns = new KubeletNodeStatus(options);
  * ns.start();
  * await ns.stop();
  * ```
@@ -782,6 +783,10 @@ export function nodeConditionsHaveChanged(
  *
  * @example
  * ```ts
+ * import type { Node } from "../api/core/v1/mod.ts";
+ *
+ * declare const before: Node;
+ * declare const after: Node;
  * nodeStatusHasChanged(before.status, after.status); // false when only heartbeats moved
  * ```
  */

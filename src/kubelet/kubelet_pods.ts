@@ -26,6 +26,7 @@ import type {
   ResourceList,
   Secret as APISecret,
   Service,
+  VolumeMountStatus,
 } from "../api/core/v1/mod.ts";
 import { isServiceIPSet } from "../api/core/v1/helper.ts";
 import { isNotFound } from "../client/errors.ts";
@@ -44,14 +45,15 @@ import * as log from "../util/log.ts";
 import { isDNS1123Label } from "../util/validation/validation.ts";
 import { metav1Time } from "../api/meta/v1/mod.ts";
 import { containerIDString } from "./container/container_id.ts";
-import { isRestartableInitContainer } from "./kuberuntime/kuberuntime_manager.ts";
+import { isRestartableInitContainer } from "./container/podutil.ts";
 import type { PodStatus as RuntimePodStatus, RuntimeContainerStatus } from "./container/runtime.ts";
-import { shouldContainerBeRestarted } from "./container/helpers.ts";
+import { podKey, shouldContainerBeRestarted } from "./container/helpers.ts";
 import type { RunContainerOptions } from "./kuberuntime/kuberuntime_container.ts";
 import { isStaticPod } from "./types/pod_update.ts";
 import type { Secret } from "../credentialprovider/keyring.ts";
 import { getPodReference } from "./container/ref.ts";
 import type { EventRecorder } from "./events/mod.ts";
+import type { PodSyncHandler } from "./lifecycle/interfaces.ts";
 
 /**
  * The secrets named by the pod's `imagePullSecrets` that could be read, in order (kubelet's
@@ -212,7 +214,12 @@ export function convertToAPIContainerStatuses(
  *
  * @example
  * ```ts
- * getPhase(pod, [...initStatuses, ...statuses], { podIsTerminal: false, podHasInitialized: true });
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * declare const statuses: Parameters<typeof getPhase>[1];
+ * getPhase(pod, statuses, { podIsTerminal: false, podHasInitialized: true });
  * ```
  */
 export function getPhase(
@@ -303,6 +310,35 @@ export function getPhase(
 }
 
 /**
+ * The volume mounts a container's status reports (kubelet's convertToAPIContainerStatuses with
+ * RecursiveReadOnlyMounts, GA and locked on in v1.36): name, path and `readOnly` from the spec
+ * (the CRI does not know volume names), and on a read-only mount `recursiveReadOnly`: always
+ * `Disabled` here, as the runtime reports no handler supporting recursive read-only mounts
+ * (containerd 1.6), so `IfPossible` resolves to non-recursive and `Enabled` is refused.
+ * Undefined when the container mounts nothing.
+ *
+ * @example
+ * ```ts
+ * convertVolumeMountStatuses({ name: "app", volumeMounts: [{ name: "cfg", mountPath: "/etc/cfg", readOnly: true }] });
+ * // [{ name: "cfg", mountPath: "/etc/cfg", readOnly: true, recursiveReadOnly: "Disabled" }]
+ * ```
+ */
+export function convertVolumeMountStatuses(
+  container: Container,
+): VolumeMountStatus[] | undefined {
+  const mounts = container.volumeMounts ?? [];
+  if (mounts.length === 0) return undefined;
+  return mounts.map((m) => {
+    const status: VolumeMountStatus = { name: m.name, mountPath: m.mountPath };
+    if (m.readOnly) {
+      status.readOnly = true;
+      status.recursiveReadOnly = "Disabled";
+    }
+    return status;
+  });
+}
+
+/**
  * Builds the API status of a pod from the runtime's view (conditions and readiness are added
  * afterwards by the prober manager and the status generators).
  */
@@ -317,6 +353,11 @@ export function generateAPIPodStatus(
     startTime: string;
     /** The pod is being terminated: its stopped containers will not run again. */
     podIsTerminal?: boolean;
+    /**
+     * Internal modules that may ask for the pod to be failed (kubelet's PodSyncHandlers: the
+     * active-deadline handler); the first that does sets the phase, reason and message.
+     */
+    podSyncHandlers?: readonly PodSyncHandler[];
   },
 ): PodStatus {
   const hasInitContainers = (pod.spec.initContainers ?? []).length > 0;
@@ -347,6 +388,18 @@ export function generateAPIPodStatus(
       if (prev?.started !== undefined) s.started = prev.started;
     }
   }
+  for (
+    const [specs, statuses] of [
+      [pod.spec.initContainers ?? [], initContainerStatuses],
+      [pod.spec.containers, containerStatuses],
+    ] as const
+  ) {
+    for (const s of statuses) {
+      const container = specs.find((c) => c.name === s.name);
+      const mounts = container && convertVolumeMountStatuses(container);
+      if (mounts) s.volumeMounts = mounts;
+    }
+  }
   const podHasInitialized = pod.spec.containers.some((c) => {
     const cs = podStatus.containerStatuses.find((s) => s.name === c.name);
     return cs !== undefined && (cs.state === "created" || cs.state === "running");
@@ -365,6 +418,34 @@ export function generateAPIPodStatus(
       phase = pod.status.phase;
     }
   }
+  // The reason and message go with the phase: kept while it is unchanged.
+  const oldPodStatus = options.oldStatus ?? pod.status ?? {};
+  let reason: string | undefined;
+  let message: string | undefined;
+  if (phase === oldPodStatus.phase) {
+    reason = oldPodStatus.reason || pod.status?.reason;
+    message = oldPodStatus.message || pod.status?.message;
+  }
+  // An internal module that requested the pod be failed overrides the phase, reason and message.
+  for (const handler of options.podSyncHandlers ?? []) {
+    const result = handler.shouldEvict(pod);
+    if (result.evict) {
+      phase = "Failed";
+      reason = result.reason;
+      message = result.message;
+      break;
+    }
+  }
+  // Pods are not allowed to leave the terminal phase the API server shows.
+  const apiPhase = pod.status?.phase;
+  if ((apiPhase === "Failed" || apiPhase === "Succeeded") && phase !== apiPhase) {
+    log.error(undefined, "Pod attempted illegal phase transition", {
+      pod: podKey(pod),
+      originalStatusPhase: apiPhase,
+      apiStatusPhase: phase,
+    });
+    phase = apiPhase;
+  }
   const podIPs = pod.spec.hostNetwork ? options.hostIPs : podStatus.ips;
   const status: PodStatus = {
     phase,
@@ -373,6 +454,8 @@ export function generateAPIPodStatus(
     startTime: options.startTime,
     containerStatuses,
   };
+  if (reason) status.reason = reason;
+  if (message) status.message = message;
   if (podIPs.length > 0) {
     status.podIP = podIPs[0];
     status.podIPs = podIPs.map((ip) => ({ ip }));
@@ -390,7 +473,11 @@ export function generateAPIPodStatus(
  *
  * @example
  * ```ts
- * validateContainerLogStatus("web", pod.status, "app", false); // "containerd://abc..."
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * validateContainerLogStatus("web", pod.status!, "app", false); // "containerd://abc..."
  * ```
  */
 export function validateContainerLogStatus(
@@ -480,6 +567,7 @@ const masterServices = new Set(["kubernetes"]);
  *
  * @example
  * ```ts
+ * declare const lister: Parameters<typeof getServiceEnvVarMap>[2];
  * getServiceEnvVarMap("default", true, lister).get("KUBERNETES_SERVICE_HOST"); // "10.0.0.1"
  * ```
  */
@@ -528,6 +616,11 @@ export interface PodIPs {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * declare const sources: Parameters<typeof makeEnvironmentVariables>[3];
  * await makeEnvironmentVariables(pod, pod.spec.containers[0], { podIP: "10.1.0.5", podIPs: ["10.1.0.5"] }, sources);
  * // [{ name: "POD_IP", value: "10.1.0.5" }, { name: "KUBERNETES_SERVICE_HOST", value: "10.0.0.1" }, ...]
  * ```
@@ -679,6 +772,11 @@ function bytesToString(base64: string): string {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
+ * declare const sources: Parameters<typeof podFieldSelectorRuntimeValue>[3];
  * await podFieldSelectorRuntimeValue({ fieldPath: "status.podIPs" }, pod, { podIP: "10.1.0.5", podIPs: ["10.1.0.5", "fd00::5"] }, sources);
  * // "10.1.0.5,fd00::5"
  * ```
@@ -798,6 +896,10 @@ export function getPodContainerDir(podsDir: string, pod: Pod, containerName: str
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * generatePodHostNameAndDomain(pod, "cluster.local"); // { hostname: "web-0", hostDomain: "web.default.svc.cluster.local" }
  * ```
  */

@@ -69,6 +69,15 @@ export function translateMountPropagation(
  *
  * @example
  * ```ts
+ * import type { Container, Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ * declare const container: Container;
+ * declare const uid: string;
+ *
+ * import type { VolumeManager } from "./volumemanager/volume_manager.ts";
+ *
+ * declare const volumeManager: VolumeManager;
  * await makeMounts(pod, container, volumeManager.getMountedVolumesForPod(uid));
  * // [{ containerPath: "/etc/config", hostPath: ".../kubernetes.io~configmap/cfg", readonly: true, propagation: "PROPAGATION_PRIVATE" }]
  * ```

@@ -15,7 +15,12 @@ import { extractContainerResourceValue, mergeContainerResourceLimits } from "../
  *
  * @example
  * ```ts
- * defaultPodLimitsForDownwardAPI(pod, container, { cpu: "4", memory: "8Gi" }).container.resources?.limits;
+ * import type { Container, Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ * declare const container: Container;
+ *
+ * defaultPodLimitsForDownwardAPI(pod, container, { cpu: "4", memory: "8Gi" }).container?.resources?.limits;
  * // { cpu: "4", memory: "8Gi" }
  * ```
  */

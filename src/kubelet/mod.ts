@@ -4,6 +4,12 @@
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ * import type { RuntimeService } from "../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const pod: Pod;
+ *
  * import { Kubelet } from "./mod.ts";
  * const kubelet = new Kubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet" });
  * await kubelet.start();
@@ -20,7 +26,31 @@ export {
   type PodWithStatus,
 } from "./kubelet.ts";
 export { EventStore, type StoredEvent } from "./kubelet_events.ts";
-export * from "./kubelet_node_status.ts";
+export {
+  controllerManagedAttachAnnotation,
+  defaultNodeStatusMaxImages,
+  type DefaultSetterInputs,
+  KubeletNodeStatus,
+  type KubeletNodeStatusOptions,
+  LabelArch,
+  LabelArchStable,
+  LabelHostname,
+  LabelOS,
+  LabelOSStable,
+  maxWaitForContainerRuntimeMs,
+  nodeConditionsHaveChanged,
+  nodeReadyGracePeriodMs,
+  nodeRef,
+  nodeStatusHasChanged,
+  nodeStatusUpdateRetry,
+  reconcileCMADAnnotationWithExistingNode,
+  registrationMaxBackoffMs,
+  type RuntimeCondition,
+  runtimeUpPeriodMs,
+  taintNodeUnschedulable,
+  updateDefaultLabels,
+  updateDefaultResources,
+} from "./kubelet_node_status.ts";
 export {
   ContainerCreating,
   convertToAPIContainerStatuses,
@@ -42,9 +72,40 @@ export {
   containerResourceRuntimeValue,
   defaultPodLimitsForDownwardAPI,
 } from "./kubelet_resources.ts";
-export * from "./kuberuntime/kuberuntime_manager.ts";
-export * from "./container/runtime.ts";
-export * from "./container/helpers.ts";
+export {
+  computeInitContainerActions,
+  computePodActions,
+  type ComputePodActionsOptions,
+  containerChanged,
+  type ContainerToKillInfo,
+  determinePodSandboxIPs,
+  formatPod,
+  getStableKey,
+  isInitContainerFailed,
+  KubeGenericRuntimeManager,
+  type PodActions,
+  podSandboxChanged,
+  type ProbeResultsLookups,
+  type ResultsLookup,
+  type RuntimeManagerOptions,
+  shouldRestartOnFailure,
+  type SyncResult,
+} from "./kuberuntime/kuberuntime_manager.ts";
+export {
+  findContainerStatusByName,
+  type PodStatus,
+  type RuntimeContainer,
+  type RuntimeContainerState,
+  type RuntimeContainerStatus,
+  type RuntimePod,
+} from "./container/runtime.ts";
+export {
+  hashContainer,
+  legacyHashContainer,
+  podKey,
+  podRestartPolicy,
+  shouldContainerBeRestarted,
+} from "./container/helpers.ts";
 export {
   generateContainerConfig,
   killContainer,
@@ -53,7 +114,36 @@ export {
   startContainer,
 } from "./kuberuntime/kuberuntime_container.ts";
 export { generatePodSandboxConfig } from "./kuberuntime/kuberuntime_sandbox.ts";
-export * from "./kuberuntime/labels.ts";
+export {
+  type AnnotatedContainerInfo,
+  containerHashLabel,
+  containerPortsLabel,
+  containerRestartCountLabel,
+  containerTerminationMessagePathLabel,
+  containerTerminationMessagePolicyLabel,
+  containerTypeLabel,
+  defaultTerminationMessagePath,
+  defaultTerminationMessagePolicy,
+  getContainerInfoFromAnnotations,
+  getContainerInfoFromLabels,
+  getPodSandboxInfoFromLabels,
+  InitContainer,
+  kubernetesContainerNameLabel,
+  kubernetesPodNameLabel,
+  kubernetesPodNamespaceLabel,
+  kubernetesPodUIDLabel,
+  type LabeledContainerInfo,
+  type LabeledPodSandboxInfo,
+  newContainerAnnotations,
+  newContainerLabels,
+  newPodAnnotations,
+  newPodLabels,
+  podDeletionGracePeriodLabel,
+  podTerminationGracePeriodLabel,
+  probeletNodeLabel,
+  probeletPodStartTimeAnnotation,
+  RegularContainer,
+} from "./kuberuntime/labels.ts";
 export {
   ContainerGC,
   defaultGCPolicy,

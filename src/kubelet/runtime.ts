@@ -32,6 +32,10 @@ export type HealthCheckFn = () => { ok: boolean; message: string };
  *
  * @example
  * ```ts
+ * import type { Clock } from "../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
  * const state = new RuntimeState(clock, 30_000);
  * state.setRuntimeSync(clock.now());
  * state.runtimeErrors(); // undefined

@@ -38,6 +38,10 @@ export function splitMaybeSubscriptedPath(fieldPath: string): [string, string, b
  *
  * @example
  * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * extractFieldPathAsString(pod, "metadata.name"); // "web"
  * ```
  */

@@ -29,6 +29,8 @@ export interface RotatingLogFileOptions {
  *
  * @example
  * ```ts
+ * import { setLogSink } from "./log.ts";
+ *
  * const file = RotatingLogFile.open("/var/lib/probelet/probelet.log", { maxSizeBytes: 10 << 20 });
  * setLogSink((line) => file.writeLine(line));
  * // ...
@@ -122,17 +124,31 @@ export class RotatingLogFile {
  * ```
  */
 export function rotatedLogFiles(path: string): string[] {
+  try {
+    return orderRotatedLogFiles(path, Deno.readDirSync(dirname(path)));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Of the folder entries beside the log at `path`, its rotated files
+ * (`<path>.<YYYYMMDD-hhmmss>[-n]`) as paths, oldest first: what {@link rotatedLogFiles} returns
+ * for entries read another way (the embedded runtime reads the folder asynchronously).
+ *
+ * @example
+ * ```ts
+ * orderRotatedLogFiles("/var/log/app.log", Deno.readDirSync("/var/log"));
+ * ```
+ */
+export function orderRotatedLogFiles(path: string, entries: Iterable<Deno.DirEntry>): string[] {
   const dir = dirname(path);
   const prefix = `${basename(path)}.`;
   const found: { name: string; stamp: string; n: number }[] = [];
-  try {
-    for (const e of Deno.readDirSync(dir)) {
-      if (!e.isFile || !e.name.startsWith(prefix)) continue;
-      const m = /^(\d{8}-\d{6})(?:-(\d+))?$/.exec(e.name.slice(prefix.length));
-      if (m) found.push({ name: e.name, stamp: m[1], n: Number(m[2] ?? 0) });
-    }
-  } catch {
-    return [];
+  for (const e of entries) {
+    if (!e.isFile || !e.name.startsWith(prefix)) continue;
+    const m = /^(\d{8}-\d{6})(?:-(\d+))?$/.exec(e.name.slice(prefix.length));
+    if (m) found.push({ name: e.name, stamp: m[1], n: Number(m[2] ?? 0) });
   }
   found.sort((a, b) => a.stamp < b.stamp ? -1 : a.stamp > b.stamp ? 1 : a.n - b.n);
   return found.map((f) => join(dir, f.name));

@@ -57,6 +57,12 @@ export type AbortHow = "closed" | "reset" | "close-only";
  *
  * @example
  * ```ts
+ * import type { Clock } from "./clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const timeoutMs: number;
+ * declare const conn: Deno.Conn;
+ *
  * const timer = clock.afterFunc(timeoutMs, () => abortConn(conn));
  * ```
  */
@@ -95,6 +101,8 @@ function resetTcp(conn: Deno.Conn): boolean {
  *
  * @example
  * ```ts
+ * declare const conn: Deno.Conn;
+ *
  * const fd = findTcpDescriptor(conn); // e.g. 23
  * ```
  */

@@ -13,6 +13,9 @@
  *
  * @example
  * ```ts
+ * import { Channel } from "./channel.ts";
+ *
+ * const channel = new Channel<string>(1);
  * const stop = new StopSignal();
  * const next = await stop.race(channel.receive()); // undefined once stop.stop() was called
  * ```

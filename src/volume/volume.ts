@@ -71,6 +71,29 @@ export function getPodVolumeDir(
   return joinInside(podsDir, podUID, "volumes", escapeQualifiedName(pluginName), volumeName);
 }
 
+/**
+ * The folder a plugin sets up `pod`'s volume in: {@link getPodVolumeDir} under the host's pods
+ * folder and the pod's UID (each kubelet plugin's `getPath`, which asks its host's
+ * `GetPodVolumeDir`).
+ *
+ * @example
+ * ```ts
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const host: VolumeHost;
+ * declare const pod: Pod;
+ *
+ * podVolumeDir(host, { pod, pluginName: "kubernetes.io/secret", volumeName: "creds" });
+ * ```
+ */
+export function podVolumeDir(
+  host: VolumeHost,
+  options: { pod: Pod; pluginName: string; volumeName: string },
+): string {
+  const { pod, pluginName, volumeName } = options;
+  return getPodVolumeDir(host.podsDir, pod.metadata.uid ?? "", pluginName, volumeName);
+}
+
 /** Whether `dir` is not a mount point of this mount namespace (per /proc/self/mountinfo). */
 export async function isLikelyNotMountPoint(dir: string): Promise<boolean> {
   const mounts = await listMountPoints();

@@ -426,21 +426,23 @@ const scenarios: Scenario[] = [
     done: (pod) => pod?.status?.phase === "Failed",
   },
   {
-    // probelet refuses the field (no deadline enforcement); kubelet fails the pod at the deadline.
+    // Both nodes fail the pod at the deadline (DeadlineExceeded) and kill its container (sleep
+    // ignores SIGTERM: killed at the end of the 1 s grace period).
     name: "active-deadline",
-    probeletRefuses: "spec.activeDeadlineSeconds is not supported by this node",
+    awaitEvents: ["DeadlineExceeded", "Killing"],
     object: (node) =>
       podOf("p", {
         activeDeadlineSeconds: 3,
+        terminationGracePeriodSeconds: 1,
         containers: [container("app", ["sleep", "3600"])],
       }, node),
-    done: (pod) => pod?.status?.phase === "Failed",
+    done: (pod) =>
+      pod?.status?.phase === "Failed" &&
+      containerStatus(pod)?.state?.terminated !== undefined,
   },
   {
-    // probelet refuses stdin and tty (not passed to CRI); kubelet runs the container with both.
+    // Both nodes pass stdin and tty to containerd, which gives the container a terminal.
     name: "stdin-tty",
-    probeletRefuses: "spec.containers[0].stdin is not supported by this node; " +
-      "spec.containers[0].tty is not supported by this node",
     object: (node) =>
       podOf("p", {
         restartPolicy: "Never",
@@ -848,6 +850,14 @@ Deno.test({
         authenticationTokenWebhook: true,
         clusterDNS: ["10.96.0.10"],
         clusterDomain: "cluster.local",
+        // scripts/kubelet.sh's evictionHard, so both nodes reserve the same from allocatable.
+        evictionHard: {
+          "memory.available": "1Mi",
+          "nodefs.available": "1%",
+          "nodefs.inodesFree": "1%",
+          "imagefs.available": "1%",
+          "imagefs.inodesFree": "1%",
+        },
         stopPodsOnExit: true,
       });
       await waitFor("the probelet Node Ready and untainted", async () => {

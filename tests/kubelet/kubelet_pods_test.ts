@@ -308,3 +308,81 @@ Deno.test("TestGenerateAPIPodStatusKeepsTerminalPhase (kubelet's three-way merge
   const fromAPI = { ...pod("Never"), status: { phase: "Failed" as const } };
   assertEquals(generateAPIPodStatus(fromAPI, runtime, options).phase, "Failed");
 });
+
+Deno.test("TestConvertToAPIContainerStatusesVolumeMounts", () => {
+  // kubelet's TestConvertToAPIContainerStatusesForUser (RecursiveReadOnlyMounts): each status
+  // lists its container's mounts; read-only ones say recursiveReadOnly, non-recursive here.
+  const withMounts: Pod = {
+    metadata: { name: "p" },
+    spec: {
+      restartPolicy: "Never",
+      initContainers: [{ name: "setup", volumeMounts: [{ name: "work", mountPath: "/work" }] }],
+      containers: [
+        {
+          name: "app",
+          volumeMounts: [
+            { name: "work", mountPath: "/work" },
+            { name: "cfg", mountPath: "/etc/cfg", readOnly: true, subPath: "app" },
+            { name: "token", mountPath: "/var/run/secrets", readOnly: true },
+          ],
+        },
+        { name: "bare" },
+      ],
+    },
+  };
+  const status = generateAPIPodStatus(withMounts, noContainers, {
+    startFailures: new Map(),
+    hostIPs: ["192.168.1.2"],
+    startTime: "2026-11-23T05:00:00Z",
+  });
+  assertEquals(status.initContainerStatuses?.[0].volumeMounts, [
+    { name: "work", mountPath: "/work" },
+  ]);
+  const app = status.containerStatuses?.find((s) => s.name === "app");
+  assertEquals(app?.volumeMounts, [
+    { name: "work", mountPath: "/work" },
+    { name: "cfg", mountPath: "/etc/cfg", readOnly: true, recursiveReadOnly: "Disabled" },
+    { name: "token", mountPath: "/var/run/secrets", readOnly: true, recursiveReadOnly: "Disabled" },
+  ]);
+  // No mounts: no field (kubelet's nil slice is omitted).
+  const bare = status.containerStatuses?.find((s) => s.name === "bare");
+  assertEquals("volumeMounts" in bare!, false);
+});
+
+Deno.test("TestGenerateAPIPodStatusWithPodSyncHandlers", async (t) => {
+  const options = {
+    startFailures: new Map(),
+    hostIPs: ["192.168.1.2"],
+    startTime: "2026-11-23T05:00:00Z",
+  };
+  const evict = {
+    shouldEvict: () => ({ evict: true, reason: "DeadlineExceeded", message: "too long" }),
+  };
+  const keep = { shouldEvict: () => ({ evict: false }) };
+  await t.step("a handler asking for eviction fails the pod with its reason", () => {
+    const status = generateAPIPodStatus(pod("Always"), noContainers, {
+      ...options,
+      podSyncHandlers: [keep, evict],
+    });
+    assertEquals([status.phase, status.reason, status.message], [
+      "Failed",
+      "DeadlineExceeded",
+      "too long",
+    ]);
+  });
+  await t.step("no handler asking: the phase from the containers, no reason", () => {
+    const status = generateAPIPodStatus(pod("Always"), noContainers, {
+      ...options,
+      podSyncHandlers: [keep],
+    });
+    assertEquals([status.phase, status.reason, status.message], ["Pending", undefined, undefined]);
+  });
+  await t.step("a pod the API shows Succeeded stays Succeeded", () => {
+    const done = { ...pod("Never"), status: { phase: "Succeeded" as const } };
+    const status = generateAPIPodStatus(done, noContainers, {
+      ...options,
+      podSyncHandlers: [evict],
+    });
+    assertEquals(status.phase, "Succeeded");
+  });
+});

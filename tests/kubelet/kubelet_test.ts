@@ -732,3 +732,47 @@ Deno.test("TestSyncLoopLogVerbosity", async (t) => {
     await s.cleanup();
   }
 });
+
+Deno.test("TestActiveDeadlineFailsThePodAtItsDeadline", async () => {
+  // The periodic resync is a minute away: only the sync loop's deadline check syncs the pod.
+  const s = await setup(undefined, { syncFrequencyMs: 60_000 });
+  try {
+    const pod = probedPod({ restartPolicy: "Always" });
+    pod.spec.activeDeadlineSeconds = 3;
+    s.kubelet.setPods([pod]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    assertEquals(s.status()?.phase, "Running");
+    const started = Date.parse(s.status()!.startTime!);
+    // Still running just before the deadline.
+    await s.clock.step(started + 2_000 - s.clock.now());
+    await settle();
+    assertEquals(s.status()?.phase, "Running");
+    assertEquals(s.recorder.events.filter((e) => e.includes("DeadlineExceeded")), []);
+    // The next sync tick finds the pod past its deadline: it is failed and its containers killed.
+    await s.clock.step(1_000);
+    await until("Failed", () => s.status()?.phase === "Failed");
+    assertEquals(s.status()?.reason, "DeadlineExceeded");
+    assertEquals(
+      s.status()?.message,
+      "Pod was active on the node longer than the specified deadline",
+    );
+    await until(
+      "sandbox stopped",
+      () => s.runtime.calls.some((c) => c.startsWith("stopPodSandbox")),
+    );
+    await until("app terminated", () => s.app()?.state?.terminated !== undefined);
+    assertEquals(s.runtime.containersNamed("app").map((c) => c.state), ["CONTAINER_EXITED"]);
+    assert(s.recorder.events.includes(
+      "Normal DeadlineExceeded Pod was active on the node longer than the specified deadline",
+    ));
+    assert(s.recorder.events.includes("Normal Killing Stopping container app"));
+    // Terminal: it is not restarted, and stays Failed with its reason.
+    for (let i = 0; i < 3; i++) await s.clock.step(1_000);
+    await settle();
+    assertEquals(s.status()?.phase, "Failed");
+    assertEquals(s.status()?.reason, "DeadlineExceeded");
+    assertEquals(s.runtime.containersNamed("app").length, 1);
+  } finally {
+    await s.cleanup();
+  }
+});

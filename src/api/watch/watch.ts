@@ -12,6 +12,10 @@ import type * as metav1 from "../meta/v1/mod.ts";
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ *
+ * declare const clientset: Clientset;
+ *
  * const w = await clientset.coreV1.pods("").watch({ resourceVersion: "10", allowWatchBookmarks: true });
  * for await (const event of w) console.log(event.type, event.object.metadata.name);
  * ```

@@ -35,6 +35,10 @@ export interface ListWatchClient<T> {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../kubernetes/clientset.ts";
+ *
+ * declare const clientset: Clientset;
+ *
  * const lw = newListWatchFromClient(clientset.coreV1.pods(""), { fieldSelector: "spec.nodeName=node-1" });
  * ```
  */

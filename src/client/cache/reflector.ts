@@ -21,6 +21,7 @@ import {
 import type { Watch } from "../kubernetes/clientset.ts";
 import type { ListerWatcher } from "./listwatch.ts";
 import type { MetaObject, Store } from "./store.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Shortest server-side watch timeout; each watch asks for [min, 2 × min) (client-go: 5 min). */
 export const minWatchTimeoutSeconds = 300;
@@ -75,8 +76,16 @@ class BackoffManager {
  *
  * @example
  * ```ts
+ * import { newListWatchFromClient } from "./listwatch.ts";
+ * import { UndeltaStore } from "./undelta_store.ts";
+ * import type { Node } from "../../api/core/v1/mod.ts";
+ * import type { Clientset } from "../kubernetes/clientset.ts";
+ *
+ * declare const clientset: Clientset;
+ * declare const node: Node;
+ *
  * const lw = newListWatchFromClient(clientset.coreV1.pods(""), { fieldSelector: `spec.nodeName=${node}` });
- * const reflector = new Reflector(lw, new UndeltaStore((pods) => send(pods)));
+ * const reflector = new Reflector(lw, new UndeltaStore((pods) => console.log(pods.length)));
  * const stop = new AbortController();
  * const done = reflector.run(stop.signal);
  * // ...
@@ -294,8 +303,4 @@ export class Reflector<T extends MetaObject> {
       ...(streamError ? { err: errorText(streamError) } : {}),
     });
   }
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

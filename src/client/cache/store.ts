@@ -35,6 +35,10 @@ export interface Store<T> {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * const store = new MemoryStore<Pod>();
  * store.add(pod);
  * store.getByKey("default/web");

@@ -11,7 +11,9 @@ import { MemoryStore, metaNamespaceKeyFunc, type MetaObject, type Store } from "
  *
  * @example
  * ```ts
- * const store = new UndeltaStore<Pod>((pods) => updates.send({ pods, op: "SET", source: "api" }));
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * const store = new UndeltaStore<Pod>((pods) => console.log(`${pods.length} pods`));
  * ```
  */
 export class UndeltaStore<T extends MetaObject> implements Store<T> {

@@ -120,6 +120,8 @@ export interface CertificatesV1Interface {
  *
  * @example
  * ```ts
+ * declare const clientset: Clientset;
+ *
  * const node = await clientset.coreV1.nodes().get("node-1");
  * await clientset.coordinationV1.leases("kube-node-lease").get("node-1");
  * ```
@@ -213,7 +215,9 @@ export interface NewForConfigOptions extends RESTClientOptions {
  *
  * @example
  * ```ts
- * const config = await loadRestConfig({ kubeconfig: "/etc/probelet/kubeconfig" });
+ * import { loadKubeconfig } from "../kubeconfig.ts";
+ *
+ * const { config } = await loadKubeconfig("/etc/probelet/kubeconfig");
  * const clientset = newForConfig({ ...config, qps: 50, burst: 100 });
  * await clientset.coreV1.nodes().get("node-1");
  * ```

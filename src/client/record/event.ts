@@ -56,6 +56,11 @@ export interface EventSink {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../kubernetes/clientset.ts";
+ *
+ * declare const eventClientset: Clientset;
+ *
+ * const broadcaster = new EventBroadcaster();
  * broadcaster.startRecordingToSink(new EventSinkImpl(eventClientset));
  * ```
  */
@@ -123,6 +128,15 @@ export interface EventBroadcasterOptions {
  *
  * @example
  * ```ts
+ * import type { ObjectReference } from "../../api/core/v1/mod.ts";
+ * import type { Clientset } from "../kubernetes/clientset.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const clientset: Clientset;
+ * declare const nodeName: string;
+ * declare const nodeRef: ObjectReference;
+ *
  * const broadcaster = new EventBroadcaster({ clock });
  * broadcaster.startStructuredLogging(3);
  * broadcaster.startRecordingToSink(new EventSinkImpl(clientset));

@@ -84,6 +84,12 @@ export function getEventKey(event: Event): string {
 
 /** Identifies the spam budget of an event: its source and object. */
 export function getSpamKey(event: Event): string {
+  return spamKeyParts(event).map((s) => s ?? "").join("");
+}
+
+// The source and the object without its field path: the spam key, and the start of the
+// aggregation key.
+function spamKeyParts(event: Event): (string | undefined)[] {
   return [
     src(event).component,
     src(event).host,
@@ -92,7 +98,7 @@ export function getSpamKey(event: Event): string {
     obj(event).name,
     obj(event).uid,
     obj(event).apiVersion,
-  ].map((s) => s ?? "").join("");
+  ];
 }
 
 /**
@@ -103,13 +109,7 @@ export function eventAggregatorByReasonFunc(
   event: Event,
 ): [aggregateKey: string, localKey: string] {
   const aggregateKey = [
-    src(event).component,
-    src(event).host,
-    obj(event).kind,
-    obj(event).namespace,
-    obj(event).name,
-    obj(event).uid,
-    obj(event).apiVersion,
+    ...spamKeyParts(event),
     event.type,
     event.reason,
     event.reportingComponent,
@@ -325,9 +325,16 @@ export interface EventCorrelateResult {
  *
  * @example
  * ```ts
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * import type { Event } from "../../api/core/v1/mod.ts";
+ *
+ * declare const clock: Clock;
+ * declare const event: Event;
+ *
  * const correlator = new EventCorrelator(clock);
  * const result = correlator.eventCorrelate(event);
- * if (!result.skip) send(result.event!, result.patch);
+ * if (!result.skip) console.log(result.event, result.patch);
  * ```
  */
 export class EventCorrelator {

@@ -17,6 +17,7 @@ import type { ProbeType } from "../../kubelet/prober/probe_type.ts";
 import { type LogSink, setLogSink, setVerbosity } from "../../util/log.ts";
 import { formatReports, isHealthy, probeOnce } from "./probe_once.ts";
 import { watchProbes } from "./watch.ts";
+import { errorText } from "../../util/errors.ts";
 
 const usage = `Usage: deno task probe <manifest.yaml> [options]
 
@@ -119,7 +120,7 @@ const knownFlags = ["container", "type", "pod-ip", "output", "watch", "v", "help
  * about positionals.
  */
 function describeParseError(e: unknown): string {
-  const message = e instanceof Error ? e.message : String(e);
+  const message = errorText(e);
   const unknown = /^Unknown option '(-{1,2})([^']*)'/.exec(message);
   if (unknown === null) return message;
   const [, dashes, name] = unknown;

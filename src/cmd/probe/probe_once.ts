@@ -42,6 +42,9 @@ export interface ProbeSelection {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pods: Pod[];
  * const reports = await probeOnce(pods, { podIP: "127.0.0.1" });
  * ```
  */
@@ -92,6 +95,7 @@ export function isHealthy(report: ProbeReport): boolean {
  *
  * @example
  * ```ts
+ * declare const reports: ProbeReport[];
  * console.log(formatReports(reports));
  * ```
  */

@@ -42,6 +42,9 @@ export interface WatchOptions {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pods: Pod[];
  * const ac = new AbortController();
  * Deno.addSignalListener("SIGINT", () => ac.abort());
  * await watchProbes(pods, { podIP: "127.0.0.1", signal: ac.signal });

@@ -33,6 +33,8 @@ import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { kubernetesVersion } from "../../version.ts";
 import { type KubeletFlags, parseNodeIP } from "./flags.ts";
+import { getNodeAllocatableReservation } from "../../kubelet/cm/node_container_manager.ts";
+import { parseThresholdStatements } from "../../kubelet/eviction/helpers.ts";
 
 /** What node status reports as `kubeletVersion`: the Kubernetes version it follows, marked. */
 export const kubeletVersion = `v${kubernetesVersion.major}.${kubernetesVersion.minor}.0-probelet`;
@@ -81,6 +83,20 @@ export interface NodeAgent {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { KubeletFlags } from "./flags.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ * import type { EventRecorder } from "../../kubelet/events/event.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const flags: KubeletFlags;
+ * declare const clock: Clock;
+ * declare const kubeClient: Clientset;
+ * declare const heartbeatClient: Clientset;
+ * declare const runtime: RuntimeService;
+ * declare const recorder: EventRecorder;
+ * declare const kubeletPort: () => number;
+ *
  * const agent = await newNodeAgent({ flags, clock, kubeClient, heartbeatClient, runtime, recorder, kubeletPort });
  * agent.start();
  * await agent.stop();
@@ -90,6 +106,8 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
   const { flags, clock, runtime } = options;
   // Machine facts change only with a reboot: read them once, as kubelet caches cAdvisor's.
   const machine = options.machineInfo ?? getMachineInfo();
+  // Checked when the flags were parsed; an options object from code is checked here.
+  const hardEvictionThresholds = parseThresholdStatements(flags.evictionHard);
   const versions = options.versionInfo ?? getVersionInfo();
   const runtimeName = (await runtime.version()).runtimeName;
   const nodeLease = newController({
@@ -140,6 +158,8 @@ export async function newNodeAgent(options: NodeAgentOptions): Promise<NodeAgent
           return undefined;
         }
       },
+      allocatableReservation: (capacity) =>
+        getNodeAllocatableReservation(capacity, { hardEvictionThresholds }),
       versionInfo: () => versions,
       runtimeType: () => runtimeName,
       runtimeVersion: async () => (await runtime.version()).runtimeVersion,

@@ -181,20 +181,41 @@ async function lockRootDir(rootDir: string): Promise<FileLock> {
   }
 }
 
+/** What runKubelet claimed before startAgent: the clock, the root-dir lock and the servers. */
+interface ClaimedAgent {
+  clock: Clock;
+  lock: FileLock;
+  server: KubeletServer | undefined;
+  secureServer: SecureKubeletServer | undefined;
+  tlsOptions: TLSOptions | undefined;
+  fileCertificateManager: Manager | undefined;
+  reviews: { post?: ReviewPoster };
+}
+
+/**
+ * Everything a running agent holds, filled in the order startAgent makes it and released in
+ * reverse by stopAgent. `node` and `serverCertificateManager` come last: they need the kubelet.
+ */
+interface AgentParts extends ClaimedAgent {
+  flags: KubeletFlags;
+  clients: KubeClients | undefined;
+  runtime: RuntimeService;
+  embedded: EmbeddedRuntimeService | undefined;
+  imageService: RemoteImageService | undefined;
+  broadcaster: EventBroadcaster | undefined;
+  probePool: ProbePool | undefined;
+  kubelet: Kubelet;
+  stopPodsOnExit: boolean;
+  node: NodeAgent | undefined;
+  serverCertificateManager: Manager | undefined;
+}
+
 async function startAgent(
   flags: KubeletFlags,
   options: RunKubeletOptions,
-  claimed: {
-    clock: Clock;
-    lock: FileLock;
-    server: KubeletServer | undefined;
-    secureServer: SecureKubeletServer | undefined;
-    tlsOptions: TLSOptions | undefined;
-    fileCertificateManager: Manager | undefined;
-    reviews: { post?: ReviewPoster };
-  },
+  claimed: ClaimedAgent,
 ): Promise<RunningKubelet> {
-  const { clock, lock, server, secureServer, tlsOptions } = claimed;
+  const { clock } = claimed;
   // API-server mode: clients first, so a wrong kubeconfig or identity fails before anything runs.
   let clients: KubeClients | undefined;
   const api = options.clients ??
@@ -203,50 +224,83 @@ async function startAgent(
     const rest = (api.kubeClient as HTTPClientset).rest;
     claimed.reviews.post = (path, body) => rest.json({ method: "POST", path, body });
   }
-  let runtime: RuntimeService;
-  let embedded: EmbeddedRuntimeService | undefined;
-  let imageService: RemoteImageService | undefined;
-  if (flags.containerRuntimeEndpoint) {
-    runtime = await newRemoteRuntimeService(flags.containerRuntimeEndpoint, {
-      requestTimeoutMs: flags.runtimeRequestTimeoutMs,
-    }).catch((e) => {
-      clients?.close();
-      throw e;
-    });
-    // Kubelet's image manager pulls through the same endpoint's ImageService.
-    imageService = new RemoteImageService(flags.containerRuntimeEndpoint, {
-      requestTimeoutMs: flags.runtimeRequestTimeoutMs,
-    });
-  } else {
-    // Adopts the containers a previous run left running; rotates logs as kubelet's flags say;
-    // --stop-pods-on-exit=false leaves the containers running at exit for the next start.
-    embedded = new EmbeddedRuntimeService({
-      rootDir: join(flags.rootDir, "embedded"),
-      clock,
-      containerLogMaxSizeBytes: flags.containerLogMaxSizeBytes,
-      containerLogMaxFiles: flags.containerLogMaxFiles,
-      stopContainersOnShutdown: flags.stopPodsOnExit ?? true,
-    });
-    // What cannot be adopted (execs of a killed agent, unreadable records) would hold ports.
-    embedded.killLeftoverProcesses();
-    runtime = embedded;
-  }
-  // Events also go to the API server, through client-go's correlator, as kubelet's
-  // makeEventRecorder sets up (source: component kubelet, host = node name).
-  let broadcaster: EventBroadcaster | undefined;
-  let recorders = options.recorders;
-  if (api) {
-    broadcaster = new EventBroadcaster({ clock });
-    broadcaster.startRecordingToSink(new EventSinkImpl(api.eventClient));
-    recorders = [
-      ...(recorders ?? [new LogRecorder()]),
-      broadcaster.newRecorder({ component: "kubelet", host: flags.nodeName }),
-    ];
-  }
+  const { runtime, embedded, imageService } = await connectRuntime(flags, clock).catch((e) => {
+    clients?.close();
+    throw e;
+  });
+  const { broadcaster, recorders } = newEventRecorders(flags, {
+    clock,
+    eventClient: api?.eventClient,
+    recorders: options.recorders,
+  });
   // Handlers on pool threads time themselves on the wall clock, so a test clock keeps them here.
   const workers = options.probeWorkers ?? (options.clock ? 0 : flags.probeWorkers);
   const probePool = workers > 0 ? new ProbePool(workers) : undefined;
-  const kubelet = new Kubelet({
+  const parts: AgentParts = {
+    ...claimed,
+    flags,
+    clients,
+    runtime,
+    embedded,
+    imageService,
+    broadcaster,
+    probePool,
+    // The node agent reporting the Node starts after the kubelet (startNodeServices); the
+    // kubelet reads it only once running.
+    kubelet: newAgentKubelet(flags, options, {
+      runtime,
+      clock,
+      imageService,
+      recorders,
+      probePool,
+      api,
+      node: () => parts.node,
+    }),
+    stopPodsOnExit: flags.stopPodsOnExit ?? embedded !== undefined,
+    node: undefined,
+    serverCertificateManager: claimed.fileCertificateManager,
+  };
+  let stopped: Promise<void> | undefined;
+  const stop = () => stopped ??= stopAgent(parts);
+  try {
+    await startNodeServices(parts, { api, options });
+    await parts.kubelet.start();
+  } catch (e) {
+    await stop().catch((err) => log.error(err, "Cleanup after a failed start failed"));
+    throw e;
+  }
+  const { server, secureServer } = parts;
+  const host = server && (server.hostname.includes(":") ? `[${server.hostname}]` : server.hostname);
+  return {
+    kubelet: parts.kubelet,
+    runtime,
+    server,
+    secureServer,
+    serverCertificateManager: parts.serverCertificateManager,
+    url: server ? `http://${host}:${server.port}` : undefined,
+    node: parts.node,
+    stopPodsOnExit: parts.stopPodsOnExit,
+    stop,
+    kill: () => killAgent(parts),
+  };
+}
+
+/** The kubelet of the agent, from the flags and what startAgent made for it. */
+function newAgentKubelet(
+  flags: KubeletFlags,
+  options: RunKubeletOptions,
+  made: {
+    runtime: RuntimeService;
+    clock: Clock;
+    imageService: RemoteImageService | undefined;
+    recorders: EventRecorder[] | undefined;
+    probePool: ProbePool | undefined;
+    api: RunKubeletOptions["clients"];
+    node: () => NodeAgent | undefined;
+  },
+): Kubelet {
+  const { runtime, clock, imageService, recorders, probePool, api, node } = made;
+  return new Kubelet({
     runtime,
     clock,
     nodeName: flags.nodeName,
@@ -270,112 +324,162 @@ async function startAgent(
     probePool,
     // API-server mode: pods bound to this node, their statuses, mirror pods, admission.
     kubeClient: api?.kubeClient,
-    getNode: () => node?.nodeStatus.lastNode,
-    initialNode: api ? () => node!.nodeStatus.initialNode() : undefined,
+    getNode: () => node()?.nodeStatus.lastNode,
+    initialNode: api ? () => node()!.nodeStatus.initialNode() : undefined,
     maxPods: flags.maxPods,
     hostIP: parseNodeIP(flags.nodeIP)[0],
     clusterDNS: flags.clusterDNS,
     clusterDomain: flags.clusterDomain,
     resolverConfig: flags.resolvConf,
   });
-  const stopPodsOnExit = flags.stopPodsOnExit ?? embedded !== undefined;
-  let node: NodeAgent | undefined;
-  let serverCertificateManager = claimed.fileCertificateManager;
-  let stopped: Promise<void> | undefined;
-  // The last resort (a second signal, a stop past its deadline): SIGKILL the running exec probes
-  // the embedded runtime started, and its containers unless --stop-pods-on-exit=false leaves them
-  // for the next start. A CRI runtime's containers stay with the runtime, which tracks them.
-  const kill = () => embedded?.killAll();
-  const stop = () =>
-    stopped ??= (async () => {
-      try {
-        // Each pod gets at most the shutdown grace period; past it (plus time to remove what
-        // stopped), whatever still runs is killed so that the stop ends.
-        const graceSeconds = Math.floor(flags.shutdownGracePeriodMs / 1000);
-        await withDeadline(
-          kubelet.stop({
-            leavePodsRunning: !stopPodsOnExit,
-            gracePeriodOverrideSeconds: graceSeconds,
-          }),
-          { clock, ms: flags.shutdownGracePeriodMs + stopSlackMs },
-          () => {
-            log.info("Shutdown grace period exceeded, killing what is left", {
-              shutdownGracePeriod: `${graceSeconds}s`,
-            });
-            kill();
-          },
-        );
-      } finally {
-        probePool?.close();
-        // The node keeps its heartbeat until its pods are down.
-        await node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
-        // Events still queued are dropped at exit, as kubelet's are; one being written finishes.
-        await broadcaster?.shutdown();
-        await serverCertificateManager?.stop();
-        clients?.close();
-        imageService?.close();
-        await server?.shutdown().catch(() => {});
-        await secureServer?.shutdown().catch(() => {});
-        if (embedded) await embedded.shutdown();
-        else runtime.close();
-        lock.release();
-      }
-    })();
-  try {
-    server?.setSource(kubelet);
-    secureServer?.setSource(kubelet);
-    if (api) {
-      const images = embedded ?? imageService!;
-      node = await newNodeAgent({
-        flags,
-        clock,
-        kubeClient: api.kubeClient,
-        heartbeatClient: api.heartbeatClient,
-        runtime,
-        listImages: () => images.listImages(),
-        recorder: kubelet.events,
-        // kubelet's daemonEndpoints: the port the API server dials, the secure one when served.
-        kubeletPort: () => secureServer?.port ?? server?.port ?? flags.port,
-        // kubelet's closeAllConns: a half-open connection must not hold the heartbeat (nor the
-        // pod watch) back.
-        onRepeatedHeartbeatFailure: () => {
-          log.info("Heartbeat failed repeatedly, closing the API clients' connections");
-          clients?.closeAllConns();
-        },
-        random: options.random,
-      });
-      node.nodeStatus.runtimeState.addHealthCheck("PLEG", () => kubelet.plegHealthy());
-      node.start();
-    }
-    if (secureServer && tlsOptions && flags.rotateServerCertificates) {
-      // kubelet's serverCertificateManager: the CSR-issued certificate for the node's observed
-      // addresses.
-      serverCertificateManager = await newServingCertificateManager(flags, tlsOptions, {
-        clock,
-        kubeClient: api?.kubeClient,
-        getAddresses: () => node?.nodeStatus.lastNode?.status?.addresses ?? [],
-        setCertificate: (c) => secureServer.setCertificate(c),
-      });
-    }
-    serverCertificateManager?.start();
-    await kubelet.start();
-  } catch (e) {
-    await stop().catch((err) => log.error(err, "Cleanup after a failed start failed"));
-    throw e;
+}
+
+/**
+ * The container runtime: the CRI endpoint's (with its ImageService, which kubelet's image manager
+ * pulls through), or the embedded one, which adopts the containers a previous run left running,
+ * rotates logs as kubelet's flags say, and with --stop-pods-on-exit=false leaves its containers
+ * running at exit for the next start.
+ */
+async function connectRuntime(flags: KubeletFlags, clock: Clock): Promise<{
+  runtime: RuntimeService;
+  embedded?: EmbeddedRuntimeService;
+  imageService?: RemoteImageService;
+}> {
+  if (flags.containerRuntimeEndpoint) {
+    const runtime = await newRemoteRuntimeService(flags.containerRuntimeEndpoint, {
+      requestTimeoutMs: flags.runtimeRequestTimeoutMs,
+    });
+    const imageService = new RemoteImageService(flags.containerRuntimeEndpoint, {
+      requestTimeoutMs: flags.runtimeRequestTimeoutMs,
+    });
+    return { runtime, imageService };
   }
-  const host = server && (server.hostname.includes(":") ? `[${server.hostname}]` : server.hostname);
-  return {
-    kubelet,
-    runtime,
-    server,
-    secureServer,
-    serverCertificateManager,
-    url: server ? `http://${host}:${server.port}` : undefined,
-    node,
-    stopPodsOnExit,
-    stop,
-    kill,
-  };
+  const embedded = new EmbeddedRuntimeService({
+    rootDir: join(flags.rootDir, "embedded"),
+    clock,
+    containerLogMaxSizeBytes: flags.containerLogMaxSizeBytes,
+    containerLogMaxFiles: flags.containerLogMaxFiles,
+    stopContainersOnShutdown: flags.stopPodsOnExit ?? true,
+  });
+  // What cannot be adopted (execs of a killed agent, unreadable records) would hold ports.
+  embedded.killLeftoverProcesses();
+  return { runtime: embedded, embedded };
+}
+
+/**
+ * The kubelet's event recorders: the caller's (default: the log), plus in API-server mode one
+ * that sends events through client-go's correlator, as kubelet's makeEventRecorder sets up
+ * (source: component kubelet, host = node name).
+ */
+function newEventRecorders(
+  flags: KubeletFlags,
+  options: { clock: Clock; eventClient?: Clientset; recorders?: EventRecorder[] },
+): { broadcaster?: EventBroadcaster; recorders?: EventRecorder[] } {
+  if (!options.eventClient) return { recorders: options.recorders };
+  const broadcaster = new EventBroadcaster({ clock: options.clock });
+  broadcaster.startRecordingToSink(new EventSinkImpl(options.eventClient));
+  const recorders = [
+    ...(options.recorders ?? [new LogRecorder()]),
+    broadcaster.newRecorder({ component: "kubelet", host: flags.nodeName }),
+  ];
+  return { broadcaster, recorders };
+}
+
+/**
+ * Hands the kubelet to the servers, then in API-server mode starts the node agent (status and
+ * lease), and the CSR-issued serving certificate's manager once the node's addresses can exist.
+ */
+async function startNodeServices(
+  parts: AgentParts,
+  context: { api: RunKubeletOptions["clients"]; options: RunKubeletOptions },
+): Promise<void> {
+  const { flags, clock, kubelet, server, secureServer, tlsOptions } = parts;
+  const { api, options } = context;
+  server?.setSource(kubelet);
+  secureServer?.setSource(kubelet);
+  if (api) {
+    const images = parts.embedded ?? parts.imageService!;
+    const node = await newNodeAgent({
+      flags,
+      clock,
+      kubeClient: api.kubeClient,
+      heartbeatClient: api.heartbeatClient,
+      runtime: parts.runtime,
+      listImages: () => images.listImages(),
+      recorder: kubelet.events,
+      // kubelet's daemonEndpoints: the port the API server dials, the secure one when served.
+      kubeletPort: () => secureServer?.port ?? server?.port ?? flags.port,
+      // kubelet's closeAllConns: a half-open connection must not hold the heartbeat (nor the
+      // pod watch) back.
+      onRepeatedHeartbeatFailure: () => {
+        log.info("Heartbeat failed repeatedly, closing the API clients' connections");
+        parts.clients?.closeAllConns();
+      },
+      random: options.random,
+    });
+    parts.node = node;
+    node.nodeStatus.runtimeState.addHealthCheck("PLEG", () => kubelet.plegHealthy());
+    node.start();
+  }
+  if (secureServer && tlsOptions && flags.rotateServerCertificates) {
+    // kubelet's serverCertificateManager: the CSR-issued certificate for the node's observed
+    // addresses.
+    parts.serverCertificateManager = await newServingCertificateManager(flags, tlsOptions, {
+      clock,
+      kubeClient: api?.kubeClient,
+      getAddresses: () => parts.node?.nodeStatus.lastNode?.status?.addresses ?? [],
+      setCertificate: (c) => secureServer.setCertificate(c),
+    });
+  }
+  parts.serverCertificateManager?.start();
+}
+
+/**
+ * Stops the pods (unless they are left running), then releases everything in reverse order of
+ * making: each pod gets at most the shutdown grace period; past it (plus time to remove what
+ * stopped), whatever still runs is killed so that the stop ends.
+ */
+async function stopAgent(parts: AgentParts): Promise<void> {
+  const { flags, clock } = parts;
+  try {
+    const graceSeconds = Math.floor(flags.shutdownGracePeriodMs / 1000);
+    await withDeadline(
+      parts.kubelet.stop({
+        leavePodsRunning: !parts.stopPodsOnExit,
+        gracePeriodOverrideSeconds: graceSeconds,
+      }),
+      { clock, ms: flags.shutdownGracePeriodMs + stopSlackMs },
+      () => {
+        log.info("Shutdown grace period exceeded, killing what is left", {
+          shutdownGracePeriod: `${graceSeconds}s`,
+        });
+        killAgent(parts);
+      },
+    );
+  } finally {
+    parts.probePool?.close();
+    // The node keeps its heartbeat until its pods are down.
+    await parts.node?.stop().catch((e) => log.error(e, "Failed to stop node status reporting"));
+    // Events still queued are dropped at exit, as kubelet's are; one being written finishes.
+    await parts.broadcaster?.shutdown();
+    await parts.serverCertificateManager?.stop();
+    parts.clients?.close();
+    parts.imageService?.close();
+    await parts.server?.shutdown().catch(() => {});
+    await parts.secureServer?.shutdown().catch(() => {});
+    if (parts.embedded) await parts.embedded.shutdown();
+    else parts.runtime.close();
+    parts.lock.release();
+  }
+}
+
+/**
+ * The last resort (a second signal, a stop past its deadline): SIGKILLs the running exec probes
+ * the embedded runtime started, and its containers unless --stop-pods-on-exit=false leaves them
+ * for the next start. A CRI runtime's containers stay with the runtime, which tracks them.
+ */
+function killAgent(parts: AgentParts): void {
+  parts.embedded?.killAll();
 }
 
 /** Time a stop may take beyond the shutdown grace period: removing what was stopped. */

@@ -39,6 +39,7 @@ import {
 } from "../../kubelet/certificate/kubelet.ts";
 import * as log from "../../util/log.ts";
 import type { KubeletFlags } from "./flags.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** The secure port's TLS settings (kubelet's `server.TLSOptions`). */
 export interface TLSOptions {
@@ -58,6 +59,10 @@ export interface TLSOptions {
  *
  * @example
  * ```ts
+ * import type { KubeletFlags } from "./flags.ts";
+ *
+ * declare const flags: KubeletFlags;
+ *
  * const { certFile, keyFile, minVersion } = await initializeTLS(flags);
  * ```
  */
@@ -145,7 +150,17 @@ export interface ServingCertificateManagerOptions {
  *
  * @example
  * ```ts
- * const m = await newServingCertificateManager(flags, tlsOptions, { clock, kubeClient, getAddresses, setCertificate: (c) => server.setCertificate(c) });
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { KubeletFlags } from "./flags.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const flags: KubeletFlags;
+ * declare const clock: Clock;
+ * declare const kubeClient: Clientset;
+ * declare const tlsOptions: Parameters<typeof newServingCertificateManager>[1];
+ * declare const getAddresses: Parameters<typeof newServingCertificateManager>[2]["getAddresses"];
+ *
+ * const m = await newServingCertificateManager(flags, tlsOptions, { clock, kubeClient, getAddresses, setCertificate: (c) => console.log(c) });
  * m.start();
  * ```
  */
@@ -237,7 +252,14 @@ async function canReadCertAndKey(certFile: string, keyFile: string): Promise<boo
  *
  * @example
  * ```ts
- * const auth = await buildAuth(flags, { clock, post: () => poster });
+ * import type { KubeletFlags } from "./flags.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const flags: KubeletFlags;
+ * declare const clock: Clock;
+ *
+ * declare const post: Parameters<typeof buildAuth>[1]["post"];
+ * const auth = await buildAuth(flags, { clock, post });
  * ```
  */
 export async function buildAuth(
@@ -256,9 +278,7 @@ export async function buildAuth(
       roots = parseCABundle(await Deno.readTextFile(flags.clientCAFile));
     } catch (e) {
       throw new Error(
-        `unable to load client CA file ${flags.clientCAFile}: ${
-          e instanceof Error ? e.message : String(e)
-        }`,
+        `unable to load client CA file ${flags.clientCAFile}: ${errorText(e)}`,
       );
     }
     authenticators.push(newX509Authenticator(() => roots, options.clock));

@@ -25,6 +25,8 @@ export interface BoundPorts {
  *
  * @example
  * ```ts
+ * import { defaultFlags } from "./flags.ts";
+ *
  * kubeletConfiguration(defaultFlags(), { port: 10250 }).port; // 10250
  * ```
  */
@@ -70,6 +72,7 @@ export function kubeletConfiguration(
     nodeLeaseDurationSeconds: flags.nodeLeaseDurationSeconds,
     runtimeRequestTimeout: goDuration(flags.runtimeRequestTimeoutMs),
     maxPods: flags.maxPods,
+    evictionHard: flags.evictionHard,
     resolvConf: flags.resolvConf,
     kubeAPIQPS: flags.kubeAPIQPS,
     kubeAPIBurst: flags.kubeAPIBurst,

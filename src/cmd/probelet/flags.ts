@@ -8,6 +8,7 @@
 
 import { isIP } from "node:net";
 import { parseQuantity } from "../../api/resource/quantity.ts";
+import { DefaultEvictionHard, parseThresholdStatements } from "../../kubelet/eviction/helpers.ts";
 import { isQualifiedName, isValidLabelValue } from "../../util/validation/validation.ts";
 
 /** Effect of a node taint, as core/v1's TaintEffect. */
@@ -126,6 +127,11 @@ export interface KubeletFlags {
   eventBurst: number;
   /** Pod capacity reported in node status (`capacity.pods`). */
   maxPods: number;
+  /**
+   * `--eviction-hard`: hard eviction thresholds by signal (`memory.available: "100Mi"`); they are
+   * reserved from allocatable as kubelet does (probelet evicts nothing). Default kubelet's.
+   */
+  evictionHard: Record<string, string>;
   /** Size at which a container's log is rotated (`--container-log-max-size`), in bytes. */
   containerLogMaxSizeBytes: number;
   /** Log files kept per container, the current one included (`--container-log-max-files`). */
@@ -162,7 +168,8 @@ type FlagKind =
   | "ips"
   | "iplist"
   | "quantity"
-  | "strings";
+  | "strings"
+  | "langleMap";
 
 interface FlagDef {
   name: string;
@@ -176,7 +183,11 @@ interface FlagDef {
   positive?: boolean;
   /** An int that must not be negative; the text is kubelet's config validation name. */
   nonNegative?: boolean;
+  /** An int's own bounds and kubelet's error text when it is outside them. */
+  intRange?: { min: number; max?: number; message: string };
 }
+
+const portRange = { min: 0, max: 65535, message: "port must be between 0 and 65535" };
 
 const flagDefs: FlagDef[] = [
   {
@@ -212,6 +223,7 @@ const flagDefs: FlagDef[] = [
   {
     name: "v",
     kind: "int",
+    intRange: { min: 0, message: "verbosity must not be negative" },
     key: "verbosity",
     usage: "Log level verbosity (klog -v).",
     defaultText: "0",
@@ -226,6 +238,7 @@ const flagDefs: FlagDef[] = [
   {
     name: "read-only-port",
     kind: "int",
+    intRange: portRange,
     key: "port",
     usage: "Port of the read-only HTTP server, no authentication (/healthz, /pods, /events, " +
       "/metrics/probes); 0 disables it.",
@@ -234,6 +247,7 @@ const flagDefs: FlagDef[] = [
   {
     name: "port",
     kind: "int",
+    intRange: portRange,
     key: "securePort",
     usage: "Port of the authenticated HTTPS server (the read-only paths and /containerLogs); " +
       "0 picks a free one.",
@@ -567,6 +581,16 @@ const flagDefs: FlagDef[] = [
     defaultText: "110",
   },
   {
+    name: "eviction-hard",
+    kind: "langleMap",
+    key: "evictionHard",
+    usage: "A set of eviction thresholds (e.g. memory.available<1Mi) that if met would trigger " +
+      "a pod eviction. probelet evicts nothing; the thresholds are reserved from the node's " +
+      "allocatable memory and ephemeral storage, as kubelet reserves them.",
+    defaultText: "imagefs.available<15%,imagefs.inodesFree<5%,memory.available<100Mi," +
+      "nodefs.available<10%,nodefs.inodesFree<5%",
+  },
+  {
     name: "container-log-max-size",
     kind: "quantity",
     key: "containerLogMaxSizeBytes",
@@ -578,6 +602,7 @@ const flagDefs: FlagDef[] = [
   {
     name: "container-log-max-files",
     kind: "int",
+    intRange: { min: 2, message: "containerLogMaxFiles must be greater than 1" },
     key: "containerLogMaxFiles",
     usage: "Most log files kept per container, the current one included; must be at least 2. " +
       "On a CRI runtime older rotated files are gzipped.",
@@ -665,6 +690,7 @@ export function defaultFlags(): KubeletFlags {
     eventRecordQPS: 50,
     eventBurst: 100,
     maxPods: 110,
+    evictionHard: { ...DefaultEvictionHard },
     containerLogMaxSizeBytes: 10 * 1024 * 1024,
     containerLogMaxFiles: 5,
     containerLogMaxWorkers: 1,
@@ -689,151 +715,197 @@ export function parseFlags(args: string[]): KubeletFlags {
   const flags = defaultFlags();
   const values = flags as unknown as Record<string, unknown>;
   const seen = new Set<string>();
-  const seenValues = new Map<string, string[]>();
+  const repeated = new Map<string, string[]>();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--") {
-      // As pflag, nothing is parsed after "--"; `deno task start -- <flags>` passes it through.
-      if (i + 1 < args.length) {
-        const next = args[i + 1];
-        throw new FlagError(
-          next.startsWith("-")
-            ? `unexpected argument "${next}" after "--": flags go before it (deno task start ${next})`
-            : `unexpected argument "${next}"`,
-        );
-      }
+      refuseArgumentsAfterDashDash(args.slice(i + 1));
       break;
     }
-    if (!arg.startsWith("-") || arg === "-") {
-      throw new FlagError(`unexpected argument "${arg}"`);
-    }
-    const body = arg.replace(/^--?/, "");
-    const eq = body.indexOf("=");
-    const name = eq >= 0 ? body.slice(0, eq) : body;
-    let value = eq >= 0 ? body.slice(eq + 1) : undefined;
-    const def = name === "h" ? flagDefs.find((d) => d.name === "help") : findFlag(name);
-    if (!def) {
-      throw new FlagError(
-        arg.startsWith("--")
-          ? `unknown flag: --${name}`
-          : `unknown shorthand flag: '${name}' in ${arg}`,
-      );
-    }
-    const shown = `--${def.name}`;
+    const { def, inline } = lookUpFlag(arg);
     seen.add(def.name);
-    if (def.kind === "bool") {
-      if (value === undefined) values[def.key] = true;
-      else if (["true", "1", "t", "T", "TRUE", "True"].includes(value)) values[def.key] = true;
-      else if (["false", "0", "f", "F", "FALSE", "False"].includes(value)) values[def.key] = false;
-      else {throw new FlagError(
-          invalid(value, shown, `strconv.ParseBool: parsing "${value}": invalid syntax`),
-        );}
-      continue;
-    }
-    if (value === undefined) {
-      if (i + 1 >= args.length) throw new FlagError(`flag needs an argument: ${shown}`);
+    let value = inline;
+    if (def.kind !== "bool" && value === undefined) {
+      if (i + 1 >= args.length) throw new FlagError(`flag needs an argument: --${def.name}`);
       value = args[++i];
     }
-    switch (def.kind) {
-      case "string":
-        values[def.key] = value;
-        break;
-      case "int": {
-        if (!/^[+-]?\d+$/.test(value)) {
-          throw new FlagError(
-            invalid(value, shown, `strconv.ParseInt: parsing "${value}": invalid syntax`),
-          );
-        }
-        const n = Number(value);
-        if ((def.name === "port" || def.name === "read-only-port") && (n < 0 || n > 65535)) {
-          throw new FlagError(invalid(value, shown, "port must be between 0 and 65535"));
-        }
-        if (def.name === "v" && n < 0) {
-          throw new FlagError(invalid(value, shown, "verbosity must not be negative"));
-        }
-        if (def.name === "container-log-max-files" && n < 2) {
-          throw new FlagError(invalid(value, shown, "containerLogMaxFiles must be greater than 1"));
-        }
-        if (def.nonNegative && n < 0) {
-          throw new FlagError(invalid(value, shown, "must not be a negative number"));
-        }
-        if (def.positive && n <= 0) {
-          throw new FlagError(invalid(value, shown, "must be greater than 0"));
-        }
-        if (n > 2 ** 31 - 1 || n < -(2 ** 31)) {
-          throw new FlagError(
-            invalid(value, shown, `strconv.ParseInt: parsing "${value}": value out of range`),
-          );
-        }
-        values[def.key] = n;
-        break;
+    values[def.key] = parseFlagValue(def, value, repeated);
+  }
+  applyFlagDefaulting(flags, seen);
+  return flags;
+}
+
+// As pflag, nothing is parsed after "--"; `deno task start -- <flags>` passes it through.
+function refuseArgumentsAfterDashDash(rest: string[]): void {
+  if (rest.length === 0) return;
+  const next = rest[0];
+  throw new FlagError(
+    next.startsWith("-")
+      ? `unexpected argument "${next}" after "--": flags go before it (deno task start ${next})`
+      : `unexpected argument "${next}"`,
+  );
+}
+
+// The flag an argument names (`--name`, `--name=value`, `-name`, `-h`), with its inline value.
+function lookUpFlag(arg: string): { def: FlagDef; inline: string | undefined } {
+  if (!arg.startsWith("-") || arg === "-") {
+    throw new FlagError(`unexpected argument "${arg}"`);
+  }
+  const body = arg.replace(/^--?/, "");
+  const eq = body.indexOf("=");
+  const name = eq >= 0 ? body.slice(0, eq) : body;
+  const def = name === "h" ? flagDefs.find((d) => d.name === "help") : findFlag(name);
+  if (!def) {
+    throw new FlagError(
+      arg.startsWith("--")
+        ? `unknown flag: --${name}`
+        : `unknown shorthand flag: '${name}' in ${arg}`,
+    );
+  }
+  return { def, inline: eq >= 0 ? body.slice(eq + 1) : undefined };
+}
+
+// A flag's value as its kind parses it (pflag's Value.Set); `repeated` carries a string slice
+// flag's earlier values, which a repeated flag appends to. `value` is undefined only for a bool.
+function parseFlagValue(
+  def: FlagDef,
+  value: string | undefined,
+  repeated: Map<string, string[]>,
+): unknown {
+  const shown = `--${def.name}`;
+  if (def.kind === "bool") return parseBool(value, shown);
+  const text = value ?? "";
+  switch (def.kind) {
+    case "string":
+      return text;
+    case "int":
+      return parseInt32(def, text, shown);
+    case "duration":
+      return parseDuration(def, text, shown);
+    case "quantity":
+      return parseLogMaxSize(text, shown);
+    case "enum":
+      if (!def.values!.includes(text)) {
+        throw new FlagError(invalid(text, shown, `must be one of ${def.values!.join(", ")}`));
       }
-      case "duration": {
-        const ms = parseGoDuration(value);
-        if (ms === undefined) {
-          throw new FlagError(invalid(value, shown, `time: invalid duration "${value}"`));
-        }
-        if (def.positive && ms <= 0) {
-          throw new FlagError(invalid(value, shown, "duration must be greater than 0"));
-        }
-        if (ms < 0) throw new FlagError(invalid(value, shown, "duration must not be negative"));
-        values[def.key] = ms;
-        break;
-      }
-      case "quantity": {
-        const bytes = parseQuantityBytes(value);
-        if (bytes === undefined) {
-          throw new FlagError(
-            invalid(
-              value,
-              shown,
-              "quantities must match the regular expression " +
-                "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
-            ),
-          );
-        }
-        if (bytes < 1024) {
-          throw new FlagError(invalid(value, shown, "containerLogMaxSize must be at least 1Ki"));
-        }
-        values[def.key] = bytes;
-        break;
-      }
-      case "enum":
-        if (!def.values!.includes(value)) {
-          throw new FlagError(invalid(value, shown, `must be one of ${def.values!.join(", ")}`));
-        }
-        values[def.key] = value;
-        break;
-      case "labels":
-        values[def.key] = parseNodeLabels(value, shown);
-        break;
-      case "taints":
-        values[def.key] = parseTaints(value, shown);
-        break;
-      case "ips":
-        parseNodeIP(value, shown);
-        values[def.key] = value;
-        break;
-      case "iplist":
-        values[def.key] = parseClusterDNS(value, shown);
-        break;
-      case "strings": {
-        // pflag's StringSlice: comma-separated; a repeated flag appends.
-        const items = value === "" ? [] : value.split(",");
-        const before = seenValues.get(def.name);
-        values[def.key] = before ? [...before, ...items] : items;
-        seenValues.set(def.name, values[def.key] as string[]);
-        break;
-      }
+      return text;
+    case "labels":
+      return parseNodeLabels(text, shown);
+    case "taints":
+      return parseTaints(text, shown);
+    case "ips":
+      parseNodeIP(text, shown);
+      return text;
+    case "iplist":
+      return parseClusterDNS(text, shown);
+    case "langleMap":
+      return parseLangleSeparatedMap(text, shown);
+    case "strings": {
+      // pflag's StringSlice: comma-separated; a repeated flag appends.
+      const items = text === "" ? [] : text.split(",");
+      const all = [...(repeated.get(def.name) ?? []), ...items];
+      repeated.set(def.name, all);
+      return all;
     }
   }
+}
+
+// Go's strconv.ParseBool; a bool flag without a value is true.
+function parseBool(value: string | undefined, shown: string): boolean {
+  if (value === undefined) return true;
+  if (["true", "1", "t", "T", "TRUE", "True"].includes(value)) return true;
+  if (["false", "0", "f", "F", "FALSE", "False"].includes(value)) return false;
+  throw new FlagError(
+    invalid(value, shown, `strconv.ParseBool: parsing "${value}": invalid syntax`),
+  );
+}
+
+// An int flag: Go's strconv.ParseInt into 32 bits, then the flag's own range.
+function parseInt32(def: FlagDef, value: string, shown: string): number {
+  if (!/^[+-]?\d+$/.test(value)) {
+    throw new FlagError(
+      invalid(value, shown, `strconv.ParseInt: parsing "${value}": invalid syntax`),
+    );
+  }
+  const n = Number(value);
+  const range = def.intRange;
+  if (range && (n < range.min || (range.max !== undefined && n > range.max))) {
+    throw new FlagError(invalid(value, shown, range.message));
+  }
+  if (def.nonNegative && n < 0) {
+    throw new FlagError(invalid(value, shown, "must not be a negative number"));
+  }
+  if (def.positive && n <= 0) throw new FlagError(invalid(value, shown, "must be greater than 0"));
+  if (n > 2 ** 31 - 1 || n < -(2 ** 31)) {
+    throw new FlagError(
+      invalid(value, shown, `strconv.ParseInt: parsing "${value}": value out of range`),
+    );
+  }
+  return n;
+}
+
+// A duration flag in milliseconds (Go's time.ParseDuration); never negative.
+function parseDuration(def: FlagDef, value: string, shown: string): number {
+  const ms = parseGoDuration(value);
+  if (ms === undefined) {
+    throw new FlagError(invalid(value, shown, `time: invalid duration "${value}"`));
+  }
+  if (def.positive && ms <= 0) {
+    throw new FlagError(invalid(value, shown, "duration must be greater than 0"));
+  }
+  if (ms < 0) throw new FlagError(invalid(value, shown, "duration must not be negative"));
+  return ms;
+}
+
+// --container-log-max-size: a resource quantity of at least 1Ki, in bytes.
+function parseLogMaxSize(value: string, shown: string): number {
+  const bytes = parseQuantityBytes(value);
+  if (bytes === undefined) {
+    throw new FlagError(
+      invalid(
+        value,
+        shown,
+        "quantities must match the regular expression " +
+          "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+      ),
+    );
+  }
+  if (bytes < 1024) {
+    throw new FlagError(invalid(value, shown, "containerLogMaxSize must be at least 1Ki"));
+  }
+  return bytes;
+}
+
+// What kubelet derives from the flags given, after parsing them all.
+function applyFlagDefaulting(flags: KubeletFlags, seen: ReadonlySet<string>): void {
   // kubelet's --read-only-port 0 serves no read-only port.
   if (seen.has("read-only-port") && flags.port === 0) flags.port = -1;
-  // kubelet's defaulting: an explicit update frequency alone also sets the report frequency.
+  // An explicit update frequency alone also sets the report frequency.
   if (seen.has("node-status-update-frequency") && !seen.has("node-status-report-frequency")) {
     flags.nodeStatusReportFrequencyMs = flags.nodeStatusUpdateFrequencyMs;
   }
-  return flags;
+}
+
+// cliflag's LangleSeparatedMapStringString: `key<value` pairs separated by ','; the flag given
+// replaces the default whole. Each threshold is checked as kubelet's ParseThresholdConfig does.
+function parseLangleSeparatedMap(value: string, shown: string): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const pair of value.split(",")) {
+    if (pair.trim() === "") continue;
+    const at = pair.indexOf("<");
+    if (at < 0) {
+      throw new FlagError(
+        invalid(value, shown, `malformed pair, expect string<string`),
+      );
+    }
+    map[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  try {
+    parseThresholdStatements(map);
+  } catch (e) {
+    throw new FlagError(invalid(value, shown, (e as Error).message));
+  }
+  return map;
 }
 
 // Label keys kubelets may set on their own Node, and namespaces they may use (k8s.io/api

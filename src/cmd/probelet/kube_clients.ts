@@ -52,6 +52,10 @@ export const nodeUserPrefix = "system:node:";
  *
  * @example
  * ```ts
+ * import type { RestConfig } from "../../client/rest.ts";
+ *
+ * declare const config: RestConfig;
+ *
  * checkNodeIdentity(config, "node-1", "/etc/probelet/kubeconfig");
  * ```
  */
@@ -86,6 +90,12 @@ export function checkNodeIdentity(config: RestConfig, nodeName: string, kubeconf
  *
  * @example
  * ```ts
+ * import type { KubeletFlags } from "./flags.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const flags: KubeletFlags;
+ * declare const clock: Clock;
+ *
  * const clients = await buildKubeClients(flags, { clock });
  * await clients.kubeClient.coreV1.nodes().get(flags.nodeName);
  * clients.close();

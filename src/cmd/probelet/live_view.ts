@@ -74,6 +74,10 @@ function age(ms: number): string {
  *
  * @example
  * ```ts
+ * import type { Kubelet } from "../../kubelet/kubelet.ts";
+ *
+ * declare const kubelet: Kubelet;
+ *
  * const rows = buildRows(kubelet, Date.now());
  * rows[0].restarts; // 0
  * ```
@@ -129,6 +133,10 @@ export function buildRows(source: LiveViewSource, now: number): ContainerRow[] {
  *
  * @example
  * ```ts
+ * import type { Kubelet } from "../../kubelet/kubelet.ts";
+ *
+ * declare const kubelet: Kubelet;
+ *
  * console.log(renderTable(buildRows(kubelet, Date.now()), { width: 120 }).join("\n"));
  * ```
  */
@@ -187,6 +195,11 @@ export interface LiveViewOptions {
  *
  * @example
  * ```ts
+ * import { RealClock } from "../../util/clock.ts";
+ * import type { Kubelet } from "../../kubelet/kubelet.ts";
+ *
+ * declare const kubelet: Kubelet;
+ *
  * const view = new LiveView(kubelet, { tty: Deno.stdout.isTerminal(), clock: new RealClock() });
  * view.start();
  * view.stop();

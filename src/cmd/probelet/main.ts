@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { kubernetesVersion } from "../../version.ts";
-import { FlagError, parseFlags, usage } from "./flags.ts";
+import { FlagError, type KubeletFlags, parseFlags, usage } from "./flags.ts";
 import { runKubelet, type RunningKubelet, stopSlackMs } from "./app.ts";
 import { raiseOpenFileLimit } from "../../util/rlimit.ts";
 import { LiveView } from "./live_view.ts";
@@ -47,6 +47,57 @@ export function openLiveViewLog(
  * ```
  */
 export async function main(args: string[]): Promise<number> {
+  const flags = parseCommandLine(args);
+  if (typeof flags === "number") return flags;
+  log.setVerbosity(flags.verbosity);
+  log.setLogFormat(flags.loggingFormat);
+  const tty = flags.liveView === "always" ||
+    (flags.liveView === "auto" && Deno.stdout.isTerminal());
+  await Deno.mkdir(flags.rootDir, { recursive: true });
+  const logFile = join(flags.rootDir, "probelet.log");
+  // The table owns the terminal; log lines go to a file next to the agent's state.
+  const logHandle = tty ? openLiveViewLog(logFile) : undefined;
+
+  let agent: RunningKubelet | undefined;
+  // Exits now, but never leaves a process of ours running untracked: the embedded runtime's exec
+  // probes are killed first, and its containers unless they are left for the next start (their
+  // shims keep track of them, as a CRI runtime does of its own).
+  const exitNow = (why: string) => {
+    console.error(`probelet: ${why}, killing what is left and exiting`);
+    log.info("Exiting without waiting for the teardown", { reason: why });
+    agent?.kill();
+    Deno.exit(1);
+  };
+  // Listen before starting, so a signal during start-up still tears down what was started.
+  const signals = listenForStopSignals(() => exitNow("second signal"));
+  const limit = raiseOpenFileLimit().after;
+  if (limit) log.info("Open file limit", { soft: limit.soft, hard: limit.hard });
+  try {
+    agent = await runKubelet(flags);
+  } catch (e) {
+    log.error(e, "Failed to start the node agent");
+    console.error(
+      `probelet: ${e instanceof Error ? e.message : e}${tty ? ` (log: ${logFile})` : ""}`,
+    );
+    signals.remove();
+    logHandle?.close();
+    return 1;
+  }
+  const view = newAgentView(agent, flags, { tty, logFile });
+  view.start();
+
+  const sig = await signals.first;
+  view.stop();
+  const code = await shutDown(agent, flags, { sig, tty, exitNow });
+  signals.remove();
+  log.info("Stopped", {});
+  logHandle?.close();
+  return code;
+}
+
+// The flags, or the exit code when the command line asks for no agent: usage or a bad flag (2),
+// --help or --version (0).
+function parseCommandLine(args: string[]): KubeletFlags | number {
   let flags;
   try {
     flags = parseFlags(args);
@@ -65,56 +116,45 @@ export async function main(args: string[]): Promise<number> {
     );
     return 0;
   }
-  log.setVerbosity(flags.verbosity);
-  log.setLogFormat(flags.loggingFormat);
-  const tty = flags.liveView === "always" ||
-    (flags.liveView === "auto" && Deno.stdout.isTerminal());
-  await Deno.mkdir(flags.rootDir, { recursive: true });
-  const logFile = join(flags.rootDir, "probelet.log");
-  // The table owns the terminal; log lines go to a file next to the agent's state.
-  const logHandle = tty ? openLiveViewLog(logFile) : undefined;
+  return flags;
+}
 
-  // Listen before starting, so a signal during start-up still tears down what was started.
-  const { promise: signalled, resolve } = Promise.withResolvers<Deno.Signal>();
-  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+// SIGINT and SIGTERM: `first` resolves with the first one; a second one well after it means
+// "stop waiting" and calls `onSecond`. `remove()` unregisters the listeners.
+function listenForStopSignals(
+  onSecond: () => void,
+): { first: Promise<Deno.Signal>; remove(): void } {
+  const { promise: first, resolve } = Promise.withResolvers<Deno.Signal>();
   let firstAt = 0;
-  let agent: RunningKubelet | undefined;
-  // Exits now, but never leaves a process of ours running untracked: the embedded runtime's exec
-  // probes are killed first, and its containers unless they are left for the next start (their
-  // shims keep track of them, as a CRI runtime does of its own).
-  const exitNow = (why: string) => {
-    console.error(`probelet: ${why}, killing what is left and exiting`);
-    log.info("Exiting without waiting for the teardown", { reason: why });
-    agent?.kill();
-    Deno.exit(1);
-  };
-  const handlers = signals.map((sig) => {
+  const handlers = (["SIGINT", "SIGTERM"] as const).map((sig) => {
     const handler = () => {
       // Ctrl-C reaches both `deno task` and the agent, and the task runner forwards it again: only
       // a signal well after the first one means "stop waiting".
       if (firstAt === 0) firstAt = Date.now();
-      else if (Date.now() - firstAt > 1500) exitNow("second signal");
+      else if (Date.now() - firstAt > 1500) onSecond();
       resolve(sig);
     };
     Deno.addSignalListener(sig, handler);
     return { sig, handler };
   });
-  const limit = raiseOpenFileLimit().after;
-  if (limit) log.info("Open file limit", { soft: limit.soft, hard: limit.hard });
-  try {
-    agent = await runKubelet(flags);
-  } catch (e) {
-    log.error(e, "Failed to start the node agent");
-    console.error(
-      `probelet: ${e instanceof Error ? e.message : e}${tty ? ` (log: ${logFile})` : ""}`,
-    );
-    for (const { sig, handler } of handlers) Deno.removeSignalListener(sig, handler);
-    logHandle?.close();
-    return 1;
-  }
+  return {
+    first,
+    remove: () => {
+      for (const { sig, handler } of handlers) Deno.removeSignalListener(sig, handler);
+    },
+  };
+}
+
+// The live view of the running agent, with a footer saying where it runs and how to stop it.
+function newAgentView(
+  agent: RunningKubelet,
+  flags: KubeletFlags,
+  options: { tty: boolean; logFile: string },
+): LiveView {
+  const { tty, logFile } = options;
   const runtimeText = flags.containerRuntimeEndpoint ||
     "embedded (host processes, pod IP 127.0.0.1)";
-  const view = new LiveView(agent.kubelet, {
+  return new LiveView(agent.kubelet, {
     tty,
     clock: new RealClock(),
     footer: () => [
@@ -130,10 +170,15 @@ export async function main(args: string[]): Promise<number> {
       ...agent.kubelet.manifestErrors().map((e) => `manifest error: ${e.message}`),
     ],
   });
-  view.start();
+}
 
-  const sig = await signalled;
-  view.stop();
+// Stops the agent after `sig`; resolves with the exit code (1 when the stop failed).
+async function shutDown(
+  agent: RunningKubelet,
+  flags: KubeletFlags,
+  context: { sig: Deno.Signal; tty: boolean; exitNow: (why: string) => void },
+): Promise<number> {
+  const { sig, tty, exitNow } = context;
   log.info("Received signal, shutting down", { signal: sig });
   if (tty) {
     console.error(
@@ -154,9 +199,6 @@ export async function main(args: string[]): Promise<number> {
     code = 1;
   }
   clearTimeout(backstop);
-  for (const { sig, handler } of handlers) Deno.removeSignalListener(sig, handler);
-  log.info("Stopped", {});
-  logHandle?.close();
   return code;
 }
 

@@ -12,6 +12,7 @@
 import { basename, dirname } from "node:path";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** kubelet's `v1.PodLogOptions`, the fields the reader uses. */
 export interface PodLogOptions {
@@ -143,6 +144,7 @@ const blockSize = 1024;
  *
  * @example
  * ```ts
+ * using file = await Deno.open("/var/log/pods/default_web_0/app/0.log");
  * const start = await findTailLineStartIndex(file, 10);
  * ```
  */
@@ -236,6 +238,15 @@ export const stateCheckPeriodMs = 5_000;
  *
  * @example
  * ```ts
+ * import type { RuntimeService } from "../runtime_service.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const path: string;
+ * declare const id: string;
+ * declare const sinks: LogSinks;
+ * declare const runtime: RuntimeService;
+ * declare const clock: Clock;
+ *
  * await readLogs(path, id, newLogOptions({ follow: true }, Date.now()), sinks, { runtime, clock });
  * ```
  */
@@ -435,8 +446,4 @@ class LineReader {
   unread(line: Uint8Array): void {
     this.#buf = line;
   }
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -187,6 +187,7 @@ export class SpdyStream {
  *
  * @example
  * ```ts
+ * declare const conn: Deno.Conn;
  * const spdy = new SpdyConnection(conn, {
  *   onStream: (stream) => (stream.headers.streamtype ? undefined : "streamtype header is required"),
  * });

@@ -283,6 +283,7 @@ export class ByteReader {
  *
  * @example
  * ```ts
+ * declare const conn: Deno.Conn;
  * const framer = new Framer();
  * const bytes = await framer.encode({ type: "ping", id: 1 });
  * const frame = await framer.readFrame(new ByteReader(conn.read.bind(conn)));

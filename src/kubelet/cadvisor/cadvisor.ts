@@ -140,7 +140,14 @@ export function binarySI(bytes: number): string {
  *
  * @example
  * ```ts
- * capacityFromMachineInfo({ numCores: 2, memoryCapacity: 8 * 2 ** 30, hugePages: [], ... });
+ * capacityFromMachineInfo({
+ *   numCores: 2,
+ *   memoryCapacity: 8 * 2 ** 30,
+ *   machineID: "",
+ *   systemUUID: "",
+ *   bootID: "",
+ *   hugePages: [],
+ * });
  * // { cpu: "2", memory: "8Gi" }
  * ```
  */

@@ -109,6 +109,14 @@ export function jitteryDuration(totalMs: number, random: () => number = Math.ran
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const client: Clientset;
+ * declare const clock: Clock;
+ * declare const getTemplate: Parameters<typeof newManager>[0]["getTemplate"];
+ * declare const store: Parameters<typeof newManager>[0]["certificateStore"];
+ *
  * const m = await newManager({ clientsetFn: () => client, getTemplate, signerName: "kubernetes.io/kubelet-serving", getUsages: defaultKubeletServingGetUsages, certificateStore: store, clock });
  * m.start();
  * ```

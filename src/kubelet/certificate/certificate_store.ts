@@ -44,6 +44,9 @@ export interface CertificateLeaf {
  *
  * @example
  * ```ts
+ * declare const certPem: string;
+ * declare const keyPem: string;
+ *
  * const cert = x509KeyPair(certPem, keyPem);
  * new Date(cert.leaf.notAfter);
  * ```
@@ -79,6 +82,7 @@ export function x509KeyPair(certPem: string, keyPem: string): TlsCertificate {
  *
  * @example
  * ```ts
+ * declare const pem: string;
  * parseLeaf(pem).commonName; // "system:node:node-1"
  * ```
  */

@@ -12,6 +12,7 @@ import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { isAlreadyExists, StatusError } from "../../client/errors.ts";
 import { decodeBase64, encodeBase64 } from "../../util/base64.ts";
 import * as log from "../../util/log.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** The CSR's name and UID as the API server stored them. */
 export interface RequestedCertificate {
@@ -36,6 +37,11 @@ export interface RequestCertificateOptions {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ *
+ * declare const client: Clientset;
+ * declare const csrPem: string;
+ *
  * const { name, uid } = await requestCertificate(client, csrPem, { signerName: "kubernetes.io/kubelet-serving", usages: ["digital signature", "server auth"] });
  * ```
  */
@@ -77,6 +83,11 @@ export async function requestCertificate(
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ *
+ * declare const client: Clientset;
+ * declare const uid: string;
+ *
  * const certPem = await waitForCertificate(client, name, uid, { signal: AbortSignal.timeout(900_000) });
  * ```
  */
@@ -129,7 +140,7 @@ export async function waitForCertificate(
       // A broken watch is listed and watched again, as the reflector under UntilWithSync does.
       log.V(4).info("Watch of the certificate signing request ended", {
         csr: reqName,
-        err: e instanceof Error ? e.message : String(e),
+        err: errorText(e),
       });
     } finally {
       signal.removeEventListener("abort", onAbort);
@@ -188,7 +199,7 @@ function issued(
 
 // client-go's formatError: an API status keeps its code, with the message wrapped.
 function formatError(format: string, err: unknown): Error {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorText(err);
   if (err instanceof StatusError) {
     const wrapped = new StatusError({ ...err.status, message: format.replace("%v", message) });
     return wrapped;

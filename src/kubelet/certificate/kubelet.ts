@@ -26,6 +26,7 @@ import {
   newManager,
 } from "./certificate_manager.ts";
 import { newFileStore, type TlsCertificate, x509KeyPair } from "./certificate_store.ts";
+import { errorText } from "../../util/errors.ts";
 
 /**
  * The serving certificate's request for the node's current addresses, or undefined while it has
@@ -34,7 +35,11 @@ import { newFileStore, type TlsCertificate, x509KeyPair } from "./certificate_st
  *
  * @example
  * ```ts
- * const getTemplate = newGetTemplateFn("node-1", () => node.status.addresses ?? []);
+ * import type { Node } from "../../api/core/v1/mod.ts";
+ *
+ * declare const node: Node;
+ *
+ * const getTemplate = newGetTemplateFn("node-1", () => node.status?.addresses ?? []);
  * getTemplate()?.commonName; // "system:node:node-1"
  * ```
  */
@@ -142,6 +147,13 @@ export interface KubeletServerCertificateManagerOptions {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const kubeClient: Clientset;
+ * declare const clock: Clock;
+ * declare const getAddresses: Parameters<typeof newKubeletServerCertificateManager>[0]["getAddresses"];
+ *
  * const m = await newKubeletServerCertificateManager({ kubeClient, nodeName: "node-1", getAddresses, certDirectory: "/var/lib/probelet/pki", clock });
  * m.start();
  * ```
@@ -202,6 +214,11 @@ export interface DynamicFileManagerOptions {
  *
  * @example
  * ```ts
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const onCertificate: Parameters<typeof newKubeletServerCertificateDynamicFileManager>[2]["onCertificate"];
+ *
  * const m = await newKubeletServerCertificateDynamicFileManager("/etc/tls/tls.crt", "/etc/tls/tls.key", { clock, onCertificate });
  * m.start();
  * ```
@@ -217,7 +234,7 @@ export async function newKubeletServerCertificateDynamicFileManager(
   } catch (e) {
     throw new Error(
       "unable to set up dynamic certificate manager for kubelet server cert files: " +
-        (e instanceof Error ? e.message : String(e)),
+        (errorText(e)),
     );
   }
   return m;

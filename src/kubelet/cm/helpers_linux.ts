@@ -82,6 +82,10 @@ export interface ResourceConfig {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * resourceConfigForPod(pod, { enforceCPULimits: true, cpuPeriod: 100000 });
  * // { cpuShares: 102, cpuQuota: 10000, cpuPeriod: 100000, memory: 67108864 } for 100m / 64Mi
  * ```

@@ -40,8 +40,15 @@ export interface SourceApiserver {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clientset: Clientset;
+ * declare const clock: Clock;
+ * declare const updates: Parameters<typeof newSourceApiserver>[1]["updates"];
+ *
  * const source = newSourceApiserver(clientset, {
- *   nodeName: "node1", clock, nodeHasSynced: () => true, updates: config.channel("api"),
+ *   nodeName: "node1", clock, nodeHasSynced: () => true, updates,
  * });
  * await source.stop();
  * ```

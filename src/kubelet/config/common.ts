@@ -15,6 +15,7 @@ import {
   validatePod,
   validateStaticPodIdentity,
 } from "./validation.ts";
+import { canonicalJSON } from "../../util/hash.ts";
 
 /** The annotation holding a static pod's content hash (kubelet's `ConfigHashAnnotationKey`). */
 export const configHashAnnotationKey = "kubernetes.io/config.hash";
@@ -124,6 +125,8 @@ export function decodePodDocuments(
  *
  * @example
  * ```ts
+ * import { Pod } from "../../api/core/v1/types.ts";
+ *
  * const pod: Pod = { metadata: { name: "web" }, spec: { containers: [] } };
  * applyStaticPodDefaults(pod, { source: "/etc/pods/web.yaml", nodeName: "Node-A", raw: {} });
  * pod.metadata.name; // "web-node-a"
@@ -182,30 +185,6 @@ export function staticPodUID(nodeName: string, source: string, raw: unknown): st
     hex.slice(16, 20),
     hex.slice(20, 32),
   ].join("-");
-}
-
-/**
- * JSON with mapping keys sorted at every level, so that key order in the file does not matter.
- *
- * @example
- * ```ts
- * canonicalJSON({ b: 1, a: [{ d: 2, c: 3 }] }); // '{"a":[{"c":3,"d":2}],"b":1}'
- * ```
- */
-export function canonicalJSON(value: unknown): string {
-  return JSON.stringify(sortKeys(value)) ?? "null";
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === "object" && !ArrayBuffer.isView(value)) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      out[key] = sortKeys((value as Record<string, unknown>)[key]);
-    }
-    return out;
-  }
-  return value;
 }
 
 function firstLine(message: string): string {

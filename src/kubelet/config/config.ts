@@ -52,6 +52,11 @@ export interface PodConfigOptions {
  *
  * @example
  * ```ts
+ * import { FakeRecorder } from "../events/event.ts";
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * const config = new PodConfig({ recorder: new FakeRecorder() });
  * const fromFiles = config.channel("file");
  * fromFiles({ op: "SET", source: "file", pods: [pod] });
@@ -326,6 +331,10 @@ class PodStorage {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * podsDifferSemantically(pod, { ...pod, status: { phase: "Running" } }); // false
  * ```
  */

@@ -7,6 +7,7 @@
 /// <reference lib="deno.worker" />
 import { decodePodDocuments } from "./common.ts";
 import type { DecodeRequest, DecodeResponse } from "./decoder.ts";
+import { errorText } from "../../util/errors.ts";
 
 self.onmessage = (e: MessageEvent<DecodeRequest>) => {
   const { id, bytes, source, nodeName } = e.data;
@@ -15,7 +16,7 @@ self.onmessage = (e: MessageEvent<DecodeRequest>) => {
     const text = new TextDecoder().decode(bytes);
     response = { id, documents: decodePodDocuments(text, { source, nodeName }) };
   } catch (err) {
-    response = { id, error: err instanceof Error ? err.message : String(err) };
+    response = { id, error: errorText(err) };
   }
   self.postMessage(response);
 };

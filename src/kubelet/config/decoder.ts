@@ -34,6 +34,8 @@ export type DecodeResponse =
  *
  * @example
  * ```ts
+ * declare const text: string;
+ *
  * const docs = await inlineDecoder.decode(new TextEncoder().encode(text), { source: "web.yaml", nodeName: "n" });
  * ```
  */
@@ -50,6 +52,8 @@ export const inlineDecoder: ManifestDecoder = {
  *
  * @example
  * ```ts
+ * declare const bytes: Uint8Array;
+ *
  * const decoder = new WorkerDecoder();
  * const docs = await decoder.decode(bytes, { source: "web.yaml", nodeName: "n" });
  * decoder.close();

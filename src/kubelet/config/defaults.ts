@@ -24,6 +24,8 @@ export const probeDefaults = {
  *
  * @example
  * ```ts
+ * import { Pod } from "../../api/core/v1/types.ts";
+ *
  * const pod: Pod = {
  *   metadata: { name: "web" },
  *   spec: { containers: [{ name: "app", image: "busybox", livenessProbe: { httpGet: { port: 80 } } }] },
@@ -56,6 +58,8 @@ export function setDefaultsPod(pod: Pod): void {
  *
  * @example
  * ```ts
+ * import { Container } from "../../api/core/v1/types.ts";
+ *
  * const c: Container = { name: "app", image: "busybox:latest", ports: [{ containerPort: 80 }] };
  * setDefaultsContainer(c);
  * c.imagePullPolicy; // "Always"
@@ -84,6 +88,8 @@ export function setDefaultsContainer(c: Container): void {
  *
  * @example
  * ```ts
+ * import { Probe } from "../../api/core/v1/types.ts";
+ *
  * const probe: Probe = { tcpSocket: { port: 80 }, periodSeconds: 0 };
  * setDefaultsProbe(probe);
  * probe.periodSeconds; // 10

@@ -13,6 +13,7 @@ import { decodePodDocuments } from "./common.ts";
 import { inlineDecoder, type ManifestDecoder, WorkerDecoder } from "./decoder.ts";
 import { type DirectoryWatch, openRegularFile, watchDirectory } from "./file_linux.ts";
 import type { FieldError } from "./validation.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** File name extensions read from a manifest folder. */
 export const manifestExtensions: readonly string[] = [".yaml", ".yml", ".json"];
@@ -236,6 +237,8 @@ export async function loadPodManifests(
  *
  * @example
  * ```ts
+ * declare const text: string;
+ *
  * const { pods, errors } = parsePodManifest(text, { file: "web.yaml", nodeName: "laptop" });
  * ```
  */
@@ -495,7 +498,7 @@ export class PodConfigWatcher {
  * ```ts
  * const watcher = await watchManifests("/etc/probelet/pods", {
  *   nodeName: "laptop",
- *   onChange: ({ pods, errors }) => sync(pods, errors),
+ *   onChange: ({ pods, errors }) => console.log(pods.length, errors.length),
  * });
  * await watcher.stop();
  * ```
@@ -643,8 +646,4 @@ function manifestError(file: string, document: number, e: FieldError): ManifestE
 function trimTrailingSeparators(path: string): string {
   const trimmed = path.replace(/\/+$/, "");
   return trimmed === "" ? path : trimmed;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -11,11 +11,24 @@
  * ```
  * @module
  */
-export * from "./file.ts";
+export {
+  defaultFileCheckIntervalMs,
+  defaultNodeName,
+  type LoadOptions,
+  loadPodManifests,
+  ManifestError,
+  manifestExtensions,
+  maxManifestBytes,
+  parsePodManifest,
+  PodConfigWatcher,
+  type PodManifests,
+  type PodUpdate,
+  watchManifests,
+  type WatchOptions,
+} from "./file.ts";
 export { inlineDecoder, type ManifestDecoder, WorkerDecoder } from "./decoder.ts";
 export {
   applyStaticPodDefaults,
-  canonicalJSON,
   configHashAnnotationKey,
   configSourceAnnotationKey,
   type DecodedDocument,

@@ -26,6 +26,10 @@ export interface ConfigMapManager {
  *
  * @example
  * ```ts
+ * import type { HTTPClientset } from "../../client/kubernetes/clientset.ts";
+ *
+ * declare const clientset: HTTPClientset;
+ *
  * const manager = newSimpleConfigMapManager(clientset.rest);
  * await manager.getConfigMap("default", "app-config");
  * ```

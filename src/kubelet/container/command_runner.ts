@@ -14,6 +14,11 @@ import type { ContainerID } from "./container_id.ts";
  *
  * @example
  * ```ts
+ * import type { ContainerID } from "./container_id.ts";
+ *
+ * declare const runner: CommandRunner;
+ * declare const id: ContainerID;
+ *
  * const out = await runner.runInContainer(id, ["cat", "/tmp/healthy"], { timeoutMs: 1000 });
  * ```
  */

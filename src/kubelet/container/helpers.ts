@@ -8,6 +8,7 @@
 import type { Container, Pod } from "../../api/core/v1/mod.ts";
 import { V } from "../../util/log.ts";
 import { findContainerStatusByName, type PodStatus } from "./runtime.ts";
+import { canonicalJSON } from "../../util/hash.ts";
 
 /** The restart policy with the API default (`Always`) applied. */
 export function podRestartPolicy(pod: Pod): "Always" | "OnFailure" | "Never" {
@@ -78,16 +79,4 @@ function fnv1a32(text: string): string {
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h.toString(16).padStart(8, "0");
-}
-
-function canonicalJSON(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJSON).join(",")}]`;
-  if (value && typeof value === "object") {
-    const keys = Object.keys(value).sort();
-    const parts = keys
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJSON((value as Record<string, unknown>)[k])}`);
-    return `{${parts.join(",")}}`;
-  }
-  return JSON.stringify(value);
 }

@@ -3,10 +3,44 @@
  * pkg/kubelet/container): IDs, the command runner, references, runtime pod status, helpers.
  * @module
  */
-export * from "./container_id.ts";
-export * from "./command_runner.ts";
-export * from "./ref.ts";
-export * from "./expansion.ts";
-export * from "./podutil.ts";
-export * from "./runtime.ts";
-export * from "./helpers.ts";
+export {
+  type ContainerID,
+  containerIDParseError,
+  containerIDString,
+  emptyContainerID,
+  isEmptyContainerID,
+  parseContainerID,
+} from "./container_id.ts";
+export { type CommandRunner } from "./command_runner.ts";
+export { fieldPath, generateContainerRef, getPodReference } from "./ref.ts";
+export {
+  envVarsToMap,
+  expand,
+  expandContainerCommandAndArgs,
+  expandContainerCommandOnlyStatic,
+  mappingFuncFor,
+} from "./expansion.ts";
+export {
+  type ContainerRestartRule,
+  containerShouldRestart,
+  findMatchingContainerRestartRule,
+  getContainerStatus,
+  getPodCondition,
+  isRestartableInitContainer,
+  shouldAllContainersRestart,
+} from "./podutil.ts";
+export {
+  findContainerStatusByName,
+  type PodStatus,
+  type RuntimeContainer,
+  type RuntimeContainerState,
+  type RuntimeContainerStatus,
+  type RuntimePod,
+} from "./runtime.ts";
+export {
+  hashContainer,
+  legacyHashContainer,
+  podKey,
+  podRestartPolicy,
+  shouldContainerBeRestarted,
+} from "./helpers.ts";

@@ -74,6 +74,10 @@ type ContainerWithRules = Omit<Container, "restartPolicy"> & {
  *
  * @example
  * ```ts
+ * import type { Container } from "../../api/core/v1/mod.ts";
+ *
+ * declare const container: Container;
+ *
  * findMatchingContainerRestartRule(container, 42); // the rule, or undefined
  * ```
  */
@@ -133,6 +137,11 @@ export function containerShouldRestart(
  *
  * @example
  * ```ts
+ * import type { Pod, PodStatus } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ * declare const status: PodStatus;
+ *
  * shouldAllContainersRestart(pod, status); // false unless a rule says RestartAllContainers
  * ```
  */

@@ -39,6 +39,11 @@ export interface EventOptions {
  *
  * @example
  * ```ts
+ * import type { ObjectReference } from "../../api/core/v1/mod.ts";
+ *
+ * declare const recorder: EventRecorder;
+ * declare const ref: ObjectReference;
+ *
  * recorder.event(ref, { type: "Warning", reason: "Unhealthy", message: "Liveness probe failed: ..." });
  * ```
  */
@@ -76,6 +81,10 @@ export class FakeRecorder implements EventRecorder {
  *
  * @example
  * ```ts
+ * import type { ObjectReference } from "../../api/core/v1/mod.ts";
+ *
+ * declare const ref: ObjectReference;
+ *
  * new LogRecorder().event(ref, { type: "Normal", reason: "Killing", message: "..." });
  * // I1123 03:04:05.123456   12345 event.ts:97] "Event occurred" object="default/web" fieldPath="spec.containers{app}" kind="Pod" type="Normal" reason="Killing" message="..."
  * ```

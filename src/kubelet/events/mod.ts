@@ -2,4 +2,13 @@
  * Event types, reasons and recorders used by the prober and the runtime manager.
  * @module
  */
-export * from "./event.ts";
+export {
+  ContainerProbeWarning,
+  ContainerUnhealthy,
+  type EventOptions,
+  type EventRecorder,
+  EventType,
+  FakeRecorder,
+  KillingContainer,
+  LogRecorder,
+} from "./event.ts";

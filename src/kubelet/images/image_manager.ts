@@ -44,6 +44,7 @@ import {
   ErrSignatureValidationFailed,
   type ImageManager,
 } from "./types.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Event reasons of the image manager (kubelet's pkg/kubelet/events). */
 export const PullingImage = "Pulling";
@@ -83,6 +84,17 @@ export interface ImageManagerOptions {
  *
  * @example
  * ```ts
+ * import type { ObjectReference, Pod } from "../../api/core/v1/mod.ts";
+ * import type { EventRecorder } from "../events/event.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const recorder: EventRecorder;
+ * declare const imageService: ImageManagerOptions["imageService"];
+ * declare const backOff: ImageManagerOptions["backOff"];
+ * declare const clock: Clock;
+ * declare const pod: Pod;
+ * declare const objRef: ObjectReference;
+ *
  * const images = newImageManager({ recorder, imageService, backOff, clock });
  * const r = await images.ensureImageExists(pod, { objRef, requestedImage: "reg/app:1",
  *   pullSecrets: [], pullPolicy: "IfNotPresent" });
@@ -335,8 +347,4 @@ function throttleImagePulling(service: ImagePullService, limiter?: RateLimiter):
 
 function truncateMs(ms: number): number {
   return Math.floor(ms);
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -117,6 +117,10 @@ export function fieldSeccompProfile(
  *
  * @example
  * ```ts
+ * import type { ImageManagerService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const imageService: ImageManagerService;
+ *
  * await getImageUser(imageService, "probelet.local/busybox:1"); // { uid: 0, username: "" }
  * ```
  */

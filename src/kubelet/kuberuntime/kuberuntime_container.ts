@@ -48,6 +48,7 @@ import {
   newContainerAnnotations,
   newContainerLabels,
 } from "./labels.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Why a container is killed (kubelet's `containerKillReason`). */
 export type ContainerKillReason =
@@ -154,6 +155,11 @@ export function generateContainerConfig(
   if (args) config.args = args;
   if (container.workingDir) config.workingDir = container.workingDir;
   if (options.mounts && options.mounts.length > 0) config.mounts = options.mounts;
+  // The runtime keeps the container's stdin open (closing it after the first attach detaches
+  // under stdinOnce) and gives it a terminal; false is the CRI's default, so only true is sent.
+  if (container.stdin) config.stdin = true;
+  if (container.stdinOnce) config.stdinOnce = true;
+  if (container.tty) config.tty = true;
   applyPlatformSpecificContainerConfig(config, container, pod, image, options.linux);
   return config;
 }
@@ -698,10 +704,6 @@ export function statusMessage(e: unknown): string {
     : errorText(e);
 }
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 /**
  * Runs commands through a `RuntimeService`'s `ExecSync`, as kubelet's runtime manager does.
  *
@@ -711,6 +713,11 @@ function errorText(e: unknown): string {
  *
  * @example
  * ```ts
+ * import { parseContainerID } from "../container/container_id.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
  * const runner = new RuntimeCommandRunner(runtime);
  * const out = await runner.runInContainer(parseContainerID("containerd://0123"), ["cat", "/tmp/ok"], {
  *   timeoutMs: 1000,

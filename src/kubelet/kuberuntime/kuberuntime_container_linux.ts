@@ -41,6 +41,13 @@ export const defaultLinuxConfigOptions = {
  *
  * @example
  * ```ts
+ * import type { Container, Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const config: Parameters<typeof applyPlatformSpecificContainerConfig>[0];
+ * declare const options: Parameters<typeof applyPlatformSpecificContainerConfig>[4];
+ * declare const container: Container;
+ * declare const pod: Pod;
+ *
  * applyPlatformSpecificContainerConfig(config, container, pod, { uid: 0, username: "" }, options);
  * config.linux?.resources?.cpuShares; // 2 without a cpu request
  * ```
@@ -60,6 +67,12 @@ export function applyPlatformSpecificContainerConfig(
  *
  * @example
  * ```ts
+ * import type { Container, Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const container: Container;
+ * declare const pod: Pod;
+ *
+ * declare const options: Parameters<typeof generateLinuxContainerConfig>[3];
  * generateLinuxContainerConfig(container, pod, { uid: 1000, username: "" }, options).securityContext
  *   ?.runAsUser; // { value: 1000 } unless the pod sets runAsUser
  * ```
@@ -82,6 +95,12 @@ export function generateLinuxContainerConfig(
  *
  * @example
  * ```ts
+ * import type { Container, Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ * declare const container: Container;
+ *
+ * declare const options: Parameters<typeof generateLinuxContainerResources>[2];
  * generateLinuxContainerResources(pod, container, options);
  * // { cpuShares: 256, cpuQuota: 50000, cpuPeriod: 100000, memoryLimitInBytes: 67108864, oomScoreAdj: 937 }
  * ```

@@ -70,6 +70,13 @@ interface EvictableContainer {
  *
  * @example
  * ```ts
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const clock: Clock;
+ *
+ * declare const podStateProvider: ConstructorParameters<typeof ContainerGC>[0]["podStateProvider"];
  * const gc = new ContainerGC({ runtime, clock, nodeName: "node-a", podStateProvider });
  * await gc.garbageCollect(defaultGCPolicy, { allSourcesReady: true });
  * ```
@@ -208,6 +215,7 @@ function compareDesc(a: bigint, b: bigint): number {
  *
  * @example
  * ```ts
+ * declare const podStatus: Parameters<typeof getContainersToDeleteInPod>[1];
  * getContainersToDeleteInPod("c3", podStatus, 1); // IDs of older dead instances of c3's container
  * ```
  */

@@ -10,12 +10,17 @@ import type { ImageManagerService } from "../../cri_client/runtime_service.ts";
 import type { TrackedAuthConfig } from "../../credentialprovider/keyring.ts";
 import * as log from "../../util/log.ts";
 import type { ImagePullService } from "../images/puller.ts";
+import { errorText } from "../../util/errors.ts";
 
 /**
  * The runtime manager's image functions over a CRI image service.
  *
  * @example
  * ```ts
+ * import type { ImageManagerService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const remoteImageService: ImageManagerService;
+ *
  * const images = newKubeImageService(remoteImageService);
  * await images.getImageRef({ image: "probelet.local/busybox:1" }); // "sha256:..." or ""
  * ```
@@ -69,7 +74,7 @@ export class KubeImageService implements ImagePullService {
       }
     }
     if (errors.length === 1) throw errors[0];
-    throw new Error(`[${errors.map(criErrorText).join(", ")}]`, { cause: errors });
+    throw new Error(`[${errors.map(errorText).join(", ")}]`, { cause: errors });
   }
 
   /** The image's ID when the runtime has it, "" otherwise (Go's `GetImageRef`). */
@@ -83,9 +88,4 @@ export class KubeImageService implements ImagePullService {
     const { image: found } = await this.service.imageStatus(image);
     return found?.size ?? 0n;
   }
-}
-
-/** A CRI error as Go prints it: `rpc error: code = NotFound desc = ...`. */
-export function criErrorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

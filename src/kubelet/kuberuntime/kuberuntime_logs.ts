@@ -14,6 +14,7 @@ import {
 } from "../../cri_client/logs/logs.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Options of {@linkcode getContainerLogs}. */
 export interface ContainerLogsOptions {
@@ -28,6 +29,14 @@ export interface ContainerLogsOptions {
  *
  * @example
  * ```ts
+ * import type { LogSinks } from "../../cri_client/logs/logs.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const sinks: LogSinks;
+ * declare const clock: Clock;
+ *
  * const read = await getContainerLogs(runtime, "abc123", "containerd://abc123");
  * await read({ follow: true }, sinks, { clock });
  * ```
@@ -44,7 +53,7 @@ export async function getContainerLogs(
   } catch (e) {
     log.V(4).info("Failed to get container status", {
       containerID: containerIdText,
-      err: e instanceof Error ? e.message : String(e),
+      err: errorText(e),
     });
     throw new Error(`unable to retrieve container logs for ${containerIdText}`);
   }

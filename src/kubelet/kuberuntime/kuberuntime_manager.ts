@@ -74,6 +74,9 @@ import {
   podRestartPolicy,
   shouldContainerBeRestarted,
 } from "../container/helpers.ts";
+import { errorText } from "../../util/errors.ts";
+import { isNotFound } from "../../cri_client/errors.ts";
+import { isRestartableInitContainer } from "../container/podutil.ts";
 
 /** A container to kill and the message of its `Killing` event. */
 export interface ContainerToKillInfo {
@@ -124,11 +127,6 @@ export interface ProbeResultsLookups {
 
 const resultSuccess = 0;
 const resultFailure = 1;
-
-/** True for an init container with `restartPolicy: Always` (a sidecar). */
-export function isRestartableInitContainer(container: Container): boolean {
-  return container.restartPolicy === "Always";
-}
 
 /** Kubelet's `shouldRestartOnFailure`: anything but `Never`. */
 export function shouldRestartOnFailure(pod: Pod): boolean {
@@ -228,6 +226,14 @@ function killInfo(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { ResultsManager } from "../prober/results/results_manager.ts";
+ *
+ * declare const pod: Pod;
+ * declare const livenessManager: ResultsManager;
+ * declare const startupManager: ResultsManager;
+ *
+ * declare const podStatus: Parameters<typeof computePodActions>[1];
  * const actions = computePodActions(pod, podStatus, { livenessManager, startupManager });
  * actions.containersToKill.size; // 1 after a liveness failure
  * ```
@@ -583,6 +589,20 @@ export interface RuntimeManagerOptions {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ * import type { EventRecorder } from "../events/event.ts";
+ * import type { ResultsManager } from "../prober/results/results_manager.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const clock: Clock;
+ * declare const recorder: EventRecorder;
+ * declare const livenessManager: ResultsManager;
+ * declare const startupManager: ResultsManager;
+ * declare const pod: Pod;
+ *
+ * declare const backoff: ConstructorParameters<typeof KubeGenericRuntimeManager>[0]["backoff"];
  * const m = new KubeGenericRuntimeManager({ runtime, runtimeName: "containerd", clock, recorder,
  *   lookups: { livenessManager, startupManager }, backoff, podLogsRootDir: ".run/probelet/pods",
  *   nodeName: "node-a" });
@@ -732,6 +752,7 @@ export class KubeGenericRuntimeManager {
     options: { podStartTime?: string } = {},
   ): Promise<SyncResult> {
     const result: SyncResult = { startResults: new Map(), changed: false };
+    // Step 1: Compute sandbox and container changes.
     const changes = computePodActions(pod, podStatus, this.#lookups, {
       runtimeHostNetworkOnly: this.#hostNetworkOnly,
     });
@@ -754,6 +775,7 @@ export class KubeGenericRuntimeManager {
       );
     }
 
+    // Step 2: Kill the pod if the sandbox has changed.
     if (changes.killPod) {
       if (changes.createSandbox) {
         log.V(4).info("Stopping PodSandbox for pod, will start new one", { pod: podKey(pod) });
@@ -767,6 +789,7 @@ export class KubeGenericRuntimeManager {
       await this.killPod(pod, podStatus);
       result.changed = running;
     } else {
+      // Step 3: kill any running containers in this pod which are not to keep.
       for (const info of changes.containersToKill.values()) {
         log.V(3).info("Killing unwanted container for pod", {
           containerName: info.name,
@@ -793,6 +816,7 @@ export class KubeGenericRuntimeManager {
       }
     }
 
+    // Step 4: Create a sandbox for the pod if it is necessary.
     let sandboxID = changes.sandboxID;
     let podIPs = podStatus.ips;
     let sandboxConfig;
@@ -873,6 +897,10 @@ export class KubeGenericRuntimeManager {
       return failure === undefined;
     };
 
+    // Step 5: start ephemeral containers. None here: pod_features.ts refuses pods with
+    // ephemeralContainers (`kubectl debug`).
+
+    // Step 6: start init containers.
     const initContainers = pod.spec.initContainers ?? [];
     for (const idx of changes.initContainersToStart) {
       const container = initContainers[idx];
@@ -880,6 +908,10 @@ export class KubeGenericRuntimeManager {
         return result;
       }
     }
+    // Step 7: resize containers in place (UpdateContainerResources). None here: an in-place
+    // resize needs resources, which pod_features.ts refuses.
+
+    // Step 8: start containers in changes.containersToStart.
     for (const idx of changes.containersToStart) {
       await start(pod.spec.containers[idx], "container");
     }
@@ -1136,18 +1168,6 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 
 function compareBigDesc(a: bigint, b: bigint): number {
   return a === b ? 0 : a > b ? -1 : 1;
-}
-
-/** gRPC's NotFound status code, which runtimes use for "no such sandbox/container". */
-const grpcNotFound = 5;
-
-/** Whether a CRI call failed because the object does not exist (gRPC NotFound). */
-export function isNotFound(e: unknown): boolean {
-  return (e as { code?: unknown } | null)?.code === grpcNotFound;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 export { formatPod };

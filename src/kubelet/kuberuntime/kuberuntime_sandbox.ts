@@ -49,9 +49,13 @@ export interface PodSandboxConfigOptions {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * const config = generatePodSandboxConfig(pod, { attempt: 0, podLogsRootDir: "/var/log/pods",
  *   nodeName: "node-a" });
- * config.labels["io.kubernetes.pod.uid"]; // the pod's UID
+ * config.labels?.["io.kubernetes.pod.uid"]; // the pod's UID
  * ```
  */
 export function generatePodSandboxConfig(
@@ -93,6 +97,10 @@ export function generatePodSandboxConfig(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * generatePodSandboxLinuxConfig(pod).securityContext?.seccomp; // { profileType: "RuntimeDefault" }
  * ```
  */

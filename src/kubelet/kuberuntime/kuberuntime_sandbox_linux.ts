@@ -17,6 +17,10 @@ import { calculateLinuxResources } from "./kuberuntime_container_linux.ts";
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * convertOverheadToLinuxResources(pod, { cpuCFSQuota: true });
  * // { cpuShares: 256, cpuQuota: 25000, cpuPeriod: 100000, memoryLimitInBytes: 33554432 } for 250m / 32Mi
  * ```
@@ -40,6 +44,10 @@ export function convertOverheadToLinuxResources(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * calculateSandboxResources(pod, { cpuCFSQuota: true }).memoryLimitInBytes; // the summed memory limits
  * ```
  */
@@ -61,6 +69,11 @@ export function calculateSandboxResources(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ * declare const config: Parameters<typeof applySandboxResources>[1];
+ *
  * applySandboxResources(pod, config, { cpuCFSQuota: true });
  * config.linux?.resources?.cpuShares;
  * ```

@@ -22,9 +22,7 @@ import type {
   PodStatus as RuntimePodStatus,
   RuntimeContainerStatus,
 } from "../container/runtime.ts";
-
-/** gRPC's NotFound status code, which runtimes use for "no such container". */
-const grpcNotFound = 5;
+import { isNotFound } from "../../cri_client/errors.ts";
 
 /** Waiting reason of a container not created yet. */
 const containerCreating = "ContainerCreating";
@@ -63,6 +61,13 @@ function runtimeNameOf(runtime: RuntimeService, signal?: AbortSignal): Promise<s
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const sandboxId: string;
+ * declare const pod: Pod;
+ *
  * const status = await getRuntimePodStatus(runtime, { sandboxId, pod });
  * status.containerStatuses[0].id; // { type: "containerd", id: "0123..." }
  * ```
@@ -87,7 +92,7 @@ export async function getRuntimePodStatus(
       status = (await runtime.containerStatus(c.id, { signal })).status;
     } catch (err) {
       // Removed between the list and the status call: kubelet skips such containers too.
-      if ((err as { code?: number }).code === grpcNotFound) continue;
+      if (isNotFound(err)) continue;
       throw err;
     }
     statuses.push(toKubeContainerStatus(status, runtimeName));
@@ -168,6 +173,13 @@ export function toAPIContainerStatuses(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ * declare const sandboxId: string;
+ * declare const pod: Pod;
+ *
  * const status = await getPodStatus(runtime, { sandboxId, pod });
  * status.containerStatuses?.[0].state?.running?.startedAt; // "2025-01-02T03:04:05Z"
  * ```

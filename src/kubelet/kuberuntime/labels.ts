@@ -100,6 +100,10 @@ export interface AnnotatedContainerInfo {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * newPodLabels(pod, { nodeName: "node-a" })["io.kubernetes.pod.uid"]; // pod.metadata.uid
  * ```
  */

@@ -32,6 +32,10 @@ export interface SeccompOptions {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * const sc = determineEffectiveSecurityContext(pod, pod.spec.containers[0], {
  *   uid: 0, username: "", seccompProfileRoot: "/var/lib/kubelet/seccomp", seccompDefault: false,
  * });

@@ -18,6 +18,11 @@ const maxInt32 = 2147483647;
  *
  * @example
  * ```ts
+ * import type { Container, Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ * declare const container: Container;
+ *
  * verifyRunAsNonRoot(pod, container, { uid: 0, username: "" })?.message;
  * // `container has runAsNonRoot and image will run as root (pod: "web_default(1234)", container: app)`
  * ```

@@ -33,6 +33,13 @@ export interface HandlerResult {
  *
  * @example
  * ```ts
+ * import type { Container, Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const runner: HandlerRunner;
+ * declare const id: Parameters<HandlerRunner["run"]>[0];
+ * declare const pod: Pod;
+ * declare const container: Container;
+ *
  * const { error } = await runner.run(id, pod, container, container.lifecycle!.postStart!);
  * ```
  */
@@ -70,6 +77,12 @@ export interface HandlerRunnerOptions {
  *
  * @example
  * ```ts
+ * import { newHttpClient } from "../../probe/http/http.ts";
+ * import type { CommandRunner } from "../container/command_runner.ts";
+ *
+ * declare const commandRunner: CommandRunner;
+ *
+ * declare const containerManager: Parameters<typeof newHandlerRunner>[0]["containerManager"];
  * const runner = newHandlerRunner({ httpDoer: newHttpClient(), commandRunner, containerManager });
  * ```
  */

@@ -130,6 +130,7 @@ function only(text: string, ...values: unknown[]): Allowance {
 
 const notPassedToCRI = "not passed to the CRI runtime";
 const hostProcess = "a host process cannot honour it";
+const noStdinEmbedded = "the shim keeps no stdin for the command (attach drops what is typed)";
 const noMountsEmbedded = "a host process cannot see a mount at `mountPath`: volumes are refused " +
   "on this runtime (docs/volumes.md)";
 const noPlugin = "no volume plugin for it on this node";
@@ -535,16 +536,19 @@ const containerFields: FieldTable<Container> = {
   },
   securityContext: { ...both(supported()), fields: securityContextFields },
   stdin: {
-    containerd: refused(notPassedToCRI, only(nothingAsked, false)),
-    embedded: refused(hostProcess, only(nothingAsked, false)),
+    containerd: supported("passed in the CRI `ContainerConfig`: the runtime keeps stdin open"),
+    embedded: refused(noStdinEmbedded, only(nothingAsked, false)),
   },
   stdinOnce: {
-    containerd: refused(notPassedToCRI, only(nothingAsked, false)),
-    embedded: refused(hostProcess, only(nothingAsked, false)),
+    containerd: supported("passed in the CRI `ContainerConfig`"),
+    embedded: refused(noStdinEmbedded, only(nothingAsked, false)),
   },
   tty: {
-    containerd: refused(notPassedToCRI, only(nothingAsked, false)),
-    embedded: refused(hostProcess, only(nothingAsked, false)),
+    containerd: supported("passed in the CRI `ContainerConfig`: the runtime allocates a terminal"),
+    embedded: refused(
+      "the shim runs the command on pipes, without a terminal",
+      only(nothingAsked, false),
+    ),
   },
 };
 
@@ -581,7 +585,9 @@ export const podSpecFields: FieldTable<PodSpec> = {
   ephemeralContainers: both(refused("no ephemeral containers (`kubectl debug`)")),
   restartPolicy: both(supported()),
   terminationGracePeriodSeconds: both(supported()),
-  activeDeadlineSeconds: both(refused("no active deadline enforcement")),
+  activeDeadlineSeconds: both(
+    supported("failed with `DeadlineExceeded` once active that long (active_deadline.ts)"),
+  ),
   dnsPolicy: {
     containerd: supported("the sandbox's resolv.conf, from `--resolv-conf` and `--cluster-dns`"),
     embedded: refused(`host processes read ${dnsHost}`, {
@@ -844,6 +850,10 @@ export interface PodFeaturesAdmitOptions {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * const handler = new PodFeaturesAdmitHandler({
  *   facts: { runtime: "containerd", apiServer: true, uid: 0, gid: 0 },
  * });

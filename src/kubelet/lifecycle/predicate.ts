@@ -130,6 +130,11 @@ export interface PredicateAdmitOptions {
  *
  * @example
  * ```ts
+ * import type { Node, Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const node: Node;
+ * declare const pod: Pod;
+ *
  * const handler = new PredicateAdmitHandler({ getNode: () => node, requireAgentToleration: true });
  * const result = handler.admit({ pod, otherPods: [] });
  * if (!result.admit) console.log(result.reason, result.message);
@@ -209,6 +214,11 @@ export interface NodeInfo {
  *
  * @example
  * ```ts
+ * import type { Node, Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ * declare const node: Node;
+ *
  * generalFilter(pod, { node, pods: [] }); // [] when the pod fits
  * ```
  */
@@ -413,6 +423,11 @@ function podRequest(pod: Pod, resource: string, scale: number): number {
  *
  * @example
  * ```ts
+ * import type { Node, Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const podWithLabel: (os: string) => Pod;
+ * declare const node: Node;
+ *
  * rejectPodAdmissionBasedOnOSSelector(podWithLabel("windows"), node, "linux"); // true
  * ```
  */

@@ -13,6 +13,7 @@ import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { jitterUntil } from "../../util/wait/wait.ts";
+import { errorText } from "../../util/errors.ts";
 
 const compressSuffix = ".gz";
 const tmpSuffix = ".tmp";
@@ -47,7 +48,13 @@ export interface ContainerLogManagerOptions extends LogRotatePolicy {
  *
  * @example
  * ```ts
- * const logs = newContainerLogManager({ runtime, clock, maxSizeBytes: 10 << 20, maxFiles: 5 });
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const runtime: ContainerLogManagerOptions["runtime"];
+ * declare const clock: Clock;
+ * declare const containerId: string;
+ *
+ * const logs = newContainerLogManager({ runtime, clock, maxSizeBytes: 10 << 20, maxFiles: 5 })!;
  * logs.start();
  * await logs.clean(containerId); // before RemoveContainer
  * await logs.stop();
@@ -372,8 +379,4 @@ function timestamp(d: Date): string {
   const p = (n: number) => String(n).padStart(2, "0");
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-` +
     `${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -67,6 +67,10 @@ export interface KubeletMetrics {
  *
  * @example
  * ```ts
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
  * const m = newKubeletMetrics({ nodeName: "node-1", runtime });
  * await m.metrics(); // "# HELP kubelet_node_name [ALPHA] The node's name. ..."
  * ```

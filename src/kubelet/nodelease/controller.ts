@@ -17,6 +17,7 @@ import {
   jitterUntil,
   sleepUnlessStopped,
 } from "../../util/wait/wait.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Immediate retries of one renewal before waiting for the next interval (maxUpdateRetries). */
 export const maxUpdateRetries = 5;
@@ -67,6 +68,12 @@ export function microTime(ms: number): string {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const client: Clientset;
+ *
  * const c = newController({ clock, client, holderIdentity: "n1", leaseDurationSeconds: 40,
  *   renewIntervalMs: 10_000, leaseNamespace: NamespaceNodeLease });
  * c.run();
@@ -120,7 +127,7 @@ export class Controller {
         return;
       } catch (e) {
         log.info("Failed to update lease using latest lease, fallback to ensure lease", {
-          err: e instanceof Error ? e.message : String(e),
+          err: errorText(e),
         });
       }
     }
@@ -225,6 +232,12 @@ export class Controller {
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const client: Clientset;
+ *
  * newController({ clock, client, holderIdentity: "n1", leaseDurationSeconds: 40,
  *   renewIntervalMs: 10_000, leaseNamespace: NamespaceNodeLease });
  * ```

@@ -8,5 +8,15 @@
  * ```
  * @module
  */
-export * from "./controller.ts";
+export {
+  Controller,
+  type ControllerOptions,
+  maxBackoffMs,
+  maxUpdateRetries,
+  microTime,
+  NamespaceNodeLease,
+  newController,
+  nodeLeaseRenewIntervalFraction,
+  type ProcessLeaseFunc,
+} from "./controller.ts";
 export { setNodeOwnerFunc } from "../util/nodelease.ts";

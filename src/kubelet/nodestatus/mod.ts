@@ -7,5 +7,38 @@
  * ```
  * @module
  */
-export * from "./setters.ts";
-export * from "./patch.ts";
+export {
+  chooseHostInterface,
+  daemonEndpoints,
+  diskPressureCondition,
+  formatQuantity,
+  goRuntime,
+  images,
+  machineInfo,
+  type MachineInfoOptions,
+  maxNamesPerImageInNodeStatus,
+  memoryPressureCondition,
+  nodeAddress,
+  type NodeAddressOptions,
+  NodeDiskPressure,
+  NodeMemoryPressure,
+  NodeNotReadyEvent,
+  NodePIDPressure,
+  NodeReady,
+  NodeReadyEvent,
+  NodeRebooted,
+  pidPressureCondition,
+  readyCondition,
+  type ReadyConditionOptions,
+  type RecordEvent,
+  type RecordNodeStatusEvent,
+  type Setter,
+  validateNodeIP,
+  versionInfo,
+  type VersionInfoOptions,
+} from "./setters.ts";
+export {
+  patchNodeStatus,
+  type PatchNodeStatusOptions,
+  preparePatchBytesForNodeStatus,
+} from "./patch.ts";

@@ -26,6 +26,11 @@ function addressesEqual(a: NodeAddress[] | undefined, b: NodeAddress[] | undefin
  *
  * @example
  * ```ts
+ * import type { Node } from "../../api/core/v1/mod.ts";
+ *
+ * declare const oldNode: Node;
+ * declare const newNode: Node;
+ *
  * preparePatchBytesForNodeStatus(oldNode, newNode);
  * // '{"status":{"$setElementOrder/conditions":[{"type":"Ready"}],"conditions":[...]}}'
  * ```
@@ -78,6 +83,13 @@ export interface PatchNodeStatusOptions {
  *
  * @example
  * ```ts
+ * import type { Node } from "../../api/core/v1/mod.ts";
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ *
+ * declare const clientset: Clientset;
+ * declare const oldNode: Node;
+ * declare const newNode: Node;
+ *
  * const { node, patch } = await patchNodeStatus(clientset.coreV1.nodes(), { oldNode, newNode });
  * ```
  */

@@ -244,7 +244,7 @@ export interface MachineInfoOptions {
   /** Bytes of the agent's file system (`ephemeral-storage`); undefined when unknown. */
   ephemeralStorageCapacity?: () => number | undefined;
   /** Resources held back from allocatable (kubelet's node allocatable reservation). */
-  allocatableReservation?: () => ResourceList;
+  allocatableReservation?: (capacity: ResourceList) => ResourceList;
   recordEvent: RecordEvent;
 }
 
@@ -255,6 +255,9 @@ export interface MachineInfoOptions {
  *
  * @example
  * ```ts
+ * import { getMachineInfo } from "../cadvisor/cadvisor.ts";
+ *
+ * declare const recordEvent: MachineInfoOptions["recordEvent"];
  * const setter = machineInfo({ nodeName: "n1", maxPods: 110, machineInfo: getMachineInfo, recordEvent });
  * ```
  */
@@ -293,7 +296,7 @@ export function machineInfo(options: MachineInfoOptions): Setter {
     }
     // Allocatable: capacity less the reservation, never negative.
     status.allocatable ??= {};
-    const reservation = options.allocatableReservation?.() ?? {};
+    const reservation = options.allocatableReservation?.(status.capacity) ?? {};
     for (const [name, value] of Object.entries(status.capacity)) {
       const reserved = reservation[name];
       if (reserved === undefined) {
@@ -343,6 +346,8 @@ export interface VersionInfoOptions {
  *
  * @example
  * ```ts
+ * import { getVersionInfo } from "../cadvisor/cadvisor.ts";
+ *
  * versionInfo({ versionInfo: getVersionInfo, runtimeType: () => "containerd",
  *   runtimeVersion: async () => "1.6.20", kubeletVersion: "v1.35.0" });
  * ```
@@ -390,6 +395,10 @@ export function daemonEndpoints(port: () => number): Setter {
  *
  * @example
  * ```ts
+ * import type { ImageManagerService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const imageService: ImageManagerService;
+ *
  * images(50, () => imageService.listImages());
  * ```
  */
@@ -492,6 +501,11 @@ function orderCondition(c: NodeCondition): NodeCondition {
  *
  * @example
  * ```ts
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
+ * declare const record: Parameters<typeof memoryPressureCondition>[2];
  * memoryPressureCondition(() => clock.now(), () => false, record);
  * ```
  */
@@ -521,6 +535,11 @@ export function memoryPressureCondition(
  *
  * @example
  * ```ts
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
+ * declare const record: Parameters<typeof diskPressureCondition>[2];
  * diskPressureCondition(() => clock.now(), () => false, record);
  * ```
  */
@@ -550,6 +569,11 @@ export function diskPressureCondition(
  *
  * @example
  * ```ts
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
+ * declare const record: Parameters<typeof pidPressureCondition>[2];
  * pidPressureCondition(() => clock.now(), () => false, record);
  * ```
  */
@@ -593,6 +617,12 @@ export interface ReadyConditionOptions {
  *
  * @example
  * ```ts
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const options: Parameters<typeof readyCondition>[0];
+ * const { runtimeErrors, networkErrors, storageErrors, recordEvent } = options;
+ *
  * readyCondition({ now: () => clock.now(), runtimeErrors, networkErrors, storageErrors, recordEvent });
  * ```
  */

@@ -116,6 +116,11 @@ interface PodRecord {
  *
  * @example
  * ```ts
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
+ * declare const runtimeManager: ConstructorParameters<typeof GenericPLEG>[0]["runtime"];
  * const pleg = new GenericPLEG({ runtime: runtimeManager, clock });
  * pleg.start();
  * for await (const e of pleg.watch()) console.log(e.type, e.id);

@@ -18,6 +18,12 @@ import { getPodHash } from "./pod_manager.ts";
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const staticPod: Pod;
+ * declare const mirrorUID: string;
+ * declare const mirrorClient: MirrorClient;
+ *
  * await mirrorClient.createMirrorPod(staticPod);
  * await mirrorClient.deleteMirrorPod("web-node1_default", mirrorUID);
  * ```
@@ -48,7 +54,13 @@ export interface BasicMirrorClientOptions {
  *
  * @example
  * ```ts
- * const mirrors = new BasicMirrorClient(clientset, { nodeName: "node1", nodeGetter: () => kubelet.node });
+ * import type { Node } from "../../api/core/v1/mod.ts";
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ *
+ * declare const clientset: Clientset;
+ * declare const kubelet: { getNode(): Promise<Node> };
+ *
+ * const mirrors = new BasicMirrorClient(clientset, { nodeName: "node1", nodeGetter: () => kubelet.getNode() });
  * ```
  */
 export class BasicMirrorClient implements MirrorClient {

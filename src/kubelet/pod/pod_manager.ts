@@ -24,6 +24,11 @@ export type MirrorPodUID = string;
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const staticPod: Pod;
+ * declare const mirrorPod: Pod;
+ *
  * const pods: Manager = new BasicPodManager();
  * pods.addPod(staticPod);
  * pods.addPod(mirrorPod);

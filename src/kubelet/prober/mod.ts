@@ -22,7 +22,25 @@ export {
   type ProbeTarget,
 } from "./prober.ts";
 export { probeOf, type ProbeType, probeTypeName, probeTypeString } from "./probe_type.ts";
-export * from "./metrics.ts";
-export * from "./results/mod.ts";
+export {
+  newProberMetrics,
+  proberDurationLabelNames,
+  type ProberDurationLabels,
+  probeResultFailed,
+  probeResultSuccessful,
+  probeResultUnknown,
+  type ProberMetrics,
+  proberResultsLabelNames,
+  type ProberResultsLabels,
+} from "./metrics.ts";
+export {
+  Result,
+  type ResultsManager,
+  resultString,
+  toPrometheusType,
+  type Update,
+  updatesBufferSize,
+  type UpdateStream,
+} from "./results/mod.ts";
 // The results package names its constructor newManager too; from here it is newResultsManager.
 export { newManager as newResultsManager } from "./results/mod.ts";

@@ -33,7 +33,7 @@ import {
   EventType,
 } from "../events/mod.ts";
 import { Result } from "./results/mod.ts";
-import { probeOf, type ProbeType, probeTypeString } from "./probe_type.ts";
+import { probeOf, type ProbeType, probeTypeName, probeTypeString } from "./probe_type.ts";
 import { formatPod } from "../util/format.ts";
 
 /** kubelet's maxProbeRetries: attempts per probe when the handler returns an error. */
@@ -65,6 +65,17 @@ export interface ProberResult {
  *
  * @example
  * ```ts
+ * import { FakeRecorder } from "../events/event.ts";
+ * import type { Container, Pod, PodStatus } from "../../api/core/v1/mod.ts";
+ * import type { CommandRunner } from "../container/command_runner.ts";
+ * import type { ContainerID } from "../container/container_id.ts";
+ *
+ * declare const runner: CommandRunner;
+ * declare const pod: Pod;
+ * declare const status: PodStatus;
+ * declare const container: Container;
+ * declare const containerID: ContainerID;
+ *
  * const prober = newProber(runner, new FakeRecorder());
  * const { result } = await prober.probe("readiness", { pod, status, container, containerID });
  * ```
@@ -113,24 +124,14 @@ export class Prober {
    * A container without a probe of this type is Success.
    */
   async probe(probeType: ProbeType, target: ProbeTarget): Promise<ProberResult> {
-    const { pod, status, container, containerID } = target;
-    let spec: Probe | undefined;
-    switch (probeType) {
-      case "readiness":
-        spec = container.readinessProbe;
-        break;
-      case "liveness":
-        spec = container.livenessProbe;
-        break;
-      case "startup":
-        spec = container.startupProbe;
-        break;
-      default:
-        return {
-          result: Result.Failure,
-          error: new Error(`unknown probe type: ${goQuote(probeTypeString(probeType))}`),
-        };
+    const { pod, container } = target;
+    if (!Object.hasOwn(probeTypeName, probeType)) {
+      return {
+        result: Result.Failure,
+        error: new Error(`unknown probe type: ${goQuote(probeTypeString(probeType))}`),
+      };
     }
+    const spec = probeOf(container, probeType);
     const typeName = probeTypeString(probeType);
     const fields = {
       probeType: typeName,
@@ -143,15 +144,7 @@ export class Prober {
       return { result: Result.Success };
     }
 
-    const outcome = await this.#runProbeWithRetries(
-      probeType,
-      spec,
-      pod,
-      status,
-      container,
-      containerID,
-      maxProbeRetries,
-    );
+    const outcome = await this.#runProbeWithRetries(probeType, spec, target, maxProbeRetries);
     if (outcome.error instanceof ProbePoolClosedError) {
       // The agent is stopping: the worker throws the result away, as for any error, and no
       // Unhealthy event blames the container.
@@ -250,44 +243,36 @@ export class Prober {
    * A container without such a probe yields Unknown with an error.
    */
   runProbe(probeType: ProbeType, target: ProbeTarget): Promise<ProbeOutcome> {
-    const { pod, status, container, containerID } = target;
-    const spec = probeOf(container, probeType);
+    const spec = probeOf(target.container, probeType);
     if (!spec) {
       return Promise.resolve({
         result: ProbeResult.Unknown,
         output: "",
-        error: new Error(`container ${container.name} has no ${probeTypeString(probeType)} probe`),
+        error: new Error(
+          `container ${target.container.name} has no ${probeTypeString(probeType)} probe`,
+        ),
       });
     }
-    return this.#runProbe(probeType, spec, pod, status, container, containerID);
+    return this.#runProbe(probeType, spec, target);
   }
 
   async #runProbeWithRetries(
     probeType: ProbeType,
     spec: Probe,
-    pod: Pod,
-    status: PodStatus,
-    container: Container,
-    containerID: ContainerID,
+    target: ProbeTarget,
     retries: number,
   ): Promise<ProbeOutcome> {
     let outcome: ProbeOutcome = { result: ProbeResult.Unknown, output: "" };
     for (let i = 0; i < retries; i++) {
-      outcome = await this.#runProbe(probeType, spec, pod, status, container, containerID);
+      outcome = await this.#runProbe(probeType, spec, target);
       // Only errors are retried; a Failure is a verdict. A closed pool refuses every retry.
       if (!outcome.error || outcome.error instanceof ProbePoolClosedError) return outcome;
     }
     return outcome;
   }
 
-  #runProbe(
-    probeType: ProbeType,
-    spec: Probe,
-    pod: Pod,
-    status: PodStatus,
-    container: Container,
-    containerID: ContainerID,
-  ): Promise<ProbeOutcome> {
+  #runProbe(probeType: ProbeType, spec: Probe, target: ProbeTarget): Promise<ProbeOutcome> {
+    const { pod, status, container, containerID } = target;
     const timeoutMs = (spec.timeoutSeconds ?? 0) * 1000;
     const fields = {
       probeType: probeTypeString(probeType),
@@ -385,6 +370,9 @@ export class Prober {
  *
  * @example
  * ```ts
+ * import { LogRecorder } from "../events/event.ts";
+ * import { HostCommandRunner } from "../../probe/exec/host_runner.ts";
+ *
  * const prober = newProber(new HostCommandRunner(), new LogRecorder());
  * ```
  */

@@ -50,6 +50,10 @@ export const defaultFeatureGates: Readonly<FeatureGates> = Object.freeze({
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * probedContainers(pod).map((c) => c.name);
  * ```
  */
@@ -101,6 +105,21 @@ export interface ManagerOptions {
  *
  * @example
  * ```ts
+ * import type { Pod, PodStatus } from "../../api/core/v1/mod.ts";
+ * import type { CommandRunner } from "../container/command_runner.ts";
+ * import type { EventRecorder } from "../events/event.ts";
+ * import type { ResultsManager } from "./results/results_manager.ts";
+ * import type { StatusManager } from "../status/status_manager.ts";
+ *
+ * declare const statusManager: StatusManager;
+ * declare const livenessManager: ResultsManager;
+ * declare const readinessManager: ResultsManager;
+ * declare const startupManager: ResultsManager;
+ * declare const runner: CommandRunner;
+ * declare const recorder: EventRecorder;
+ * declare const pod: Pod;
+ * declare const status: PodStatus;
+ *
  * const m = newManager({ statusManager, livenessManager, readinessManager, startupManager, runner, recorder });
  * m.addPod(pod);             // on every pod sync
  * m.updatePodStatus(pod, status); // when generating the pod's API status
@@ -108,8 +127,7 @@ export interface ManagerOptions {
  * ```
  */
 export class ProberManager {
-  /** Map of active workers by `probeKeyString`. */
-  readonly workers: Map<string, Worker> = new Map();
+  readonly #workers = new Map<string, Worker>();
   /** Provides pod status updates; replaceable (kubelet's tests do). */
   statusManager: StatusManager;
   /** Liveness results cache. */
@@ -130,6 +148,11 @@ export class ProberManager {
   readonly featureGates: Readonly<FeatureGates>;
   /** Jitter source, uniform in [0, 1). */
   readonly random: () => number;
+
+  /** The active workers by `probeKeyString` (kubelet's `m.workers`), read-only. */
+  get workers(): ReadonlyMap<string, Worker> {
+    return this.#workers;
+  }
 
   /** Use `newManager`. */
   constructor(options: ManagerOptions) {
@@ -160,7 +183,7 @@ export class ProberManager {
       for (const probeType of ["startup", "readiness", "liveness"] as const) {
         if (!probeOf(c, probeType)) continue;
         const key: ProbeKey = { podUID: uid, containerName: c.name, probeType };
-        if (this.workers.has(probeKeyString(key))) {
+        if (this.#workers.has(probeKeyString(key))) {
           log.V(8).info(`${probeTypeString(probeType)} probe already exists for container`, {
             pod: log.kObj(pod),
             containerName: c.name,
@@ -169,7 +192,7 @@ export class ProberManager {
           continue containers;
         }
         const w = newWorker(this, { probeType, pod, container: c });
-        this.workers.set(probeKeyString(key), w);
+        this.#workers.set(probeKeyString(key), w);
         // run() handles its own errors; this only keeps a bug from becoming an unhandled rejection.
         w.start().catch((err) => log.error(err, "Probe worker failed", { pod: log.kObj(pod) }));
       }
@@ -201,7 +224,7 @@ export class ProberManager {
 
   /** Stops the workers of every pod whose UID is not in `desiredPods` (undefined stops all). */
   cleanupPods(desiredPods: ReadonlySet<string> | undefined): void {
-    for (const w of [...this.workers.values()]) {
+    for (const w of [...this.#workers.values()]) {
       if (!desiredPods?.has(w.key.podUID)) w.stop();
     }
   }
@@ -243,9 +266,17 @@ export class ProberManager {
     }
   }
 
+  /**
+   * Registers a worker made by `newWorker` under its own key, as `addPod` does (kubelet's tests
+   * write `m.workers[key] = w`); for tests and tools that start their workers themselves.
+   */
+  addWorker(worker: Worker): void {
+    this.#workers.set(probeKeyString(worker.key), worker);
+  }
+
   /** The worker for the key, if any. */
   getWorker(key: ProbeKey): Worker | undefined {
-    return this.workers.get(probeKeyString(key));
+    return this.#workers.get(probeKeyString(key));
   }
 
   /**
@@ -254,18 +285,18 @@ export class ProberManager {
    */
   removeWorker(key: ProbeKey, options: { worker?: Worker } = {}): void {
     const k = probeKeyString(key);
-    if (options.worker && this.workers.get(k) !== options.worker) return;
-    this.workers.delete(k);
+    if (options.worker && this.#workers.get(k) !== options.worker) return;
+    this.#workers.delete(k);
   }
 
   /** How many workers exist. */
   workerCount(): number {
-    return this.workers.size;
+    return this.#workers.size;
   }
 
   /** The keys of every worker. */
   probeKeys(): ProbeKey[] {
-    return [...this.workers.values()].map((w) => w.key);
+    return [...this.#workers.values()].map((w) => w.key);
   }
 
   #containerReady(pod: Pod, c: ContainerStatus, spec: Container | undefined): boolean {
@@ -331,6 +362,15 @@ export class ProberManager {
  *
  * @example
  * ```ts
+ * import { LogRecorder } from "../events/event.ts";
+ * import { newManager as newResultsManager } from "./results/results_manager.ts";
+ * import { RealClock } from "../../util/clock.ts";
+ * import type { CommandRunner } from "../container/command_runner.ts";
+ * import type { StatusManager } from "../status/status_manager.ts";
+ *
+ * declare const statusManager: StatusManager;
+ * declare const runner: CommandRunner;
+ *
  * const m = newManager({
  *   statusManager, livenessManager: newResultsManager(), readinessManager: newResultsManager(),
  *   startupManager: newResultsManager(), runner, recorder: new LogRecorder(), clock: new RealClock(),

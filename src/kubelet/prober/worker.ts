@@ -25,7 +25,7 @@ import {
   probeResultUnknown,
   type ProberResultsLabels,
 } from "./metrics.ts";
-import { type ProbeType, probeTypeString } from "./probe_type.ts";
+import { probeOf, type ProbeType, probeTypeString } from "./probe_type.ts";
 import type { ProbeKey, ProberManager } from "./prober_manager.ts";
 
 /** Why a worker woke up between two probes. */
@@ -40,7 +40,14 @@ export const kubeletRestartGracePeriodMs = 10_000;
  *
  * @example
  * ```ts
- * const w = newWorker(manager, "readiness", pod, pod.spec.containers[0]);
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * import type { ProberManager } from "./prober_manager.ts";
+ *
+ * declare const manager: ProberManager;
+ * declare const pod: Pod;
+ *
+ * const w = newWorker(manager, { probeType: "readiness", pod, container: pod.spec.containers[0] });
  * const done = w.start(); // resolves after stop() once the worker has cleaned up
  * w.stop();
  * await done;
@@ -62,14 +69,10 @@ export class Worker {
   /** The manager that owns the worker. */
   readonly probeManager: ProberManager;
 
-  /** The last container ID seen for this container (empty until the first status). */
-  containerID: ContainerID = emptyContainerID;
-  /** The last probe result; starts as Go's zero value, Success. */
-  lastResult: Result = Result.Success;
-  /** How many times in a row the probe returned `lastResult`. */
-  resultRun = 0;
-  /** When set, probing is skipped until a new container ID appears. */
-  onHold = false;
+  #containerID: ContainerID = emptyContainerID;
+  #lastResult: Result = Result.Success;
+  #resultRun = 0;
+  #onHold = false;
 
   readonly #resultsLabels: Record<"successful" | "failed" | "unknown", ProberResultsLabels>;
   readonly #durationLabels: ProberDurationLabels;
@@ -91,23 +94,21 @@ export class Worker {
     this.container = container;
     switch (probeType) {
       case "readiness":
-        this.spec = container.readinessProbe!;
         this.resultsManager = m.readinessManager;
         this.initialValue = Result.Failure;
         break;
       case "liveness":
-        this.spec = container.livenessProbe!;
         this.resultsManager = m.livenessManager;
         this.initialValue = Result.Success;
         break;
       case "startup":
-        this.spec = container.startupProbe!;
         this.resultsManager = m.startupManager;
         this.initialValue = Result.Unknown;
         break;
       default:
         throw new Error(`unknown probe type: ${probeType}`);
     }
+    this.spec = probeOf(container, probeType)!;
     const duration: ProberDurationLabels = {
       probe_type: probeTypeString(probeType),
       container: container.name,
@@ -125,6 +126,26 @@ export class Worker {
       failed: withResult(probeResultFailed),
       unknown: withResult(probeResultUnknown),
     };
+  }
+
+  /** The last container ID seen for this container (empty until the first status). */
+  get containerID(): ContainerID {
+    return this.#containerID;
+  }
+
+  /** The last probe result; starts as Go's zero value, Success. */
+  get lastResult(): Result {
+    return this.#lastResult;
+  }
+
+  /** How many times in a row the probe returned `lastResult`. */
+  get resultRun(): number {
+    return this.#resultRun;
+  }
+
+  /** When set, probing is skipped until a new container ID appears. */
+  get onHold(): boolean {
+    return this.#onHold;
   }
 
   /** This worker's key in its manager's map. */
@@ -257,27 +278,27 @@ export class Worker {
       }
     }
 
-    if (containerIDString(this.containerID) !== c.containerID) {
-      if (!isEmptyContainerID(this.containerID)) this.resultsManager.remove(this.containerID);
-      this.containerID = parseContainerID(c.containerID);
+    if (containerIDString(this.#containerID) !== c.containerID) {
+      if (!isEmptyContainerID(this.#containerID)) this.resultsManager.remove(this.#containerID);
+      this.#containerID = parseContainerID(c.containerID);
       // A container that predates this kubelet keeps its cached state instead of the initial value
       // (KEP-4781), unless ChangeContainerStatusOnKubeletRestart restores the old behaviour.
       if (m.featureGates.ChangeContainerStatusOnKubeletRestart || !this.#predatesKubelet(c)) {
-        await this.resultsManager.set(this.containerID, this.initialValue, this.pod);
+        await this.resultsManager.set(this.#containerID, this.initialValue, this.pod);
       }
       // A new container: resume probing.
-      this.onHold = false;
+      this.#onHold = false;
     }
 
-    if (this.onHold) return true; // On hold until there is a new container.
+    if (this.#onHold) return true; // On hold until there is a new container.
 
     if (!c.state?.running) {
       log.V(3).info("Non-running container probed", {
         pod: log.kObj(this.pod),
         containerName: this.container.name,
       });
-      if (!isEmptyContainerID(this.containerID)) {
-        await this.resultsManager.set(this.containerID, Result.Failure, this.pod);
+      if (!isEmptyContainerID(this.#containerID)) {
+        await this.resultsManager.set(this.#containerID, Result.Failure, this.pod);
       }
       const isRestartableInit = (this.pod.spec?.initContainers ?? []).some((ic) =>
         ic.name === this.container.name
@@ -307,7 +328,7 @@ export class Worker {
         });
       }
       // Set a last result to ensure quiet shutdown.
-      await this.resultsManager.set(this.containerID, Result.Success, this.pod);
+      await this.resultsManager.set(this.#containerID, Result.Success, this.pod);
       return false; // Stop probing at this point.
     }
 
@@ -329,7 +350,7 @@ export class Worker {
       pod: this.pod,
       status,
       container: this.container,
-      containerID: this.containerID,
+      containerID: this.#containerID,
     });
     if (error) return true; // Prober error: throw the result away.
 
@@ -348,20 +369,20 @@ export class Worker {
         metrics.proberDuration.observe(this.#durationLabels, seconds());
     }
 
-    if (this.lastResult === result) {
-      this.resultRun++;
+    if (this.#lastResult === result) {
+      this.#resultRun++;
     } else {
-      this.lastResult = result;
-      this.resultRun = 1;
+      this.#lastResult = result;
+      this.#resultRun = 1;
     }
     if (
-      (result === Result.Failure && this.resultRun < (this.spec.failureThreshold ?? 0)) ||
-      (result === Result.Success && this.resultRun < (this.spec.successThreshold ?? 0))
+      (result === Result.Failure && this.#resultRun < (this.spec.failureThreshold ?? 0)) ||
+      (result === Result.Success && this.#resultRun < (this.spec.successThreshold ?? 0))
     ) {
       return true; // Below threshold: leave the cached state unchanged.
     }
 
-    await this.resultsManager.set(this.containerID, result, this.pod);
+    await this.resultsManager.set(this.#containerID, result, this.pod);
 
     if (
       (this.probeType === "liveness" && result === Result.Failure) || this.probeType === "startup"
@@ -369,8 +390,8 @@ export class Worker {
       // A failed liveness (or a decided startup) probe waits for a new container: this avoids
       // exec'ing into a container that is being killed, and gives the restarted container a full
       // FailureThreshold budget.
-      this.onHold = true;
-      this.resultRun = 0;
+      this.#onHold = true;
+      this.#resultRun = 0;
     }
     return true;
   }
@@ -402,7 +423,7 @@ export class Worker {
     this.#ticker?.stop();
     this.#ticker = undefined;
     this.#wake = undefined;
-    if (!isEmptyContainerID(this.containerID)) this.resultsManager.remove(this.containerID);
+    if (!isEmptyContainerID(this.#containerID)) this.resultsManager.remove(this.#containerID);
     const m = this.probeManager;
     m.removeWorker(this.key, { worker: this });
     m.metrics.proberResults.remove(this.#resultsLabels.successful);
@@ -426,6 +447,13 @@ export class Worker {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * import type { ProberManager } from "./prober_manager.ts";
+ *
+ * declare const manager: ProberManager;
+ * declare const pod: Pod;
+ *
  * const w = newWorker(manager, { probeType: "liveness", pod, container: pod.spec.containers[0] });
  * ```
  */

@@ -23,6 +23,10 @@ const besteffortOOMScoreAdj = 1000;
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * // A Burstable container requesting 10% of the node's memory:
  * getContainerOOMScoreAdjust(pod, pod.spec.containers[0], 10 * 2 ** 30); // 900
  * ```

@@ -20,6 +20,10 @@ export interface SecretManager {
  *
  * @example
  * ```ts
+ * import type { HTTPClientset } from "../../client/kubernetes/clientset.ts";
+ *
+ * declare const clientset: HTTPClientset;
+ *
  * const manager = newSimpleSecretManager(clientset.rest);
  * await manager.getSecret("default", "db-credentials");
  * ```

@@ -92,6 +92,7 @@ const apiVerbs: Record<string, string> = {
  * @example
  * ```ts
  * const getter = newNodeAuthorizerAttributesGetter("node-1");
+ * declare const user: UserInfo;
  * getter.getRequestAttributes(user, new Request("https://n/pods")).map((a) => a.subresource);
  * // ["pods", "proxy"]
  * ```
@@ -153,7 +154,8 @@ export interface AuthInterface extends Authenticator, Authorizer {
  *
  * @example
  * ```ts
- * const handler = withAuth(auth, (req) => new Response("ok"));
+ * declare const auth: AuthInterface;
+ * const handler = withAuth(auth, () => new Response("ok"));
  * ```
  */
 export function withAuth(

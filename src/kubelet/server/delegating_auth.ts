@@ -24,6 +24,7 @@ import {
   type RequestContext,
   type UserInfo,
 } from "./auth.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** A POST of a JSON object to the API server, answering the decoded JSON. */
 export type ReviewPoster = (path: string, body: unknown) => Promise<unknown>;
@@ -38,7 +39,14 @@ export const authenticatedGroup = "system:authenticated";
  *
  * @example
  * ```ts
- * newX509Authenticator(() => roots, clock)
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
+ * import type { X509Certificate } from "node:crypto";
+ *
+ * declare const roots: X509Certificate[];
+ * newX509Authenticator(() => roots, clock);
  * ```
  */
 export function newX509Authenticator(
@@ -117,7 +125,12 @@ async function sha256(text: string): Promise<string> {
  *
  * @example
  * ```ts
- * newTokenReviewAuthenticator(post, { clock, cacheTtlMs: 120_000 })
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
+ * declare const post: ReviewPoster;
+ * newTokenReviewAuthenticator(post, { clock, cacheTtlMs: 120_000 });
  * ```
  */
 export function newTokenReviewAuthenticator(
@@ -179,7 +192,11 @@ export function newTokenReviewAuthenticator(
  *
  * @example
  * ```ts
- * newDelegatingAuthenticator([x509, tokens], { anonymous: false })
+ * import type { Authenticator } from "./auth.ts";
+ *
+ * declare const x509: Authenticator;
+ * declare const tokens: Authenticator;
+ * newDelegatingAuthenticator([x509, tokens], { anonymous: false });
  * ```
  */
 export function newDelegatingAuthenticator(
@@ -199,7 +216,7 @@ export function newDelegatingAuthenticator(
             return { ...user, groups };
           }
         } catch (e) {
-          errors.push(e instanceof Error ? e.message : String(e));
+          errors.push(errorText(e));
         }
       }
       if (errors.length === 1) throw new Error(errors[0]);
@@ -222,7 +239,12 @@ export const alwaysAllowAuthorizer: Authorizer = {
  *
  * @example
  * ```ts
- * newWebhookAuthorizer(post, { clock, authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000 })
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ *
+ * declare const post: ReviewPoster;
+ * newWebhookAuthorizer(post, { clock, authorizedTtlMs: 300_000, unauthorizedTtlMs: 30_000 });
  * ```
  */
 export function newWebhookAuthorizer(
@@ -278,6 +300,10 @@ export function newWebhookAuthorizer(
  *
  * @example
  * ```ts
+ * import type { Authenticator, Authorizer } from "./auth.ts";
+ *
+ * declare const authn: Authenticator;
+ * declare const authz: Authorizer;
  * const auth = newKubeletAuth(authn, "node-1", authz);
  * ```
  */

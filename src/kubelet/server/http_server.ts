@@ -452,7 +452,8 @@ const crlf = new Uint8Array([13, 10]);
  *
  * @example
  * ```ts
- * return streamingResponse(logStream, { headers: { "content-type": "text/plain" } });
+ * declare const logStream: Parameters<typeof streamingResponse>[0];
+ * const response = streamingResponse(logStream, { headers: { "content-type": "text/plain" } });
  * ```
  */
 export function streamingResponse(body: ReadableStream<Uint8Array>, init?: ResponseInit): Response {

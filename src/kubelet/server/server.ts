@@ -104,6 +104,10 @@ export const proberMetricsPath = "/metrics/probes";
  *
  * @example
  * ```ts
+ * import type { Kubelet } from "../kubelet.ts";
+ *
+ * declare const kubelet: Kubelet;
+ *
  * const handler = newHandler(kubelet);
  * await (await handler(new Request("http://x/healthz"))).text(); // "ok"
  * ```
@@ -158,6 +162,10 @@ export const containerLogsPath = "/containerLogs/";
  *
  * @example
  * ```ts
+ * import type { Kubelet } from "../kubelet.ts";
+ *
+ * declare const kubelet: Kubelet;
+ *
  * const handler = newSecureHandler(kubelet);
  * await handler(new Request("https://x/containerLogs/default/web/app?tailLines=10"));
  * ```
@@ -379,6 +387,13 @@ export interface SecureKubeletServer extends KubeletServer {
  *
  * @example
  * ```ts
+ * import type { Kubelet } from "../kubelet.ts";
+ *
+ * declare const kubelet: Kubelet;
+ * declare const certPem: string;
+ * declare const keyPem: string;
+ * declare const auth: Parameters<typeof serveKubeletServer>[1]["auth"];
+ *
  * const server = await serveKubeletServer(kubelet, { hostname: "0.0.0.0", port: 10250, certificate: { certPem, keyPem }, auth, requestClientCert: true });
  * ```
  */
@@ -437,6 +452,10 @@ export async function serveKubeletServer(
  *
  * @example
  * ```ts
+ * import type { Kubelet } from "../kubelet.ts";
+ *
+ * declare const kubelet: Kubelet;
+ *
  * const server = serve(kubelet, { hostname: "127.0.0.1", port: 10255 });
  * await server.shutdown();
  * ```

@@ -65,6 +65,12 @@ export interface TlsConnListener extends ConnListener {
  *
  * @example
  * ```ts
+ * import { HttpServer } from "./http_server.ts";
+ *
+ * declare const certPem: string;
+ * declare const keyPem: string;
+ * declare const handler: ConstructorParameters<typeof HttpServer>[1]["handler"];
+ *
  * const listener = await listenTls({ hostname: "127.0.0.1", port: 0, certificate: { certPem, keyPem }, requestCert: true });
  * const server = new HttpServer(listener, { handler });
  * ```

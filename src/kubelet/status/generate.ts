@@ -44,6 +44,10 @@ export const PodReady = "Ready";
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * generateContainersReadyCondition(pod, {}, [], "Running");
  * // { type: "ContainersReady", status: "False", reason: "ContainersNotReady", message: "containers with unknown status: [app]" }
  * ```
@@ -96,6 +100,10 @@ export function generateContainersReadyCondition(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * generatePodInitializedCondition(pod, {}, [], "Pending");
  * // with init container "setup": { type: "Initialized", status: "False",
  * //   reason: "ContainersNotInitialized", message: "containers with unknown status: [setup]" }
@@ -155,6 +163,10 @@ function hasAnyRegularContainerStarted(pod: Pod, statuses: ContainerStatus[]): b
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * generatePodReadyCondition(pod, {}, [], [], "Running");
  * // with a gate "gate1": { type: "Ready", status: "False", reason: "ReadinessGatesNotReady",
  * //   message: 'corresponding condition of pod readiness gate "gate1" does not exist.' }

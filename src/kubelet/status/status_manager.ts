@@ -39,6 +39,7 @@ import {
   PodFailed,
   PodReady,
 } from "./generate.ts";
+import { errorText } from "../../util/errors.ts";
 
 /**
  * The slice of kubelet's pod manager the status manager needs: pods by UID, static pods' mirrors
@@ -46,6 +47,10 @@ import {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * const pods = new BasicPodManager();
  * pods.addPod(pod);
  * pods.getPodByUID(pod.metadata.uid!); // pod
@@ -88,9 +93,20 @@ export interface PodDeletionSafetyProvider {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { ContainerID } from "../container/container_id.ts";
+ * import type { Clock } from "../../util/clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const kubeClient: Clientset;
+ * declare const pod: Pod;
+ * declare const containerID: ContainerID;
+ * declare const pods: PodManager;
+ *
  * const statuses = newManager({ podManager: pods, clock, kubeClient });
  * statuses.start(); // the sync loop (a no-op without kubeClient)
- * statuses.setPodStatus(pod, { phase: "Running", containerStatuses: [...] });
+ * statuses.setPodStatus(pod, { phase: "Running", containerStatuses: [] });
  * statuses.setContainerReadiness(pod.metadata.uid!, containerID, true);
  * statuses.getPodStatus(pod.metadata.uid!)?.conditions;
  * await statuses.stop();
@@ -762,6 +778,10 @@ function truncateBytes(text: string, max: number): string {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * normalizeStatus(pod, { startTime: "2026-11-23T05:00:00.123Z" }).startTime; // "2026-11-23T05:00:00Z"
  * ```
  */
@@ -810,6 +830,11 @@ export function normalizeStatus(pod: Pod, status: PodStatus): PodStatus {
  *
  * @example
  * ```ts
+ * import type { PodStatus } from "../../api/core/v1/mod.ts";
+ *
+ * declare const apiStatus: PodStatus;
+ * declare const cachedStatus: PodStatus;
+ *
  * mergePodStatus(apiStatus, cachedStatus, { delayTransitioningToTerminal: false, now: "2026-11-23T05:00:00Z" });
  * ```
  */
@@ -1078,8 +1103,4 @@ function pruneZero(v: unknown): unknown {
 function setOrDelete<T extends object, K extends keyof T>(obj: T, key: K, value: T[K]): void {
   if (value === undefined) delete obj[key];
   else obj[key] = value;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -26,6 +26,11 @@ export const ForbiddenReason = "SysctlForbidden";
  *
  * @example
  * ```ts
+ * import { getSafeSysctlAllowlist } from "./safe_sysctls.ts";
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * const allowlist = newAllowlist(getSafeSysctlAllowlist());
  * allowlist.admit({ pod, otherPods: [] }); // { admit: false, reason: "SysctlForbidden", ... } for vm.swappiness
  * ```

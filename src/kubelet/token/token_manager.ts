@@ -30,7 +30,12 @@ export type GetTokenFunc = (
  *
  * @example
  * ```ts
- * const manager = new TokenManager({ getToken: tokenRequester(clientset.rest) });
+ * import type { HTTPClientset } from "../../client/kubernetes/clientset.ts";
+ * import { RealClock } from "../../util/clock.ts";
+ *
+ * declare const clientset: HTTPClientset;
+ *
+ * const manager = new TokenManager({ getToken: tokenRequester(clientset.rest), clock: new RealClock() });
  * ```
  */
 export function tokenRequester(client: JSONRequester): GetTokenFunc {
@@ -57,6 +62,9 @@ export interface TokenManagerOptions {
  *
  * @example
  * ```ts
+ * declare const uid: string;
+ * declare const manager: TokenManager;
+ *
  * const tr = await manager.getServiceAccountToken("default", "default", {
  *   spec: { expirationSeconds: 3600, boundObjectRef: { kind: "Pod", name: "web", uid } },
  * });

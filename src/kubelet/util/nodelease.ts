@@ -14,7 +14,10 @@ import * as log from "../../util/log.ts";
  *
  * @example
  * ```ts
- * newController({ ..., newLeasePostProcessFunc: setNodeOwnerFunc(client, "n1") });
+ * import { Clientset } from "../../client/kubernetes/clientset.ts";
+ *
+ * declare const client: Clientset;
+ * const postProcess = setNodeOwnerFunc(client, "n1"); // newController's newLeasePostProcessFunc
  * ```
  */
 export function setNodeOwnerFunc(

@@ -64,6 +64,14 @@ export interface VolumeManagerOptions {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { EventRecorder } from "../events/event.ts";
+ * import type { VolumeHost } from "../../volume/volume.ts";
+ *
+ * declare const host: VolumeHost;
+ * declare const recorder: EventRecorder;
+ * declare const pod: Pod;
+ *
  * const vm = new VolumeManager({ host, recorder });
  * await vm.waitForAttachAndMount(pod); // throws when a volume cannot be set up
  * vm.getMountedVolumesForPod(pod.metadata.uid!).get("cfg")!.path;

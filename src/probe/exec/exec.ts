@@ -152,6 +152,7 @@ export interface Cmd {
  *
  * @example
  * ```ts
+ * declare const cmd: Cmd;
  * const { result, output } = await newExecProber().probe(cmd);
  * ```
  */

@@ -57,6 +57,8 @@ export interface HostCommandResult {
  *
  * @example
  * ```ts
+ * import { RealClock } from "../../util/clock.ts";
+ *
  * const r = await runHostCommand(["sh", "-c", "echo ok"], { timeoutMs: 1000, clock: new RealClock() });
  * new TextDecoder().decode(r.stdout); // "ok\n"
  * ```

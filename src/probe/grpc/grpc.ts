@@ -35,6 +35,7 @@ import {
   unaryRequestHeaders,
   unaryResult,
 } from "../../util/h2/mod.ts";
+import { errorText } from "../../util/errors.ts";
 
 /**
  * Checks a container with the gRPC health checking protocol. Never returns an error: every
@@ -93,8 +94,12 @@ export type ServingStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNK
  *
  * @example
  * ```ts
+ * import * as grpc from "@grpc/grpc-js";
+ *
  * const server = new grpc.Server();
- * server.addService(healthPackage().service, { check: (_call, cb) => cb(null, { status: "SERVING" }) });
+ * server.addService(healthPackage().service, {
+ *   check: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { status: "SERVING" }),
+ * });
  * ```
  */
 export function healthPackage(): grpc.ServiceClientConstructor {
@@ -406,6 +411,6 @@ function unavailable(err: unknown): StatusError {
   if (err instanceof H2ProtocolError && err.code !== undefined) {
     return new StatusError(GrpcStatus.Unavailable, `error reading from server: ${err.message}`);
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorText(err);
   return new StatusError(GrpcStatus.Unavailable, `connection error: desc = ${goQuote(message)}`);
 }

@@ -19,6 +19,7 @@ import {
   newBodyReader,
   readResponse,
 } from "./response.ts";
+import { errorText } from "../../util/errors.ts";
 
 const transportBroken = "net/http: HTTP/1.x transport connection broken: ";
 
@@ -73,7 +74,7 @@ export function ioErrorText(op: "read" | "write", err: unknown, peers: ConnPeers
     return `${prefix}connection reset by peer`;
   }
   if (code === "EPIPE" || err instanceof Deno.errors.BrokenPipe) return `${prefix}broken pipe`;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorText(err);
   return `${prefix}${message.replace(/ \(os error \d+\)$/, "").toLowerCase()}`;
 }
 

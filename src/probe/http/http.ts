@@ -37,6 +37,8 @@ const maxRedirects = 10;
  *
  * @example
  * ```ts
+ * import { newProbeRequest } from "./request.ts";
+ *
  * const prober: HttpProber = newHttpProber();
  * const { request } = newProbeRequest("http://127.0.0.1:8080/healthz");
  * const outcome = await prober.probe(request!, { timeoutMs: 1000 });
@@ -76,6 +78,9 @@ export function newHttpProber(
  * @example
  * ```ts
  * const client = newHttpClient({ followNonLocalRedirects: false });
+ * import type { ProbeRequest } from "./request.ts";
+ *
+ * declare const request: ProbeRequest;
  * const { response, error } = await client.do(request);
  * ```
  */
@@ -156,6 +161,9 @@ export interface HttpClient {
  *
  * @example
  * ```ts
+ * declare const request: Parameters<typeof doHTTPProbe>[0];
+ * const client = newHttpClient({ followNonLocalRedirects: false });
+ *
  * const outcome = await doHTTPProbe(request, client);
  * ```
  */
@@ -378,6 +386,8 @@ function refererForURL(lastReq: ProbeURL, newReq: ProbeURL, explicitRef: string)
  *
  * @example
  * ```ts
+ * import { ProbeURL } from "./url.ts";
+ *
  * stripPassword(ProbeURL.parse("http://u:p@h/")); // "http://u:***@h/"
  * ```
  */

@@ -10,6 +10,7 @@
  */
 import { goQuote, goQuoteBytes } from "../../util/go_format.ts";
 import { canonicalHeaderKey } from "./header.ts";
+import { concat } from "../../util/bytes.ts";
 
 /** `bufio.defaultBufSize`: Go's socket reads for a response, and its chunk-line and trailer windows. */
 export const defaultBufSize = 4096;
@@ -50,6 +51,8 @@ export type ReadFn = (p: Uint8Array) => Promise<number | null>;
  *
  * @example
  * ```ts
+ * declare const conn: Deno.Conn;
+ *
  * const br = new BufReader((p) => conn.read(p));
  * const line = await br.readLine(); // the status line, without its CRLF
  * ```
@@ -281,6 +284,7 @@ export type BodyFraming =
  *
  * @example
  * ```ts
+ * declare const br: BufReader;
  * const head = await readResponse(br);
  * head.statusCode; // 200
  * ```
@@ -332,6 +336,7 @@ function quoteLatin1(s: string): string {
  *
  * @example
  * ```ts
+ * declare const br: BufReader;
  * const header = await readMIMEHeader(br);
  * header.get("Content-Length"); // ["2"]
  * ```
@@ -420,16 +425,6 @@ function trim(s: Uint8Array): Uint8Array {
   while (i < j && (s[i] === SP || s[i] === HT)) i++;
   while (j > i && (s[j - 1] === SP || s[j - 1] === HT)) j--;
   return s.subarray(i, j);
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
 }
 
 // RFC 9110 tchar, the bytes Go allows in a header name.
@@ -570,6 +565,8 @@ export interface BodyReader {
  *
  * @example
  * ```ts
+ * declare const br: BufReader;
+ * const head = await readResponse(br);
  * const body = newBodyReader(br, head.framing);
  * const bytes = await body.read(10240);
  * ```

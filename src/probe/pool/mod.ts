@@ -2,4 +2,9 @@
  * The probe pool: network probe handlers run on worker threads. probelet's own addition.
  * @module
  */
-export * from "./pool.ts";
+export {
+  defaultDeadlineGraceMs,
+  defaultProbeWorkers,
+  ProbePool,
+  ProbePoolClosedError,
+} from "./pool.ts";

@@ -77,6 +77,13 @@ export const defaultDeadlineGraceMs = 5_000;
  *
  * @example
  * ```ts
+ * import { newProber } from "../../kubelet/prober/prober.ts";
+ * import type { CommandRunner } from "../../kubelet/container/command_runner.ts";
+ * import type { EventRecorder } from "../../kubelet/events/event.ts";
+ *
+ * declare const runner: CommandRunner;
+ * declare const recorder: EventRecorder;
+ *
  * const pool = new ProbePool(navigator.hardwareConcurrency);
  * const prober = newProber(runner, recorder, { pool });
  * // ...

@@ -9,6 +9,7 @@
 import { type ProbeOutcome, ProbeResult } from "../probe.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { errorText } from "../../util/errors.ts";
 
 /**
  * Checks that a TCP connection can be opened. Never returns an error: every dial problem is a
@@ -109,6 +110,8 @@ const errnoText: Record<string, string> = {
  *
  * @example
  * ```ts
+ * declare const err: unknown;
+ *
  * dialErrorText("10.0.0.1:80", "10.0.0.1", err, false);
  * ```
  */
@@ -118,7 +121,7 @@ export function dialErrorText(addr: string, host: string, err: unknown, timedOut
   if (typeof code === "string" && code in errnoText) {
     return `dial tcp ${addr}: connect: ${errnoText[code]}`;
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorText(err);
   if (/lookup address information|Name or service not known|No address associated/.test(message)) {
     return `dial tcp: lookup ${host}: no such host`;
   }

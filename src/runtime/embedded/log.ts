@@ -11,7 +11,9 @@
  * disk takes blocks on its full pipe, as under containerd's shim.
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { dirname } from "node:path";
+import { concat } from "../../util/bytes.ts";
+import { orderRotatedLogFiles } from "../../util/log_file.ts";
 
 /** The longest piece of a line written as one entry (containerd's default `max_container_log_line_size`). */
 export const maxLogLineBytes = 16 * 1024;
@@ -185,20 +187,13 @@ export type LogStream = "stdout" | "stderr";
 
 /** The rotated files of the log at `path` (`<path>.<YYYYMMDD-hhmmss>[-n]`), oldest first. */
 export async function rotatedLogFiles(path: string): Promise<string[]> {
-  const dir = dirname(path);
-  const prefix = `${basename(path)}.`;
-  const found: { name: string; stamp: string; n: number }[] = [];
+  const entries: Deno.DirEntry[] = [];
   try {
-    for await (const e of Deno.readDir(dir)) {
-      if (!e.isFile || !e.name.startsWith(prefix)) continue;
-      const m = /^(\d{8}-\d{6})(?:-(\d+))?$/.exec(e.name.slice(prefix.length));
-      if (m) found.push({ name: e.name, stamp: m[1], n: Number(m[2] ?? 0) });
-    }
+    for await (const e of Deno.readDir(dirname(path))) entries.push(e);
   } catch {
     return [];
   }
-  found.sort((a, b) => a.stamp < b.stamp ? -1 : a.stamp > b.stamp ? 1 : a.n - b.n);
-  return found.map((f) => join(dir, f.name));
+  return orderRotatedLogFiles(path, entries);
 }
 
 async function removeOldRotated(path: string, keep: number): Promise<void> {
@@ -265,14 +260,4 @@ function rotationStamp(d: Date): string {
   const p = (n: number) => String(n).padStart(2, "0");
   return `${d.getUTCFullYear()}${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}-` +
     `${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}`;
-}
-
-function concat(parts: Uint8Array[], total?: number): Uint8Array {
-  const out = new Uint8Array(total ?? parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

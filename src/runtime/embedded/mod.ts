@@ -13,7 +13,18 @@
  * ```
  * @module
  */
-export * from "./runtime.ts";
+export {
+  embeddedRuntimeName,
+  type EmbeddedRuntimeOptions,
+  EmbeddedRuntimeService,
+  embeddedRuntimeVersion,
+  killRecordedGroups,
+  maxExecOutputBytes,
+  startErrorExitCode,
+  startErrorReason,
+  unknownExitCode,
+  unknownExitReason,
+} from "./runtime.ts";
 export {
   ContainerLog,
   defaultLogMaxFiles,

@@ -4,6 +4,7 @@
  * @module
  */
 import { goQuote } from "../../util/go_format.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** Sends `signal` to process group `pid`; does nothing when the group is gone. */
 export function signalGroup(pid: number, signal: Deno.Signal): void {
@@ -16,7 +17,7 @@ export function signalGroup(pid: number, signal: Deno.Signal): void {
 
 /** The error the OCI runtime would give for a command that cannot be started. */
 export function spawnError(executable: string, cwd: string | undefined, err: unknown): Error {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorText(err);
   if (cwd !== undefined && /cwd/i.test(text)) {
     return new Error(
       `chdir to cwd (${goQuote(cwd)}) set in config.json failed: no such file or directory`,

@@ -104,6 +104,8 @@ import {
   type ShimSpec,
   type ShimState,
 } from "./shim.ts";
+import { errorText } from "../../util/errors.ts";
+import { GrpcStatus } from "../../util/grpc_codes.ts";
 
 /** The runtime's name, and so the type in container IDs: `embedded://<id>`. */
 export const embeddedRuntimeName = "embedded";
@@ -1430,11 +1432,7 @@ function msToNs(ms: number): bigint {
   return BigInt(Math.round(ms * 1000)) * 1000n;
 }
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-// A "no such object" error carrying gRPC's NotFound code (5), as containerd's CRI returns it.
+// A "no such object" error carrying gRPC's NotFound code, as containerd's CRI returns it.
 function notFound(message: string): Error {
-  return Object.assign(new Error(message), { code: 5 });
+  return Object.assign(new Error(message), { code: GrpcStatus.NotFound });
 }

@@ -24,6 +24,7 @@ import { cgroupPids, joinCgroupWrapper, killCgroup, removeCgroup } from "./cgrou
 import { spawnError } from "./process.ts";
 import { markedProcesses, procStat, writeJsonAtomic } from "./records.ts";
 import { resolveExecutable } from "../../probe/exec/host_runner.ts";
+import { errorText } from "../../util/errors.ts";
 
 /** What the agent asks the shim to run (`spec.json`). */
 export interface ShimSpec {
@@ -87,7 +88,7 @@ export async function runShim(dir: string): Promise<number> {
   try {
     log = await ContainerLog.open(spec.logPath, clock, spec.logRotation);
   } catch (err) {
-    return report({ error: `failed to open log "${spec.logPath}": ${text(err)}` });
+    return report({ error: `failed to open log "${spec.logPath}": ${errorText(err)}` });
   }
   let child: Deno.ChildProcess;
   try {
@@ -276,10 +277,6 @@ function descendants(root: number): { pid: number; ppid: number; state: string }
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function text(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 if (import.meta.main) {

@@ -124,6 +124,10 @@ const anyExtKeyUsageOID = "2.5.29.37.0";
  *
  * @example
  * ```ts
+ * import type { X509Certificate } from "node:crypto";
+ *
+ * declare const leaf: X509Certificate;
+ * declare const roots: X509Certificate[];
  * const err = verifyClientChain([leaf], roots, new Date());
  * ```
  */

@@ -32,6 +32,8 @@ export interface BackoffOptions {
  *
  * @example
  * ```ts
+ * import { FakeClock } from "../clock.ts";
+ *
  * const backoff = new Backoff(new FakeClock(0), { initialMs: 10_000, maxMs: 300_000 });
  * backoff.next("pod_web", 0);
  * backoff.isInBackOffSince("pod_web", 0); // true until 10 s have passed

@@ -24,6 +24,8 @@ export interface RateLimiter {
  *
  * @example
  * ```ts
+ * import { RealClock } from "../clock.ts";
+ *
  * const limiter = new TokenBucketRateLimiter(new RealClock(), { qps: 50, burst: 100 });
  * await limiter.wait(); // immediate while the bucket holds tokens
  * ```

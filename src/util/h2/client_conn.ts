@@ -142,6 +142,9 @@ interface Stream {
  *
  * @example
  * ```ts
+ * declare const path: string;
+ * declare const body: Uint8Array;
+ *
  * const h2 = await H2ClientConn.handshake(await Deno.connect({ transport: "unix", path }));
  * const response = await h2.request([[":method", "POST"], [":path", "/x"]], body, { maxData: 1e6 });
  * h2.close();

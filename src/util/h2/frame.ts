@@ -11,6 +11,9 @@
 import { setImmediate } from "node:timers/promises";
 import { goQuote } from "../go_format.ts";
 import { HpackDecoder, HpackDecodingError } from "./hpack.ts";
+import { concat } from "../bytes.ts";
+
+export { concat };
 
 /** Frame types (RFC 9113 §6). */
 export const FrameType = {
@@ -268,6 +271,8 @@ const maxBytesPerTurn = 64 * 1024;
  *
  * @example
  * ```ts
+ * declare const conn: Deno.Conn;
+ *
  * const reader = new FrameReader(conn);
  * for (let f = await reader.next(); f; f = await reader.next()) console.log(f.type);
  * ```
@@ -420,20 +425,6 @@ export function stripPadding(f: Frame): Uint8Array {
   const padLength = f.payload[0] ?? 0;
   if (padLength + 1 > f.payload.length) throw new H2ProtocolError("padding too long");
   return f.payload.subarray(1, f.payload.length - padLength);
-}
-
-/** The bytes of `parts` in one array (the part itself when there is one). */
-export function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
 }
 
 const errorCodeNames = [

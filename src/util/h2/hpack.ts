@@ -12,6 +12,7 @@
  * gigabytes of fields before any limit applied, and neither is maintained.
  * @module
  */
+import { concat } from "../bytes.ts";
 
 /** A header block the decoder cannot read: Go's hpack errors (a COMPRESSION_ERROR in HTTP/2). */
 export class HpackDecodingError extends Error {
@@ -295,7 +296,7 @@ export class HpackDecoder {
         throw new HpackDecodingError("hpack: string too long");
       }
       if (this.#savedLength < this.#need) return;
-      fragment = concatBytes(this.#saved);
+      fragment = concat(this.#saved);
       this.#saved = [];
       this.#savedLength = 0;
       this.#need = 0;
@@ -457,17 +458,4 @@ function readInteger(p: Uint8Array, off: number, prefix: number): number {
     }
     if (m > 2 ** 49) throw new HpackDecodingError("hpack: varint integer overflow");
   }
-}
-
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  let length = 0;
-  for (const p of parts) length += p.length;
-  const out = new Uint8Array(length);
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
 }

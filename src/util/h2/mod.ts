@@ -4,6 +4,21 @@
  * connection per service with concurrent streams).
  * @module
  */
-export * from "./client_conn.ts";
-export * from "./grpc.ts";
+export {
+  H2ClientConn,
+  H2ConnectionClosedError,
+  type H2RequestOptions,
+  type H2Response,
+} from "./client_conn.ts";
+export {
+  base64ErrorOffset,
+  decodeGrpcMessage,
+  encodeGrpcMessage,
+  encodeGrpcTimeout,
+  grpcFrame,
+  grpcHeadersRejected,
+  type RpcStatus,
+  unaryRequestHeaders,
+  unaryResult,
+} from "./grpc.ts";
 export { H2ProtocolError } from "./frame.ts";

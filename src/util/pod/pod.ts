@@ -53,6 +53,10 @@ export interface PodStatusPatch {
  *
  * @example
  * ```ts
+ * import type { PodStatus } from "../../api/core/v1/mod.ts";
+ *
+ * declare const old: PodStatus;
+ *
  * preparePatchBytesForPodStatus(old, { ...old, message: "m" }, { namespace: "ns", name: "p", uid: "u" });
  * // { patchBytes: '{"metadata":{"uid":"u"},"status":{"message":"m"}}', unchanged: false }
  * ```
@@ -100,6 +104,14 @@ export interface PatchPodStatusResult extends PodStatusPatch {
  *
  * @example
  * ```ts
+ * import type { PodStatus } from "../../api/core/v1/mod.ts";
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ *
+ * declare const clientset: Clientset;
+ * declare const uid: string;
+ * declare const apiStatus: PodStatus;
+ * declare const merged: PodStatus;
+ *
  * const { unchanged, pod } = await patchPodStatus(clientset, {
  *   namespace: "default", name: "web", uid, oldPodStatus: apiStatus, newPodStatus: merged,
  * });

@@ -44,6 +44,8 @@ function fieldSchema(schema: PatchSchema | undefined, key: string): PatchSchema 
  *
  * @example
  * ```ts
+ * import { podSchema } from "./schema.ts";
+ *
  * strategicMergePatch(
  *   { status: { conditions: [{ type: "Ready", status: "False" }] } },
  *   { status: { conditions: [{ type: "Ready", status: "True" }] } },
@@ -269,6 +271,8 @@ interface DiffOptions {
  *
  * @example
  * ```ts
+ * import { podSchema } from "./schema.ts";
+ *
  * createTwoWayMergePatch(
  *   { status: { conditions: [{ type: "Ready", status: "True" }] } },
  *   { status: { conditions: [{ type: "Ready", status: "False" }] } },

@@ -37,7 +37,12 @@ export interface JitterUntilOptions {
  *
  * @example
  * ```ts
+ * import type { Clock } from "../clock.ts";
+ *
+ * declare const clock: Clock;
+ *
  * const stop = new AbortController();
+ * declare const syncNodeStatus: () => Promise<void>;
  * const done = jitterUntil(() => syncNodeStatus(), 10_000, 0.04, true, { clock, signal: stop.signal });
  * stop.abort();
  * await done;
@@ -73,7 +78,12 @@ export async function jitterUntil(
  *
  * @example
  * ```ts
- * if (!(await sleepUnlessStopped(clock, 100, signal))) return;
+ * import type { Clock } from "../clock.ts";
+ *
+ * declare const clock: Clock;
+ * declare const signal: AbortSignal;
+ *
+ * if (!(await sleepUnlessStopped(clock, 100, signal))) console.log("stopped");
  * ```
  */
 export async function sleepUnlessStopped(
@@ -103,9 +113,15 @@ export const apiDrainTimeoutMs = 3_000;
  *
  * @example
  * ```ts
+ * import type { Clientset } from "../../client/kubernetes/clientset.ts";
+ * import type { Clock } from "../clock.ts";
+ *
+ * declare const client: Clientset;
+ * declare const clock: Clock;
+ *
  * const stop = new DrainingStop();
  * const loop = (async () => {
- *   while (!stop.stopping.aborted) await client.get("x", { signal: stop.requests });
+ *   while (!stop.stopping.aborted) await client.coreV1.nodes().get("x", { signal: stop.requests });
  * })();
  * await stop.stop(loop, { clock, drainMs: apiDrainTimeoutMs });
  * ```

@@ -16,9 +16,9 @@ import type {
 } from "../../api/core/v1/mod.ts";
 import { isNotFound } from "../../client/errors.ts";
 import * as log from "../../util/log.ts";
-import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
+import { WrappedVolumeMounter } from "../emptydir/empty_dir.ts";
 import type { FileProjection } from "../util/atomic_writer.ts";
-import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
+import type { Mounter, VolumeHost, VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
 export const configMapPluginName = "kubernetes.io/configmap";
@@ -80,32 +80,14 @@ export function totalBytes(configMap: ConfigMap): number {
   return n;
 }
 
-class ConfigMapVolumeMounter {
-  readonly #dir: string;
-  readonly #volumeName: string;
-  readonly #source: ConfigMapVolumeSource;
-  readonly #pod: Pod;
-  readonly #host: VolumeHost;
-
-  constructor(dir: string, volume: Volume, pod: Pod, host: VolumeHost) {
-    this.#dir = dir;
-    this.#volumeName = volume.name;
-    this.#source = volume.configMap as ConfigMapVolumeSource;
-    this.#pod = pod;
-    this.#host = host;
-  }
-
-  getPath(): string {
-    return this.#dir;
-  }
-
+class ConfigMapVolumeMounter extends WrappedVolumeMounter<ConfigMapVolumeSource> {
   async setUp(): Promise<void> {
-    const namespace = this.#pod.metadata.namespace ?? "default";
-    const name = this.#source.name ?? "";
-    const optional = this.#source.optional === true;
+    const namespace = this.pod.metadata.namespace ?? "default";
+    const name = this.source.name ?? "";
+    const optional = this.source.optional === true;
     let configMap: ConfigMap;
     try {
-      configMap = await this.#host.getConfigMap(namespace, name);
+      configMap = await this.host.getConfigMap(namespace, name);
     } catch (e) {
       if (!(isNotFound(e) && optional)) {
         log.error(e, "Couldn't get configMap", { configMap: `${namespace}/${name}` });
@@ -120,17 +102,12 @@ class ConfigMapVolumeMounter {
       totalBytes: totalBytes(configMap),
     });
     const payload = makePayload(
-      this.#source.items,
+      this.source.items,
       configMap,
-      this.#source.defaultMode ?? configMapVolumeSourceDefaultMode,
+      this.source.defaultMode ?? configMapVolumeSourceDefaultMode,
       optional,
     );
-    await setUpWrappedEmptyDir(
-      this.#dir,
-      "",
-      { pod: this.#pod, volumeName: this.#volumeName },
-      payload,
-    );
+    await this.writePayload("", payload);
   }
 }
 
@@ -139,6 +116,12 @@ class ConfigMapVolumeMounter {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * await configMapPlugin.newMounter({ name: "cfg", configMap: { name: "app" } }, pod, host).setUp();
  * ```
  */
@@ -147,12 +130,13 @@ export const configMapPlugin: VolumePlugin = {
   sourceField: "configMap",
   requiresRemount: true,
   newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
-    const dir = getPodVolumeDir(
-      host.podsDir,
-      pod.metadata.uid ?? "",
-      configMapPluginName,
-      volume.name,
-    );
-    return new ConfigMapVolumeMounter(dir, volume, pod, host);
+    const source = volume.configMap as ConfigMapVolumeSource;
+    return new ConfigMapVolumeMounter({
+      pluginName: configMapPluginName,
+      source,
+      volume,
+      pod,
+      host,
+    });
   },
 };

@@ -17,9 +17,9 @@ import {
   extractResourceValueByContainerName,
 } from "../../util/fieldpath.ts";
 import * as log from "../../util/log.ts";
-import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
+import { WrappedVolumeMounter } from "../emptydir/empty_dir.ts";
 import type { FileProjection } from "../util/atomic_writer.ts";
-import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
+import type { Mounter, VolumeHost, VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
 export const downwardAPIPluginName = "kubernetes.io/downward-api";
@@ -35,6 +35,12 @@ const enc = new TextEncoder();
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * collectData([{ path: "name", fieldRef: { fieldPath: "metadata.name" } }], pod, host, 0o644);
  * ```
  */
@@ -76,38 +82,15 @@ export function collectData(
   return data;
 }
 
-class DownwardAPIVolumeMounter {
-  readonly #dir: string;
-  readonly #volumeName: string;
-  readonly #source: DownwardAPIVolumeSource;
-  readonly #pod: Pod;
-  readonly #host: VolumeHost;
-
-  constructor(dir: string, volume: Volume, pod: Pod, host: VolumeHost) {
-    this.#dir = dir;
-    this.#volumeName = volume.name;
-    this.#source = volume.downwardAPI as DownwardAPIVolumeSource;
-    this.#pod = pod;
-    this.#host = host;
-  }
-
-  getPath(): string {
-    return this.#dir;
-  }
-
+class DownwardAPIVolumeMounter extends WrappedVolumeMounter<DownwardAPIVolumeSource> {
   async setUp(): Promise<void> {
     const payload = collectData(
-      this.#source.items,
-      this.#pod,
-      this.#host,
-      this.#source.defaultMode ?? downwardAPIVolumeSourceDefaultMode,
+      this.source.items,
+      this.pod,
+      this.host,
+      this.source.defaultMode ?? downwardAPIVolumeSourceDefaultMode,
     );
-    await setUpWrappedEmptyDir(
-      this.#dir,
-      "",
-      { pod: this.#pod, volumeName: this.#volumeName },
-      payload,
-    );
+    await this.writePayload("", payload);
   }
 }
 
@@ -116,7 +99,16 @@ class DownwardAPIVolumeMounter {
  *
  * @example
  * ```ts
- * await downwardAPIPlugin.newMounter({ name: "info", downwardAPI: { items } }, pod, host).setUp();
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
+ * await downwardAPIPlugin.newMounter({
+ *   name: "info",
+ *   downwardAPI: { items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels" } }] },
+ * }, pod, host).setUp();
  * ```
  */
 export const downwardAPIPlugin: VolumePlugin = {
@@ -124,12 +116,13 @@ export const downwardAPIPlugin: VolumePlugin = {
   sourceField: "downwardAPI",
   requiresRemount: true,
   newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
-    const dir = getPodVolumeDir(
-      host.podsDir,
-      pod.metadata.uid ?? "",
-      downwardAPIPluginName,
-      volume.name,
-    );
-    return new DownwardAPIVolumeMounter(dir, volume, pod, host);
+    const source = volume.downwardAPI as DownwardAPIVolumeSource;
+    return new DownwardAPIVolumeMounter({
+      pluginName: downwardAPIPluginName,
+      source,
+      volume,
+      pod,
+      host,
+    });
   },
 };

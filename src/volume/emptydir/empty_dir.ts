@@ -10,9 +10,9 @@ import { parseQuantity } from "../../api/resource/quantity.ts";
 import * as log from "../../util/log.ts";
 import { AtomicWriter, type FileProjection } from "../util/atomic_writer.ts";
 import {
-  getPodVolumeDir,
   isLikelyNotMountPoint,
   type Mounter,
+  podVolumeDir,
   runMount,
   type VolumeHost,
   type VolumePlugin,
@@ -55,6 +55,12 @@ export async function setUpEmptyDir(
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ *
+ * declare const dir: string;
+ * declare const pod: Pod;
+ *
+ * const payload = { token: { data: new TextEncoder().encode("secret"), mode: 0o644 } };
  * await setUpWrappedEmptyDir(dir, "Memory", { pod, volumeName: "creds" }, payload);
  * ```
  */
@@ -70,6 +76,66 @@ export async function setUpWrappedEmptyDir(
     metadata.namespace ?? "default"
   }/${metadata.name} volume ${owner.volumeName}`;
   await new AtomicWriter(dir, context).write(payload);
+}
+
+/**
+ * The mounter of a volume kubelet wraps in an emptyDir (configMap, secret, projected,
+ * downwardAPI): its folder, the pod and host it reads, and {@link setUpWrappedEmptyDir} for the
+ * files. Each plugin's mounter (Go: `<plugin>VolumeMounter`, wrapping an emptyDir through its
+ * host's `NewWrapperMounter`) gives the plugin's source and `setUp`.
+ *
+ * @example
+ * ```ts
+ * import type { SecretVolumeSource } from "../../api/core/v1/mod.ts";
+ *
+ * class TokenMounter extends WrappedVolumeMounter<SecretVolumeSource> {
+ *   setUp(): Promise<void> {
+ *     return this.writePayload("Memory", { token: { data: new Uint8Array(), mode: 0o600 } });
+ *   }
+ * }
+ * ```
+ */
+export abstract class WrappedVolumeMounter<S> implements Mounter {
+  /** The plugin's part of the volume (`volume.configMap`, `volume.secret`, ...). */
+  protected readonly source: S;
+  /** The volume's name in the pod. */
+  protected readonly volumeName: string;
+  /** The pod the volume belongs to. */
+  protected readonly pod: Pod;
+  /** Where the plugin reads API objects. */
+  protected readonly host: VolumeHost;
+  readonly #dir: string;
+
+  /** The mounter of `volume` of `pod` for the plugin named `pluginName`. */
+  constructor(
+    options: { pluginName: string; source: S; volume: Volume; pod: Pod; host: VolumeHost },
+  ) {
+    const { pluginName, source, volume, pod, host } = options;
+    this.#dir = podVolumeDir(host, { pod, pluginName, volumeName: volume.name });
+    this.source = source;
+    this.volumeName = volume.name;
+    this.pod = pod;
+    this.host = host;
+  }
+
+  /** The volume's folder. */
+  getPath(): string {
+    return this.#dir;
+  }
+
+  /** Sets the volume up: fetches what it projects and calls {@link writePayload}. */
+  abstract setUp(): Promise<void>;
+
+  /** Sets up the emptyDir of `medium` at the path and writes `payload` into it. */
+  protected writePayload(
+    medium: StorageMedium,
+    payload: Record<string, FileProjection>,
+  ): Promise<void> {
+    return setUpWrappedEmptyDir(this.#dir, medium, {
+      pod: this.pod,
+      volumeName: this.volumeName,
+    }, payload);
+  }
 }
 
 /** Unmounts a tmpfs at `dir` if there is one, then removes the folder (kubelet's TearDownAt). */
@@ -110,6 +176,12 @@ class EmptyDirMounter {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * const m = emptyDirPlugin.newMounter({ name: "cache", emptyDir: {} }, pod, host);
  * await m.setUp(); // <pods>/<uid>/volumes/kubernetes.io~empty-dir/cache, mode 0777
  * ```
@@ -119,12 +191,11 @@ export const emptyDirPlugin: VolumePlugin = {
   sourceField: "emptyDir",
   requiresRemount: false,
   newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
-    const dir = getPodVolumeDir(
-      host.podsDir,
-      pod.metadata.uid ?? "",
-      emptyDirPluginName,
-      volume.name,
-    );
+    const dir = podVolumeDir(host, {
+      pod,
+      pluginName: emptyDirPluginName,
+      volumeName: volume.name,
+    });
     return new EmptyDirMounter(dir, (volume.emptyDir ?? {}) as EmptyDirVolumeSource);
   },
 };

@@ -105,6 +105,12 @@ class HostPathMounter {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * const m = hostPathPlugin.newMounter({ name: "logs", hostPath: { path: "/var/log", type: "Directory" } }, pod, host);
  * await m.setUp();
  * m.getPath(); // "/var/log"

@@ -18,10 +18,10 @@ import { isNotFound } from "../../client/errors.ts";
 import * as log from "../../util/log.ts";
 import { makePayload as makeConfigMapPayload } from "../configmap/configmap.ts";
 import { collectData as collectDownwardAPIData } from "../downwardapi/downwardapi.ts";
-import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
+import { WrappedVolumeMounter } from "../emptydir/empty_dir.ts";
 import { makePayload as makeSecretPayload } from "../secret/secret.ts";
 import type { FileProjection } from "../util/atomic_writer.ts";
-import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
+import type { Mounter, VolumeHost, VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
 export const projectedPluginName = "kubernetes.io/projected";
@@ -113,43 +113,20 @@ export function serviceAccountName(pod: Pod): string {
   return pod.spec.serviceAccountName || pod.spec.serviceAccount || "default";
 }
 
-class ProjectedVolumeMounter {
-  readonly #dir: string;
-  readonly #volumeName: string;
-  readonly #source: ProjectedVolumeSource;
-  readonly #pod: Pod;
-  readonly #host: VolumeHost;
-
-  constructor(dir: string, volume: Volume, pod: Pod, host: VolumeHost) {
-    this.#dir = dir;
-    this.#volumeName = volume.name;
-    this.#source = volume.projected as ProjectedVolumeSource;
-    this.#pod = pod;
-    this.#host = host;
-  }
-
-  getPath(): string {
-    return this.#dir;
-  }
-
+class ProjectedVolumeMounter extends WrappedVolumeMounter<ProjectedVolumeSource> {
   async setUp(): Promise<void> {
-    const ns = this.#pod.metadata.namespace ?? "default";
+    const ns = this.pod.metadata.namespace ?? "default";
     let payload: Record<string, FileProjection>;
     try {
-      payload = await collectData(this.#source, this.#pod, this.#host);
+      payload = await collectData(this.source, this.pod, this.host);
     } catch (e) {
       log.error(e, "Error preparing data for projected volume", {
-        volumeName: this.#volumeName,
-        pod: `${ns}/${this.#pod.metadata.name}`,
+        volumeName: this.volumeName,
+        pod: `${ns}/${this.pod.metadata.name}`,
       });
       throw e;
     }
-    await setUpWrappedEmptyDir(
-      this.#dir,
-      "Memory",
-      { pod: this.#pod, volumeName: this.#volumeName },
-      payload,
-    );
+    await this.writePayload("Memory", payload);
   }
 }
 
@@ -158,6 +135,12 @@ class ProjectedVolumeMounter {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * await projectedPlugin.newMounter(pod.spec.volumes![0], pod, host).setUp(); // kube-api-access-*
  * ```
  */
@@ -166,12 +149,13 @@ export const projectedPlugin: VolumePlugin = {
   sourceField: "projected",
   requiresRemount: true,
   newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
-    const dir = getPodVolumeDir(
-      host.podsDir,
-      pod.metadata.uid ?? "",
-      projectedPluginName,
-      volume.name,
-    );
-    return new ProjectedVolumeMounter(dir, volume, pod, host);
+    const source = volume.projected as ProjectedVolumeSource;
+    return new ProjectedVolumeMounter({
+      pluginName: projectedPluginName,
+      source,
+      volume,
+      pod,
+      host,
+    });
   },
 };

@@ -10,9 +10,9 @@ import type { KeyToPath, Pod, Secret, SecretVolumeSource, Volume } from "../../a
 import { isNotFound } from "../../client/errors.ts";
 import { decodeBase64 } from "../../util/base64.ts";
 import * as log from "../../util/log.ts";
-import { setUpWrappedEmptyDir } from "../emptydir/empty_dir.ts";
+import { WrappedVolumeMounter } from "../emptydir/empty_dir.ts";
 import type { FileProjection } from "../util/atomic_writer.ts";
-import { getPodVolumeDir, type Mounter, type VolumeHost, type VolumePlugin } from "../volume.ts";
+import type { Mounter, VolumeHost, VolumePlugin } from "../volume.ts";
 
 /** The plugin's name. */
 export const secretPluginName = "kubernetes.io/secret";
@@ -62,32 +62,14 @@ export function totalSecretBytes(secret: Secret): number {
   return Object.values(secret.data ?? {}).reduce((n, v) => n + decodeBase64(v).length, 0);
 }
 
-class SecretVolumeMounter {
-  readonly #dir: string;
-  readonly #volumeName: string;
-  readonly #source: SecretVolumeSource;
-  readonly #pod: Pod;
-  readonly #host: VolumeHost;
-
-  constructor(dir: string, volume: Volume, pod: Pod, host: VolumeHost) {
-    this.#dir = dir;
-    this.#volumeName = volume.name;
-    this.#source = volume.secret as SecretVolumeSource;
-    this.#pod = pod;
-    this.#host = host;
-  }
-
-  getPath(): string {
-    return this.#dir;
-  }
-
+class SecretVolumeMounter extends WrappedVolumeMounter<SecretVolumeSource> {
   async setUp(): Promise<void> {
-    const namespace = this.#pod.metadata.namespace ?? "default";
-    const name = this.#source.secretName ?? "";
-    const optional = this.#source.optional === true;
+    const namespace = this.pod.metadata.namespace ?? "default";
+    const name = this.source.secretName ?? "";
+    const optional = this.source.optional === true;
     let secret: Secret;
     try {
-      secret = await this.#host.getSecret(namespace, name);
+      secret = await this.host.getSecret(namespace, name);
     } catch (e) {
       if (!(isNotFound(e) && optional)) {
         log.error(e, "Couldn't get secret", { secret: `${namespace}/${name}` });
@@ -101,18 +83,13 @@ class SecretVolumeMounter {
       totalBytes: totalSecretBytes(secret),
     });
     const payload = makePayload(
-      this.#source.items,
+      this.source.items,
       secret,
-      this.#source.defaultMode ?? secretVolumeSourceDefaultMode,
+      this.source.defaultMode ?? secretVolumeSourceDefaultMode,
       optional,
     );
     // kubelet wraps an emptyDir of medium Memory: a tmpfs.
-    await setUpWrappedEmptyDir(
-      this.#dir,
-      "Memory",
-      { pod: this.#pod, volumeName: this.#volumeName },
-      payload,
-    );
+    await this.writePayload("Memory", payload);
   }
 }
 
@@ -121,6 +98,12 @@ class SecretVolumeMounter {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../api/core/v1/mod.ts";
+ * import type { VolumeHost } from "../volume.ts";
+ *
+ * declare const pod: Pod;
+ * declare const host: VolumeHost;
+ *
  * await secretPlugin.newMounter({ name: "creds", secret: { secretName: "db" } }, pod, host).setUp();
  * ```
  */
@@ -129,12 +112,7 @@ export const secretPlugin: VolumePlugin = {
   sourceField: "secret",
   requiresRemount: true,
   newMounter(volume: Volume, pod: Pod, host: VolumeHost): Mounter {
-    const dir = getPodVolumeDir(
-      host.podsDir,
-      pod.metadata.uid ?? "",
-      secretPluginName,
-      volume.name,
-    );
-    return new SecretVolumeMounter(dir, volume, pod, host);
+    const source = volume.secret as SecretVolumeSource;
+    return new SecretVolumeMounter({ pluginName: secretPluginName, source, volume, pod, host });
   },
 };

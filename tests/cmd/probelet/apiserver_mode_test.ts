@@ -4,6 +4,7 @@
  * registration, status, the lease and node events (kept at /events) on the embedded runtime.
  */
 import { deepStrictEqual as assertEquals, ok as assert, throws } from "node:assert/strict";
+import { parseQuantity } from "../../../src/api/resource/quantity.ts";
 import { join } from "node:path";
 import type { Lease } from "../../../src/api/coordination/v1/mod.ts";
 import type { Node } from "../../../src/api/core/v1/mod.ts";
@@ -158,6 +159,17 @@ Deno.test("TestRunKubeletAPIServerModeWiring", async () => {
     assertEquals(node.status?.nodeInfo?.kubeletVersion, kubeletVersion);
     assertEquals(node.status?.capacity?.pods, "110");
     assert(node.status?.capacity?.["ephemeral-storage"], "ephemeral-storage capacity");
+    // Allocatable: capacity less kubelet's default hard eviction thresholds (memory.available
+    // 100Mi, nodefs.available 10 % as Go's float32), as kubelet's node allocatable reservation.
+    const capacity = (name: string) => parseQuantity(node.status!.capacity![name]);
+    const allocatable = (name: string) => parseQuantity(node.status!.allocatable![name]);
+    assertEquals(allocatable("memory"), capacity("memory") - 100 * 1024 * 1024);
+    assertEquals(
+      allocatable("ephemeral-storage"),
+      capacity("ephemeral-storage") -
+        Math.trunc(capacity("ephemeral-storage") * Math.fround(0.1)),
+    );
+    assertEquals(node.status?.allocatable?.cpu, node.status?.capacity?.cpu);
     assertEquals(node.status?.conditions?.at(-1)?.status, "True");
     const lease = client.tracker.get("leases", "kube-node-lease", "probelet-test") as Lease;
     assertEquals(lease.spec?.holderIdentity, "probelet-test");

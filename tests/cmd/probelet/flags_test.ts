@@ -515,3 +515,36 @@ Deno.test("secure port flags: kubelet's names and defaults", async (t) => {
     );
   });
 });
+
+Deno.test("TestEvictionHardFlag", async (t) => {
+  await t.step("default: kubelet's Linux thresholds", () => {
+    assertEquals(parseFlags([]).evictionHard, {
+      "memory.available": "100Mi",
+      "nodefs.available": "10%",
+      "nodefs.inodesFree": "5%",
+      "imagefs.available": "15%",
+      "imagefs.inodesFree": "5%",
+    });
+  });
+  await t.step("key<value pairs replace the default whole", () => {
+    assertEquals(
+      parseFlags(["--eviction-hard=memory.available<1Mi,nodefs.available<1%"]).evictionHard,
+      { "memory.available": "1Mi", "nodefs.available": "1%" },
+    );
+  });
+  await t.step("a malformed pair or an unknown signal names the flag", () => {
+    throws(
+      () => parseFlags(["--eviction-hard", "memory.available=1Mi"]),
+      (e: Error) =>
+        e instanceof FlagError &&
+        e.message ===
+          'invalid argument "memory.available=1Mi" for "--eviction-hard" flag: ' +
+            "malformed pair, expect string<string",
+    );
+    throws(
+      () => parseFlags(["--eviction-hard", "disk.available<1Gi"]),
+      (e: Error) =>
+        e instanceof FlagError && e.message.endsWith("unsupported eviction signal disk.available"),
+    );
+  });
+});

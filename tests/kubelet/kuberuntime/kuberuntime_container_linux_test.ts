@@ -186,6 +186,14 @@ Deno.test("TestGenerateContainerConfig", async (t) => {
     });
     assertEquals(config.linux?.securityContext?.runAsUser, { value: 65534 });
   });
+  await t.step("stdin, stdinOnce and tty are passed to the runtime", () => {
+    const pod = testPod({ stdin: true, stdinOnce: true, tty: true });
+    const config = generateContainerConfig(pod, pod.spec.containers[0], base);
+    assertEquals([config.stdin, config.stdinOnce, config.tty], [true, true, true]);
+    const plain = testPod();
+    const unset = generateContainerConfig(plain, plain.spec.containers[0], base);
+    assertEquals([unset.stdin, unset.stdinOnce, unset.tty], [undefined, undefined, undefined]);
+  });
 });
 
 Deno.test("TestMilliCPUToQuota", async (t) => {

@@ -99,6 +99,23 @@ Deno.test("TestPodFeaturesAdmitHandler", async (t) => {
     assertEquals(admit(zeros, containerd), { admit: true });
   });
 
+  await t.step("stdin, stdinOnce, tty: run on containerd, refused on embedded", () => {
+    const pod = getTestPod({}, { stdin: true, stdinOnce: true, tty: true });
+    assertEquals(admit(pod, containerd), { admit: true });
+    assertEquals(paths(pod, embedded), [
+      "spec.containers[0].stdin",
+      "spec.containers[0].stdinOnce",
+      "spec.containers[0].tty",
+    ]);
+    assertEquals(admit(getTestPod({}, { stdin: false, tty: false }), embedded), { admit: true });
+  });
+
+  await t.step("activeDeadlineSeconds: enforced on both runtimes", () => {
+    const pod = getTestPod({ activeDeadlineSeconds: 3 });
+    assertEquals(admit(pod, containerd), { admit: true });
+    assertEquals(admit(pod, embedded), { admit: true });
+  });
+
   await t.step(
     "volumes: the injected token volume runs on containerd, is refused on embedded",
     () => {

@@ -278,10 +278,7 @@ Deno.test("TestCleanupRepeated", async () => {
 function fakeWorker(m: ProberManager, podUID: string, name: string, probeType: ProbeType): void {
   const container: Container = { name, [`${probeType}Probe`]: defaultProbe };
   const pod: Pod = { metadata: { uid: podUID }, spec: { containers: [container] } };
-  m.workers.set(
-    probeKeyString(key(podUID, name, probeType)),
-    newWorker(m, { probeType, pod, container }),
-  );
+  m.addWorker(newWorker(m, { probeType, pod, container }));
 }
 
 function running(name: string): ContainerStatus {

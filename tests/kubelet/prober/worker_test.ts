@@ -309,7 +309,7 @@ Deno.test("TestCleanUp", async (t) => {
       const w = newTestWorker(m, probeType, {});
       m.statusManager.setPodStatus(w.pod, getTestRunningStatusWithStarted(probeType !== "startup"));
       const done = w.start();
-      m.workers.set(probeKeyString(key), w);
+      m.addWorker(w);
 
       // Let the worker run its first probe (jitter is 0 in these tests).
       await m.clock.step(0);
@@ -467,7 +467,7 @@ function startCountingWorker(m: TestManager, probeType: ProbeType, periodSeconds
   m.prober.exec = exec;
   const w = newTestWorker(m, probeType, { periodSeconds });
   m.statusManager.setPodStatus(w.pod, getTestRunningStatusWithStarted(probeType !== "startup"));
-  m.workers.set(probeKeyString(w.key), w);
+  m.addWorker(w);
   const done = w.start();
   return { w, exec, done };
 }
@@ -558,7 +558,7 @@ Deno.test("TestTickerDropsExtraTicks (worker.go run: Go ticker semantics)", asyn
   };
   const w = newTestWorker(m, "readiness", { periodSeconds: 10 });
   m.statusManager.setPodStatus(w.pod, getTestRunningStatus());
-  m.workers.set(probeKeyString(w.key), w);
+  m.addWorker(w);
   const done = w.start();
 
   await m.clock.step(0);
@@ -604,7 +604,7 @@ Deno.test("TestProberMetrics (worker.go doProbe metrics and clean-up)", async ()
   const { newWorker } = await import("../../../src/kubelet/prober/mod.ts");
   const w = newWorker(m, { probeType: "readiness", pod, container: pod.spec.containers[0] });
   m.statusManager.setPodStatus(pod, getTestRunningStatus());
-  m.workers.set(probeKeyString(w.key), w);
+  m.addWorker(w);
 
   const series = async () => {
     const out: Record<string, number> = {};
@@ -700,4 +700,28 @@ Deno.test("TestContainerRestartRules (worker.go doProbe: non-running container u
       expectResult(w, Result.Failure, c.name);
     });
   }
+});
+
+// ---- The public surface: what the manager and a worker keep is read-only from outside. ----
+
+Deno.test("ProberManager.workers and a worker's probe state cannot be assigned from outside", () => {
+  const m = newTestManager();
+  const w = newTestWorker(m, "readiness", {});
+  m.addWorker(w);
+  assert.equal(m.workers.get(probeKeyString(w.key)), w, "addWorker registers under the key");
+  assert.throws(() => {
+    // @ts-expect-error: the manager's worker map is read-only; register through addWorker.
+    m.workers = new Map();
+  }, TypeError);
+  for (const field of ["containerID", "lastResult", "resultRun", "onHold"] as const) {
+    assert.throws(
+      () => {
+        (w as unknown as Record<string, unknown>)[field] = undefined;
+      },
+      TypeError,
+      field,
+    );
+  }
+  assert.equal(w.onHold, false);
+  assert.equal(w.resultRun, 0);
 });

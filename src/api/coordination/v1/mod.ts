@@ -2,4 +2,4 @@
  * coordination.k8s.io/v1 API types (Lease).
  * @module
  */
-export * from "./types.ts";
+export { type Lease, type LeaseList, type LeaseSpec } from "./types.ts";

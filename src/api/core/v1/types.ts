@@ -500,6 +500,17 @@ export interface ContainerStatus {
   /** `<type>://<id>`, e.g. `containerd://0123abcd`. */
   containerID?: string;
   started?: boolean;
+  /** The container's volume mounts as the node made them. */
+  volumeMounts?: VolumeMountStatus[];
+}
+
+/** One volume mount of a container as made (`containerStatuses[].volumeMounts`). */
+export interface VolumeMountStatus {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+  /** Set on read-only mounts: `Disabled` or `Enabled` (never `IfPossible`). */
+  recursiveReadOnly?: "Disabled" | "Enabled";
 }
 
 /** The observed state of a pod. */

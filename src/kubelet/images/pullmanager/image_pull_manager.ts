@@ -29,6 +29,8 @@ export interface ImagePullCredentials {
  *
  * @example
  * ```ts
+ * declare const secret: ImagePullSecret;
+ *
  * const m = new ImagePullManager();
  * m.recordPullIntent("reg/app:1");
  * m.recordImagePulled("reg/app:1", "sha256:abc", { kubernetesSecrets: [secret] });

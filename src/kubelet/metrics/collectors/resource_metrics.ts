@@ -67,7 +67,8 @@ function escape(v: string): string {
  *
  * @example
  * ```ts
- * const text = await collectResourceMetrics({ nodeStats: readNodeStats, listContainerStats });
+ * declare const source: ResourceMetricsSource;
+ * const text = await collectResourceMetrics(source);
  * ```
  */
 export async function collectResourceMetrics(source: ResourceMetricsSource): Promise<string> {

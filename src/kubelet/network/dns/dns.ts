@@ -50,6 +50,13 @@ export interface ConfigurerOptions {
  *
  * @example
  * ```ts
+ * import type { ObjectReference, Pod } from "../../../api/core/v1/mod.ts";
+ * import type { EventRecorder } from "../../events/event.ts";
+ *
+ * declare const recorder: EventRecorder;
+ * declare const nodeRef: ObjectReference;
+ * declare const pod: Pod;
+ *
  * const c = new Configurer({ recorder, nodeRef, nodeIPs: ["10.0.0.2"], clusterDNS: ["10.96.0.10"],
  *   clusterDomain: "cluster.local", resolverConfig: "/etc/resolv.conf" });
  * (await c.getPodDNS(pod)).servers; // ["10.96.0.10"]

@@ -2,4 +2,13 @@
  * Probe results caches and their update streams.
  * @module
  */
-export * from "./results_manager.ts";
+export {
+  newManager,
+  Result,
+  type ResultsManager,
+  resultString,
+  toPrometheusType,
+  type Update,
+  updatesBufferSize,
+  type UpdateStream,
+} from "./results_manager.ts";

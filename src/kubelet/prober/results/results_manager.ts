@@ -87,6 +87,10 @@ export interface UpdateStream extends AsyncIterable<Update> {
  *
  * @example
  * ```ts
+ * import type { Pod } from "../../../api/core/v1/mod.ts";
+ *
+ * declare const pod: Pod;
+ *
  * const m = newManager();
  * await m.set({ type: "containerd", id: "abc" }, Result.Success, pod);
  * m.get({ type: "containerd", id: "abc" }); // Result.Success

@@ -35,6 +35,7 @@ import {
   type PodStats,
   type VolumeStats,
 } from "./types.ts";
+import { errorText } from "../../../util/errors.ts";
 
 /**
  * Pods read at once: their folders are walked with blocking file-system calls, each taking a
@@ -81,7 +82,15 @@ interface CPUUsageRecord {
  *
  * @example
  * ```ts
- * const provider = new CRIStatsProvider(runtime, { podLogsDir, podsDir, rootFsPath: rootDir });
+ * import type { RuntimeService } from "../../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const provider = new CRIStatsProvider(runtime, {
+ *   podLogsDir: "/var/log/pods",
+ *   podsDir: "/var/lib/probelet/pods",
+ *   rootFsPath: "/var/lib/probelet",
+ * });
  * const pods = await provider.listPodStatsAndUpdateCPUNanoCoreUsage();
  * ```
  */
@@ -582,8 +591,4 @@ function nsToMs(ns: bigint): number {
 
 function num(v: bigint | undefined): number | undefined {
   return v === undefined ? undefined : Number(v);
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -7,6 +7,7 @@
 import * as log from "../../../util/log.ts";
 import type { SummaryProvider } from "./summary.ts";
 import { summaryJSON } from "./types.ts";
+import { errorText } from "../../../util/errors.ts";
 
 /** kubelet's stats path prefix. */
 export const statsPath = "/stats/";
@@ -20,6 +21,7 @@ export const summaryPath = "/stats/summary";
  *
  * @example
  * ```ts
+ * declare const summaryProvider: Parameters<typeof handleSummary>[1];
  * const res = await handleSummary(new Request("http://x/stats/summary"), summaryProvider);
  * ```
  */
@@ -59,7 +61,7 @@ export async function handleSummary(
     });
   } catch (e) {
     log.error(e, "HTTP InternalServerError serving", { request: summaryPath });
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorText(e);
     return new Response(`Internal Error: ${why}`, {
       status: 500,
       headers: { "content-type": "text/plain; charset=utf-8" },

@@ -60,6 +60,10 @@ export interface StatsRoutesOptions {
  *
  * @example
  * ```ts
+ * import type { Kubelet } from "../../kubelet.ts";
+ *
+ * declare const kubelet: Kubelet;
+ *
  * const route = newStatsRoutes(kubelet, { readOnly: false, rootDir: "/var/lib/probelet" });
  * const res = await route(new Request("https://x/stats/summary"));
  * ```

@@ -24,6 +24,7 @@ import {
   type Summary,
   systemContainerKubelet,
 } from "./types.ts";
+import { errorText } from "../../../util/errors.ts";
 
 /** What the summary provider reads. */
 export interface SummaryProviderOptions {
@@ -47,6 +48,7 @@ interface CPUSample {
  *
  * @example
  * ```ts
+ * declare const criStats: ConstructorParameters<typeof SummaryProvider>[0];
  * const summary = new SummaryProvider(criStats, { nodeName: "node-1" });
  * const { node, pods } = await summary.get(true);
  * ```
@@ -182,8 +184,4 @@ export class SummaryProvider {
     const btime = Number(stat.match(/^btime (\d+)$/m)?.[1] ?? 0);
     return this.#systemBootTime = metaTime(btime * 1000);
   }
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
