@@ -56,6 +56,8 @@ function findPod(pods: RuntimePod[], podFullName: string, podUID: string): Runti
  *
  * @example
  * ```ts
+ * declare const ctx: StreamingContext;
+ *
  * const c = await findContainer(ctx, "web_default", "", "app"); // c?.id.id: the runtime's ID
  * ```
  */
@@ -76,6 +78,8 @@ export async function findContainer(
  *
  * @example
  * ```ts
+ * declare const ctx: StreamingContext;
+ *
  * new TextDecoder().decode(await runInContainer(ctx, "web_default", "", "app", ["hostname"]));
  * ```
  */
@@ -100,7 +104,14 @@ export async function runInContainer(
  *
  * @example
  * ```ts
- * const url = await getExec(ctx, "web_default", "", "app", ["sh"], { stdin: true, stdout: true, stderr: false, tty: true });
+ * declare const ctx: StreamingContext;
+ *
+ * const url = await getExec(ctx, "web_default", "", "app", ["sh"], {
+ *   stdin: true,
+ *   stdout: true,
+ *   stderr: false,
+ *   tty: true,
+ * });
  * ```
  */
 export async function getExec(
@@ -122,7 +133,14 @@ export async function getExec(
  *
  * @example
  * ```ts
- * const url = await getAttach(ctx, "web_default", "", "app", { stdin: true, stdout: true, stderr: true, tty: false });
+ * declare const ctx: StreamingContext;
+ *
+ * const url = await getAttach(ctx, "web_default", "", "app", {
+ *   stdin: true,
+ *   stdout: true,
+ *   stderr: true,
+ *   tty: false,
+ * });
  * ```
  */
 export async function getAttach(
@@ -153,7 +171,9 @@ export async function getAttach(
  *
  * @example
  * ```ts
- * const url = await getPortForward(ctx, "web", "default", pod.metadata.uid!, []);
+ * declare const ctx: StreamingContext;
+ *
+ * const url = await getPortForward(ctx, "web", "default", "6e4e0e5c", []);
  * ```
  */
 export async function getPortForward(
@@ -181,7 +201,13 @@ export async function getPortForward(
  *
  * @example
  * ```ts
- * const host = newStreamingHost(ctx, (ns, name) => podManager.getPodByName(ns, name));
+ * import type { Pod } from "../api/core/v1/mod.ts";
+ *
+ * declare const ctx: StreamingContext;
+ * declare const pods: Pod[];
+ *
+ * const host = newStreamingHost(ctx, (namespace, name) =>
+ *   pods.find((p) => p.metadata.namespace === namespace && p.metadata.name === name));
  * ```
  */
 export function newStreamingHost(

@@ -762,7 +762,16 @@ export interface StreamOptions {
  *
  * @example
  * ```ts
- * const url = await getExec(runtime, id, ["sh"], { stdin: true, stdout: true, stderr: false, tty: true });
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const url = await getExec(runtime, { type: "containerd", id: "0123" }, ["sh"], {
+ *   stdin: true,
+ *   stdout: true,
+ *   stderr: false,
+ *   tty: true,
+ * });
  * ```
  */
 export async function getExec(
@@ -782,7 +791,16 @@ export async function getExec(
  *
  * @example
  * ```ts
- * const url = await getAttach(runtime, id, { stdin: false, stdout: true, stderr: true, tty: false });
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const url = await getAttach(runtime, { type: "containerd", id: "0123" }, {
+ *   stdin: false,
+ *   stdout: true,
+ *   stderr: true,
+ *   tty: false,
+ * });
  * ```
  */
 export async function getAttach(

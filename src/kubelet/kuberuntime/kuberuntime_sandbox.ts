@@ -147,7 +147,11 @@ export function hasPrivilegedContainer(pod: Pod): boolean {
  *
  * @example
  * ```ts
- * const [latest] = await getSandboxIDByPodUID(runtime, "6e4e…");
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const [latest] = await getSandboxIDByPodUID(runtime, "6e4e0e5c");
  * ```
  */
 export async function getSandboxIDByPodUID(
@@ -166,7 +170,12 @@ export async function getSandboxIDByPodUID(
  *
  * @example
  * ```ts
- * const url = await getPortForward(runtime, { name: "web", namespace: "default", uid }, [8080]);
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const pod = { name: "web", namespace: "default", uid: "6e4e0e5c" };
+ * const url = await getPortForward(runtime, pod, [8080]);
  * ```
  */
 export async function getPortForward(

@@ -481,7 +481,9 @@ const hijacked = new WeakMap<Response, (h: HijackedConn) => Promise<void>>();
  *
  * @example
  * ```ts
- * return hijackResponse(async ({ conn }) => {
+ * import { writeAll } from "../../util/socket.ts";
+ *
+ * const response = hijackResponse(async ({ conn }) => {
  *   await writeAll(conn, new TextEncoder().encode("HTTP/1.1 101 Switching Protocols\r\n\r\n"));
  * });
  * ```
@@ -502,6 +504,8 @@ const rawHeaders = new WeakMap<Request, Array<[string, string]>>();
  *
  * @example
  * ```ts
+ * declare const req: Request;
+ *
  * requestHeaderLines(req); // [["Host", "10.0.0.1:10250"], ["X-Stream-Protocol-Version", "v4.channel.k8s.io"], ...]
  * ```
  */
@@ -517,6 +521,8 @@ const remoteAddrs = new WeakMap<Request, Deno.Addr>();
  *
  * @example
  * ```ts
+ * declare const req: Request;
+ *
  * const addr = requestRemoteAddr(req); // { transport: "tcp", hostname: "10.88.99.1", port: 50312 }
  * ```
  */

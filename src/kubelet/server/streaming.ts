@@ -94,8 +94,12 @@ export interface StreamingRouteOptions {
  *
  * @example
  * ```ts
- * const res = streamingRoute(kubelet.streaming, request);
- * if (res) return res;
+ * declare const host: StreamingHost;
+ *
+ * const res = streamingRoute(host, new Request("https://n/run/default/web/app?cmd=date", {
+ *   method: "POST",
+ * }));
+ * if (res) console.log((await res).status);
  * ```
  */
 export function streamingRoute(
@@ -185,7 +189,10 @@ export function newOptions(query: URLSearchParams): StreamOptions | Error {
  *
  * @example
  * ```ts
- * newV4Options(webSocketRequest("/portForward/default/web?port=8080,9090")); // [8080, 9090]
+ * const req = new Request("https://n/portForward/default/web?port=8080,9090", {
+ *   headers: { connection: "Upgrade", upgrade: "websocket" },
+ * });
+ * newV4Options(req); // [8080, 9090]
  * ```
  */
 export function newV4Options(req: Request): number[] | Error {

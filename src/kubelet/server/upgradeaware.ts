@@ -85,8 +85,9 @@ export function isUpgradeRequest(req: Request): boolean {
  *
  * @example
  * ```ts
- * const url = await host.getExec(fullName, uid, "app", ["sh"], opts);
- * return await proxyUpgrade(request, url);
+ * declare const request: Request;
+ *
+ * const response = await proxyUpgrade(request, new URL("http://127.0.0.1:35007/exec/Xk3b9aQe"));
  * ```
  */
 export async function proxyUpgrade(
@@ -283,6 +284,8 @@ async function readErrorBody(
  *
  * @example
  * ```ts
+ * declare const req: Request;
+ *
  * new TextDecoder().decode(upgradeRequestBytes(req, new URL("http://127.0.0.1:4000/exec/tok")));
  * // "POST /exec/tok HTTP/1.1\r\nHost: …"
  * ```
