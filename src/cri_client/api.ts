@@ -333,6 +333,42 @@ export interface ExecSyncResult {
   stderr: Uint8Array;
 }
 
+/** CRI `ExecRequest`: a command to run in a container over the runtime's streaming server. */
+export interface ExecRequest {
+  containerId: string;
+  cmd: string[];
+  tty: boolean;
+  stdin: boolean;
+  stdout: boolean;
+  /** Runtimes ignore it with `tty` (one stream carries both outputs). */
+  stderr: boolean;
+}
+
+/** CRI `AttachRequest`: the streams of a container's main process to connect to. */
+export interface AttachRequest {
+  containerId: string;
+  stdin: boolean;
+  /** Must match the container's own `tty`. */
+  tty: boolean;
+  stdout: boolean;
+  stderr: boolean;
+}
+
+/** CRI `PortForwardRequest`: ports of a sandbox's network namespace. */
+export interface PortForwardRequest {
+  podSandboxId: string;
+  /** The ports asked for up front (none for SPDY: each stream names its port). */
+  port: number[];
+}
+
+/**
+ * Answer of `Exec`, `Attach` and `PortForward`: where the runtime's streaming server serves the
+ * request (a single-use URL, e.g. `http://127.0.0.1:35007/exec/Xk3b9aQe`).
+ */
+export interface StreamingResponse {
+  url: string;
+}
+
 /** Selects images for `ListImages`. */
 export interface ImageFilter {
   image?: ImageSpec;

@@ -4,18 +4,22 @@
  * @module
  */
 import type {
+  AttachRequest,
   Container,
   ContainerConfig,
   ContainerFilter,
   ContainerStatus,
   ContainerStatusResponse,
+  ExecRequest,
   ExecSyncResult,
   PodSandbox,
   PodSandboxConfig,
   PodSandboxFilter,
   PodSandboxStatus,
   PodSandboxStatusResponse,
+  PortForwardRequest,
   StatusResponse,
+  StreamingResponse,
   VersionResponse,
 } from "./api.ts";
 import {
@@ -350,6 +354,27 @@ export class RemoteRuntimeService implements RuntimeService {
     return { stdout, stderr };
   }
 
+  /** CRI `Exec` within the request timeout; rejects with `URL is not set` on an empty answer. */
+  async exec(request: ExecRequest, options: CallOptions = {}): Promise<StreamingResponse> {
+    return urlSet(await this.#call("Exec", request, options));
+  }
+
+  /** CRI `Attach` within the request timeout; rejects with `URL is not set` on an empty answer. */
+  async attach(request: AttachRequest, options: CallOptions = {}): Promise<StreamingResponse> {
+    return urlSet(await this.#call("Attach", request, options));
+  }
+
+  /**
+   * CRI `PortForward` within the request timeout; rejects with `URL is not set` on an empty
+   * answer.
+   */
+  async portForward(
+    request: PortForwardRequest,
+    options: CallOptions = {},
+  ): Promise<StreamingResponse> {
+    return urlSet(await this.#call("PortForward", request, options));
+  }
+
   // The request timeout times `factor`, plus `extraMs`; 0 (no deadline) when the timeout is 0.
   #timeout(factor: number, extraMs = 0): number {
     const base = this.#conn.requestTimeoutMs;
@@ -363,6 +388,13 @@ export class RemoteRuntimeService implements RuntimeService {
       signal: options.signal,
     });
   }
+}
+
+/** cri-client's check of a streaming answer: the runtime must name a URL. */
+function urlSet(raw: { url?: string } | undefined): StreamingResponse {
+  const url = raw?.url ?? "";
+  if (url === "") throw new Error("URL is not set");
+  return { url };
 }
 
 /** cri-client's verifySandboxStatus: the fields kubelet relies on must be set. */

@@ -6,11 +6,13 @@
  * @module
  */
 import type {
+  AttachRequest,
   AuthConfig,
   Container,
   ContainerConfig,
   ContainerFilter,
   ContainerStatusResponse,
+  ExecRequest,
   ExecSyncResult,
   Image,
   ImageFilter,
@@ -20,7 +22,9 @@ import type {
   PodSandboxConfig,
   PodSandboxFilter,
   PodSandboxStatusResponse,
+  PortForwardRequest,
   StatusResponse,
+  StreamingResponse,
   VersionResponse,
 } from "./api.ts";
 
@@ -151,6 +155,18 @@ export interface RuntimeService {
     cmd: string[],
     options: CallOptions & { timeoutMs: number },
   ): Promise<ExecSyncResult>;
+
+  /**
+   * Prepares a streaming endpoint to run `request.cmd` in the container (CRI `Exec`); resolves
+   * with its URL, rejects when the runtime answers without one (`URL is not set`). Optional: a
+   * runtime without a streaming server has none, and kubelet's server answers as for a runtime
+   * error (`rpc error: code = Unimplemented desc = method Exec not implemented`).
+   */
+  exec?(request: ExecRequest, options?: CallOptions): Promise<StreamingResponse>;
+  /** Prepares a streaming endpoint to attach to the container's main process (CRI `Attach`). */
+  attach?(request: AttachRequest, options?: CallOptions): Promise<StreamingResponse>;
+  /** Prepares a streaming endpoint to forward ports of a sandbox (CRI `PortForward`). */
+  portForward?(request: PortForwardRequest, options?: CallOptions): Promise<StreamingResponse>;
 
   /**
    * Makes the runtime close the container's log and open the file at its log path again, after

@@ -95,6 +95,7 @@ import { podKey } from "./container/helpers.ts";
 import type * as kubecontainer from "./container/runtime.ts";
 import { RuntimeCommandRunner, type RuntimeHelper } from "./kuberuntime/kuberuntime_container.ts";
 import { KubeGenericRuntimeManager } from "./kuberuntime/kuberuntime_manager.ts";
+import { newStreamingHost, type StreamingHost } from "./kubelet_streaming.ts";
 import {
   ContainerGC,
   defaultGCPolicy,
@@ -1728,6 +1729,21 @@ export class Kubelet {
    */
   plegHealthy(): { ok: boolean; message: string } {
     return this.#pleg?.healthy() ?? { ok: false, message: "pleg has yet to be successful" };
+  }
+
+  /**
+   * What the secure port's `/exec`, `/attach`, `/portForward` and `/run` call (kubelet's
+   * `GetExec`, `GetAttach`, `GetPortForward`, `RunInContainer`, `GetPodByName`); the runtime
+   * manager is needed, so it is there once the agent has started.
+   */
+  get streaming(): StreamingHost | undefined {
+    const runtimeManager = this.#runtimeManager;
+    if (!runtimeManager) return undefined;
+    return newStreamingHost({
+      runtime: this.runtime,
+      getPods: () => runtimeManager.getPods(),
+      podManager: this.podManager,
+    }, (namespace, name) => this.podManager.getPodByName(namespace, name));
   }
 
   /**

@@ -102,7 +102,7 @@ Deno.test("TestSyncLoopProbeUpdates", async (t) => {
     await t.step(
       "liveness failing past its threshold kills and restarts the container",
       async () => {
-        s.runtime.exec = (_id, cmd) =>
+        s.runtime.execSyncFunc = (_id, cmd) =>
           cmd[0] === "live" ? Promise.reject(new ExitError(1)) : Promise.resolve({
             stdout: new Uint8Array(),
             stderr: new Uint8Array(),
@@ -132,7 +132,7 @@ Deno.test("TestSyncLoopProbeUpdates", async (t) => {
     );
 
     await t.step("readiness failure: not Ready, never restarted", async () => {
-      s.runtime.exec = (_id, cmd) =>
+      s.runtime.execSyncFunc = (_id, cmd) =>
         cmd[0] === "ready" ? Promise.reject(new ExitError(1)) : Promise.resolve({
           stdout: new Uint8Array(),
           stderr: new Uint8Array(),
@@ -325,7 +325,7 @@ Deno.test("TestReadinessProbeRunsOnItsPeriod", async () => {
     delete app.livenessProbe;
     app.readinessProbe = { exec: { command: ["ready"] }, periodSeconds: 10, failureThreshold: 1 };
     let readinessRuns = 0;
-    s.runtime.exec = (_id, cmd) => {
+    s.runtime.execSyncFunc = (_id, cmd) => {
       if (cmd[0] !== "ready") {
         return Promise.resolve({ stdout: new Uint8Array(), stderr: new Uint8Array() });
       }

@@ -6,9 +6,6 @@
  * Mirrors k8s.io/client-go/util/certificate/certificate_manager.go.
  * @module
  */
-// tsyringe (under @peculiar/x509) needs the Reflect metadata polyfill loaded first.
-import "reflect-metadata";
-import * as x509 from "@peculiar/x509";
 import { createPrivateKey } from "node:crypto";
 import { Buffer } from "node:buffer";
 import type { KeyUsage } from "../../api/certificates/v1/mod.ts";
@@ -17,6 +14,7 @@ import { isForbidden, isNotFound, isUnauthorized, StatusError } from "../../clie
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { jitter, sleepUnlessStopped } from "../../util/wait/wait.ts";
+import { loadX509 } from "../../util/cert/cert.ts";
 import { NoCertKeyError, type Store, type TlsCertificate } from "./certificate_store.ts";
 import { requestCertificate, waitForCertificate } from "./csr.ts";
 
@@ -496,6 +494,7 @@ export async function generateCSR(
     ...template.dnsNames.map((value) => ({ type: "dns" as const, value })),
     ...template.ipAddresses.map((value) => ({ type: "ip" as const, value })),
   ];
+  const x509 = await loadX509();
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name,
     keys,

@@ -7,9 +7,6 @@
  * Mirrors k8s.io/client-go/util/certificate/certificate_store.go.
  * @module
  */
-// tsyringe (under @peculiar/x509) needs the Reflect metadata polyfill loaded first.
-import "reflect-metadata";
-import * as x509 from "@peculiar/x509";
 import { createPrivateKey, createPublicKey, X509Certificate } from "node:crypto";
 import { join, resolve } from "node:path";
 import { splitPemCertificates } from "../../util/cert/cert.ts";
@@ -87,18 +84,34 @@ export function x509KeyPair(certPem: string, keyPem: string): TlsCertificate {
  * ```
  */
 export function parseLeaf(pem: string): CertificateLeaf {
-  const cert = new x509.X509Certificate(pem);
-  const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
-  const names = san?.names.items ?? [];
+  // node:crypto's certificate (not @peculiar/x509, which costs ≈ 13 MiB to load): its subject and
+  // issuer are "KEY=value" lines, its subjectAltName "DNS:a, IP Address:b".
+  const cert = new X509Certificate(pem);
+  const subject = distinguishedName(cert.subject);
+  const names = (cert.subjectAltName ?? "").split(", ").filter((n) => n !== "");
+  const sanValues = (prefix: string) =>
+    names.filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length));
   return {
-    notBefore: cert.notBefore.getTime(),
-    notAfter: cert.notAfter.getTime(),
-    commonName: cert.subjectName.getField("CN")[0] ?? "",
-    organizations: cert.subjectName.getField("O"),
-    dnsNames: names.filter((n) => n.type === "dns").map((n) => n.value),
-    ipAddresses: names.filter((n) => n.type === "ip").map((n) => n.value),
-    issuer: cert.issuer,
+    notBefore: Date.parse(cert.validFrom),
+    notAfter: Date.parse(cert.validTo),
+    commonName: subject.get("CN")?.[0] ?? "",
+    organizations: subject.get("O") ?? [],
+    dnsNames: sanValues("DNS:"),
+    ipAddresses: sanValues("IP Address:"),
+    issuer: cert.issuer.split("\n").join(", "),
   };
+}
+
+// The attributes of node:crypto's "KEY=value" distinguished name lines, in order.
+function distinguishedName(text: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const line of text.split("\n")) {
+    const eq = line.indexOf("=");
+    if (eq <= 0) continue;
+    const key = line.slice(0, eq);
+    out.set(key, [...(out.get(key) ?? []), line.slice(eq + 1)]);
+  }
+  return out;
 }
 
 /** No pair was found in any of the places a store looks (client-go's `NoCertKeyError`). */

@@ -2,8 +2,9 @@
  * Container lifecycle through the CRI: the container config with kubelet's labels, starting and
  * killing one container with kubelet's events and grace periods, a CRI status in kubelet's
  * runtime-neutral form, and the `CommandRunner` exec probes use, backed by `ExecSync`.
- * Mirrors generateContainerConfig, startContainer, killContainer, toKubeContainerStatus and
- * RunInContainer in kubelet's pkg/kubelet/kuberuntime/kuberuntime_container.go.
+ * Mirrors generateContainerConfig, startContainer, killContainer, toKubeContainerStatus,
+ * RunInContainer, GetExec and GetAttach (the CRI streaming URLs) in kubelet's
+ * pkg/kubelet/kuberuntime/kuberuntime_container.go.
  * @module
  */
 import { join } from "node:path";
@@ -19,6 +20,7 @@ import type {
 import type { ImageManagerService, RuntimeService } from "../../cri_client/runtime_service.ts";
 import { type Clock, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
+import { GrpcStatus } from "../../util/grpc_codes.ts";
 import type { CommandRunner } from "../container/command_runner.ts";
 import { type ContainerID, containerIDString } from "../container/container_id.ts";
 import { expandContainerCommandAndArgs } from "../container/expansion.ts";
@@ -743,4 +745,87 @@ export class RuntimeCommandRunner implements CommandRunner {
     out.set(stderr, stdout.length);
     return out;
   }
+}
+
+/** Which streams a remote command carries (kubelet's `remotecommandserver.Options`). */
+export interface StreamOptions {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  tty: boolean;
+}
+
+/**
+ * kubelet's `GetExec`: asks the runtime (CRI `Exec`) where it serves `cmd` in the container;
+ * resolves with the URL. A runtime without a streaming server fails as a runtime that does not
+ * implement the call.
+ *
+ * @example
+ * ```ts
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const url = await getExec(runtime, { type: "containerd", id: "0123" }, ["sh"], {
+ *   stdin: true,
+ *   stdout: true,
+ *   stderr: false,
+ *   tty: true,
+ * });
+ * ```
+ */
+export async function getExec(
+  runtime: Pick<RuntimeService, "exec">,
+  id: ContainerID,
+  cmd: string[],
+  streamOpts: StreamOptions,
+): Promise<URL> {
+  if (!runtime.exec) throw unimplemented("Exec");
+  const { url } = await runtime.exec({ containerId: id.id, cmd, ...streamOpts });
+  return new URL(url);
+}
+
+/**
+ * kubelet's `GetAttach`: asks the runtime (CRI `Attach`) where it serves the container's main
+ * process's streams; `streamOpts.tty` must be the container's own setting.
+ *
+ * @example
+ * ```ts
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const url = await getAttach(runtime, { type: "containerd", id: "0123" }, {
+ *   stdin: false,
+ *   stdout: true,
+ *   stderr: true,
+ *   tty: false,
+ * });
+ * ```
+ */
+export async function getAttach(
+  runtime: Pick<RuntimeService, "attach">,
+  id: ContainerID,
+  streamOpts: StreamOptions,
+): Promise<URL> {
+  if (!runtime.attach) throw unimplemented("Attach");
+  const { url } = await runtime.attach({ containerId: id.id, ...streamOpts });
+  return new URL(url);
+}
+
+/**
+ * The error a CRI server gives for a method it lacks (gRPC `Unimplemented`, the generated stub's
+ * text), for a runtime that has no streaming server.
+ *
+ * @example
+ * ```ts
+ * unimplemented("Exec").message; // "rpc error: code = Unimplemented desc = method Exec not implemented"
+ * ```
+ */
+export function unimplemented(method: string): Error & { code: number } {
+  const err = new Error(
+    `rpc error: code = Unimplemented desc = method ${method} not implemented`,
+  ) as Error & { code: number };
+  err.code = GrpcStatus.Unimplemented;
+  return err;
 }

@@ -5,13 +5,20 @@
  * Mirrors generatePodSandboxConfig and generatePodSandboxLinuxConfig in kubelet's
  * pkg/kubelet/kuberuntime/kuberuntime_sandbox.go. No cgroup parent is passed: probelet has no pod
  * cgroups (kubelet's pod container manager), so the runtime places the sandbox as it does by
- * default.
+ * default. Also `getSandboxIDByPodUID` and `GetPortForward` (the CRI `PortForward` URL).
  * @module
  */
 import { buildPodLogsDirectory } from "./helpers.ts";
 import type { Pod } from "../../api/core/v1/mod.ts";
 import type { DNSConfig, LinuxPodSandboxConfig, PodSandboxConfig } from "../../cri_client/api.ts";
-import { newPodAnnotations, newPodLabels, probeletPodStartTimeAnnotation } from "./labels.ts";
+import {
+  kubernetesPodUIDLabel,
+  newPodAnnotations,
+  newPodLabels,
+  probeletPodStartTimeAnnotation,
+} from "./labels.ts";
+import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+import { unimplemented } from "./kuberuntime_container.ts";
 import { applySandboxResources } from "./kuberuntime_sandbox_linux.ts";
 import { normalizeName } from "../sysctl/namespace.ts";
 import { namespacesForPod } from "./util/util.ts";
@@ -133,4 +140,61 @@ export function hasPrivilegedContainer(pod: Pod): boolean {
   return [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) =>
     c.securityContext?.privileged === true
   );
+}
+
+/**
+ * kubelet's `getSandboxIDByPodUID`: the IDs of the pod's sandboxes, newest first.
+ *
+ * @example
+ * ```ts
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const [latest] = await getSandboxIDByPodUID(runtime, "6e4e0e5c");
+ * ```
+ */
+export async function getSandboxIDByPodUID(
+  runtime: Pick<RuntimeService, "listPodSandbox">,
+  podUID: string,
+): Promise<string[]> {
+  const sandboxes = await runtime.listPodSandbox({
+    labelSelector: { [kubernetesPodUIDLabel]: podUID },
+  });
+  return [...sandboxes].sort((a, b) => (a.createdAt < b.createdAt ? 1 : -1)).map((s) => s.id);
+}
+
+/**
+ * kubelet's `GetPortForward` (kuberuntime_sandbox.go): asks the runtime (CRI `PortForward`) where
+ * it forwards `ports` of the pod's newest sandbox; resolves with the URL.
+ *
+ * @example
+ * ```ts
+ * import type { RuntimeService } from "../../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const pod = { name: "web", namespace: "default", uid: "6e4e0e5c" };
+ * const url = await getPortForward(runtime, pod, [8080]);
+ * ```
+ */
+export async function getPortForward(
+  runtime: Pick<RuntimeService, "listPodSandbox" | "portForward">,
+  pod: { name: string; namespace: string; uid: string },
+  ports: number[],
+): Promise<URL> {
+  const desc = `${pod.name}_${pod.namespace}(${pod.uid})`;
+  let sandboxIDs: string[];
+  try {
+    sandboxIDs = await getSandboxIDByPodUID(runtime, pod.uid);
+  } catch (e) {
+    throw new Error(
+      `failed to find sandboxID for pod ${desc}: ${e instanceof Error ? e.message : String(e)}`,
+      { cause: e },
+    );
+  }
+  if (sandboxIDs.length === 0) throw new Error(`failed to find sandboxID for pod ${desc}`);
+  if (!runtime.portForward) throw unimplemented("PortForward");
+  const { url } = await runtime.portForward({ podSandboxId: sandboxIDs[0], port: ports });
+  return new URL(url);
 }

@@ -20,6 +20,11 @@
  *
  * Requests are GET/HEAD without bodies here, so the server supports exactly that: a request with
  * a body gets its answer and the connection is closed; chunked request bodies are refused.
+ *
+ * A handler may take the connection over after the request head ({@linkcode hijackResponse}, Go's
+ * `http.Hijacker`), as the upgrade-aware proxy of `kubectl exec` does: from then on none of the
+ * deadlines above apply (an interactive stream may be idle for hours; its owner sets its own), the
+ * connection is never evicted at the limit, and a shutdown still closes it.
  * Mirrors the parts of Go's net/http `Server.Serve` and `conn.serve` the agent needs.
  * @module
  */
@@ -92,17 +97,24 @@ export interface HttpServerStats {
   writeTimeouts: number;
   /** Accept calls that failed and were retried. */
   acceptErrors: number;
+  /** Connections a handler took over after its request (upgraded streams). */
+  hijacked: number;
 }
 
 const statusTexts: Record<number, string> = {
   200: "OK",
   400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
   413: "Request Entity Too Large",
+  422: "Unprocessable Entity",
+  429: "Too Many Requests",
   431: "Request Header Fields Too Large",
   500: "Internal Server Error",
   501: "Not Implemented",
+  503: "Service Unavailable",
   505: "HTTP Version Not Supported",
 };
 
@@ -132,6 +144,7 @@ export class HttpServer {
     headerTimeouts: 0,
     writeTimeouts: 0,
     acceptErrors: 0,
+    hijacked: 0,
   };
   #options: HttpServerOptions;
   #clock: Clock;
@@ -310,12 +323,27 @@ export class HttpServer {
           return;
         }
         const { request, keepAlive, hasBody } = parsed;
+        remoteAddrs.set(request, conn.remoteAddr);
         let response: Response;
         try {
           response = await this.#options.handler(request, conn);
         } catch (e) {
           log.error(e, "HTTP handler failed");
           response = plain(500, "internal error\n");
+        }
+        const takeOver = hijacked.get(response);
+        if (takeOver) {
+          // The handler owns the connection now (closed below when it is done): bytes already
+          // read past the head are the start of its stream.
+          this.stats.hijacked++;
+          const buffered = pending.bytes.slice();
+          pending.consume(pending.length);
+          try {
+            await takeOver({ conn, buffered, clock: this.#clock });
+          } catch (e) {
+            log.V(4).info("http: hijacked connection failed", { err: String(e) });
+          }
+          return;
         }
         // A body is never read: answer, then close rather than parse what follows it.
         // A streamed response ends its connection: its background read owns the socket.
@@ -434,6 +462,74 @@ export function streamingResponse(body: ReadableStream<Uint8Array>, init?: Respo
   return res;
 }
 
+/** A connection a handler took over after its request head (see {@linkcode hijackResponse}). */
+export interface HijackedConn {
+  conn: Deno.Conn;
+  /** Bytes the server read past the request head: the start of the client's stream. */
+  buffered: Uint8Array;
+  /** The server's clock, for the stream's own deadlines. */
+  clock: Clock;
+}
+
+// Responses that hand the connection to a function instead of being written.
+const hijacked = new WeakMap<Response, (h: HijackedConn) => Promise<void>>();
+
+/**
+ * A response that is never written: the server hands the connection to `takeOver` instead (Go's
+ * `Hijack`), without its idle, header and write deadlines, and closes it once `takeOver` settles.
+ * The connection is closed by a shutdown like any other.
+ *
+ * @example
+ * ```ts
+ * import { writeAll } from "../../util/socket.ts";
+ *
+ * const response = hijackResponse(async ({ conn }) => {
+ *   await writeAll(conn, new TextEncoder().encode("HTTP/1.1 101 Switching Protocols\r\n\r\n"));
+ * });
+ * ```
+ */
+export function hijackResponse(takeOver: (h: HijackedConn) => Promise<void>): Response {
+  const res = new Response(null, { status: 200 });
+  hijacked.set(res, takeOver);
+  return res;
+}
+
+// Each request's header lines as they came, in order: Headers joins repeated names into one
+// value, which a streaming server reads as one protocol ("v5.channel.k8s.io, v4.channel.k8s.io").
+const rawHeaders = new WeakMap<Request, Array<[string, string]>>();
+
+/**
+ * The header lines of a request the server parsed, in their order and not joined (undefined for
+ * a request built elsewhere).
+ *
+ * @example
+ * ```ts
+ * declare const req: Request;
+ *
+ * requestHeaderLines(req); // [["Host", "10.0.0.1:10250"], ["X-Stream-Protocol-Version", "v4.channel.k8s.io"], ...]
+ * ```
+ */
+export function requestHeaderLines(req: Request): Array<[string, string]> | undefined {
+  return rawHeaders.get(req);
+}
+
+// Where each request came from (Go's Request.RemoteAddr).
+const remoteAddrs = new WeakMap<Request, Deno.Addr>();
+
+/**
+ * The address a request the server parsed came from (undefined for a request built elsewhere).
+ *
+ * @example
+ * ```ts
+ * declare const req: Request;
+ *
+ * const addr = requestRemoteAddr(req); // { transport: "tcp", hostname: "10.88.99.1", port: 50312 }
+ * ```
+ */
+export function requestRemoteAddr(req: Request): Deno.Addr | undefined {
+  return remoteAddrs.get(req);
+}
+
 type ParsedHead =
   | { request: Request; keepAlive: boolean; hasBody: boolean }
   | { status: number; message: string };
@@ -450,14 +546,18 @@ function parseHead(head: string, addr: Deno.Addr): ParsedHead {
   }
   if (!target.startsWith("/")) return { status: 400, message: "malformed request target\n" };
   const headers = new Headers();
+  const headerLines: Array<[string, string]> = [];
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(":");
     if (colon <= 0) return { status: 400, message: "malformed header line\n" };
+    const name = line.slice(0, colon).trim();
+    const value = line.slice(colon + 1).trim();
     try {
-      headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+      headers.append(name, value);
     } catch {
       return { status: 400, message: "malformed header line\n" };
     }
+    headerLines.push([name, value]);
   }
   if (headers.has("transfer-encoding")) {
     return { status: 501, message: "request bodies are not supported\n" };
@@ -479,6 +579,7 @@ function parseHead(head: string, addr: Deno.Addr): ParsedHead {
   } catch {
     return { status: 400, message: "malformed request\n" };
   }
+  rawHeaders.set(request, headerLines);
   return { request, keepAlive, hasBody };
 }
 

@@ -2,7 +2,8 @@
  * The agent's HTTP endpoints. The read-only port (`--read-only-port`, plain HTTP, no auth):
  * `/healthz`, `/pods` (pods with their status as a PodList), `/events` (the bounded event list) and
  * `/metrics/probes` (the prober's Prometheus registry). The secure port (`--port`, TLS, kubelet's
- * authentication and authorization): the same paths and `/containerLogs/{ns}/{pod}/{container}`.
+ * authentication and authorization): the same paths, `/containerLogs/{ns}/{pod}/{container}`, and
+ * the streaming routes of streaming.ts (`/exec`, `/attach`, `/portForward`, `/run`).
  * Both share {@linkcode HttpServer}'s connection handling.
  * Mirrors kubelet's pkg/kubelet/server/server.go (`ListenAndServeKubeletServer`,
  * `ListenAndServeKubeletReadOnlyServer`, `getContainerLogs`).
@@ -28,6 +29,7 @@ import { type AuthInterface, withAuth } from "./auth.ts";
 import { newStatsRoutes, type StatsSource } from "./stats/routes.ts";
 import { hasPeerCertificates, listenTls, type ServingCertificate } from "./tls_listener.ts";
 import type { TlsVersionName } from "../../util/flag/ciphersuites_flag.ts";
+import { type StreamingHost, streamingRoute } from "./streaming.ts";
 
 /** A pod with its latest API status, as the host lists it (the `Kubelet`'s `PodWithStatus`). */
 export interface HostPod extends Pod {
@@ -65,6 +67,8 @@ export interface ServerSource extends StatsSource {
       "containerStatus" | "listPodSandbox" | "listContainers" | "podSandboxStatus"
     >
     & Partial<Pick<RuntimeService, "listContainerStats">>;
+  /** What `/exec`, `/attach`, `/portForward` and `/run` call (undefined while starting). */
+  streaming?: StreamingHost;
   clock?: Clock;
 }
 
@@ -173,6 +177,8 @@ export function newSecureHandler(
   const common = newHandler(source, { ...options, readOnly: false });
   return (req: Request): Promise<Response> => {
     const url = new URL(req.url);
+    const streamed = streamingRoute(source.streaming, req, { clock: source.clock });
+    if (streamed) return streamed;
     if (url.pathname.startsWith(containerLogsPath) && req.method === "GET") {
       return getContainerLogsResponse(source, url, req.signal);
     }

@@ -170,6 +170,7 @@ class TlsSocketConn implements PeerCertificates {
       port: socket.remotePort ?? 0,
     };
     this.peerCertificates = peerChain(socket);
+    socket.setNoDelay(true);
     socket.on("data", (chunk: Buffer) => {
       this.#queue.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
       this.#queued += chunk.byteLength;
@@ -222,7 +223,19 @@ class TlsSocketConn implements PeerCertificates {
   }
 
   closeWrite(): Promise<void> {
-    return new Promise((resolve) => this.#socket.end(resolve));
+    // The close_notify alert and a FIN; settles once written, or once the socket is gone.
+    if (this.#closed || this.#socket.destroyed) {
+      return Promise.reject(new Deno.errors.BadResource("closed"));
+    }
+    return new Promise((resolve) => {
+      this.#socket.once("close", () => resolve());
+      this.#socket.end(() => resolve());
+    });
+  }
+
+  /** TCP keep-alive, probing after `delayMs` idle (Go's 15 s for a long-lived stream). */
+  setKeepAlive(on: boolean, delayMs?: number): void {
+    this.#socket.setKeepAlive(on, delayMs);
   }
 
   ref(): void {}

@@ -212,12 +212,12 @@ export class FakeRuntime implements RuntimeService {
   statusFailure?: (id: string) => Error | undefined;
 
   /** What `execSync` does; default: succeed with no output. */
-  exec: (containerId: string, cmd: string[]) => Promise<ExecSyncResult> = () =>
+  execSyncFunc: (containerId: string, cmd: string[]) => Promise<ExecSyncResult> = () =>
     Promise.resolve({ stdout: new Uint8Array(), stderr: new Uint8Array() });
 
   execSync(containerId: string, cmd: string[]): Promise<ExecSyncResult> {
     this.calls.push(`execSync ${containerId} ${cmd.join(" ")}`);
-    return this.exec(containerId, cmd);
+    return this.execSyncFunc(containerId, cmd);
   }
 
   close(): void {}

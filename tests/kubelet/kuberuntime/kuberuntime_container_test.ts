@@ -160,7 +160,7 @@ Deno.test("TestLifeCycleHook", async (t) => {
 
     await t.step("a failed preStop: FailedPreStopHook, and the container is stopped", async () => {
       const { runtime, m, recorder } = setup();
-      runtime.exec = () => Promise.reject(new Error("exec failed"));
+      runtime.execSyncFunc = () => Promise.reject(new Error("exec failed"));
       const container: Container = {
         name: "foo",
         lifecycle: { preStop: { exec: { command: ["false"] } } },
@@ -184,7 +184,7 @@ Deno.test("TestLifeCycleHook", async (t) => {
       "PostStart-CmdExe fails: FailedPostStartHook, killed, PostStartHookError",
       async () => {
         const { runtime, m, recorder } = setup();
-        runtime.exec = () => Promise.reject(new Error("boom"));
+        runtime.execSyncFunc = () => Promise.reject(new Error("boom"));
         const container: Container = {
           name: "foo",
           image: "busybox",
