@@ -11,56 +11,28 @@ import { join } from "node:path";
 import { runKubelet, type RunningKubelet } from "../../src/cmd/probelet/app.ts";
 import * as log from "../../src/util/log.ts";
 import { realKubeApiServer } from "../testing/apiserver_targets.ts";
-import { criEndpoint, integrationSkipReason, repoRoot, testImage } from "../integration/helpers.ts";
+import { criEndpoint, integrationSkipReason, testImage } from "../integration/helpers.ts";
 import { waitFor } from "./helpers.ts";
+import {
+  have,
+  kubeApiPki,
+  kubectl as kubectlCommand,
+  nodeIP,
+  run,
+  secureNodeSkipReason,
+} from "./secure_node.ts";
 
 const real = await realKubeApiServer();
-const nodeIP = Deno.env.get("PROBELET_NODE_IP") ?? "10.88.99.1";
-const pki = join(repoRoot, ".run", "kube-apiserver", "pki");
-const have = (cmd: string, args: string[]) =>
-  new Deno.Command(cmd, { args, stdout: "null", stderr: "null" }).output()
-    .then((o) => o.success, () => false);
-const haveKubectl = await have("kubectl", ["version", "--client"]);
+const pki = kubeApiPki;
 const haveTools = await have("openssl", ["version"]) && await have("curl", ["--version"]);
-const haveNodeIP = await Deno.readTextFile("/proc/net/fib_trie").then(
-  (t) => t.includes(nodeIP),
-  () => false,
-);
-const skip = typeof real === "string"
-  ? real
-  : !haveKubectl
-  ? "kubectl not found"
-  : !haveTools
-  ? "openssl or curl not found"
-  : !haveNodeIP
-  ? `no interface has ${nodeIP} (scripts/kube-apiserver.sh up adds it as root)`
-  : await integrationSkipReason() ?? "";
+const skip = await secureNodeSkipReason(real) ||
+  (!haveTools ? "openssl or curl not found" : await integrationSkipReason() ?? "");
 if (skip) console.log(`kubectl_exec_test: skipped: ${skip}`);
 
 const dec = new TextDecoder();
 
-async function run(
-  cmd: string,
-  args: string[],
-  stdin?: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(cmd, {
-    args,
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
 function kubectl(kubeconfig: string, args: string[], stdin?: string) {
-  return run("kubectl", ["--kubeconfig", kubeconfig, "--request-timeout", "30s", ...args], stdin);
+  return kubectlCommand(kubeconfig, args, { stdin, timeout: "30s" });
 }
 
 // "app" serves /www on 8080 with busybox httpd and waits; "talker" prints a numbered line five
@@ -333,15 +305,10 @@ Deno.test({
 // The same commands on the embedded runtime: its own streaming server (src/cri_streaming) answers
 // CRI Exec and PortForward with URLs on 127.0.0.1, and the agent proxies to it exactly as to
 // containerd's. The "container" is a host process; port-forward dials 127.0.0.1 on the host.
-const embeddedSkip = typeof real === "string"
-  ? real
-  : !haveKubectl
-  ? "kubectl not found"
-  : !haveNodeIP
-  ? `no interface has ${nodeIP} (scripts/kube-apiserver.sh up adds it as root)`
-  : !await have("busybox", ["true"])
-  ? "busybox not found (the host process serves HTTP with busybox httpd)"
-  : "";
+const embeddedSkip = await secureNodeSkipReason(real) ||
+  (!await have("busybox", ["true"])
+    ? "busybox not found (the host process serves HTTP with busybox httpd)"
+    : "");
 if (embeddedSkip) console.log(`kubectl_exec_test (embedded): skipped: ${embeddedSkip}`);
 
 Deno.test({

@@ -9,39 +9,14 @@ import { join } from "node:path";
 import { runKubelet, type RunningKubelet } from "../../src/cmd/probelet/app.ts";
 import * as log from "../../src/util/log.ts";
 import { realKubeApiServer } from "../testing/apiserver_targets.ts";
-import { criEndpoint, integrationSkipReason, repoRoot, testImage } from "../integration/helpers.ts";
+import { criEndpoint, integrationSkipReason, testImage } from "../integration/helpers.ts";
 import { waitFor } from "./helpers.ts";
+import { kubeApiPki, kubectl, nodeIP, secureNodeSkipReason } from "./secure_node.ts";
 
 const real = await realKubeApiServer();
-const nodeIP = Deno.env.get("PROBELET_NODE_IP") ?? "10.88.99.1";
-const pki = join(repoRoot, ".run", "kube-apiserver", "pki");
-const haveKubectl = await new Deno.Command("kubectl", { args: ["version", "--client"] }).output()
-  .then((o) => o.success, () => false);
-const haveNodeIP = await Deno.readTextFile("/proc/net/fib_trie").then(
-  (t) => t.includes(nodeIP),
-  () => false,
-);
-const skip = typeof real === "string"
-  ? real
-  : !haveKubectl
-  ? "kubectl not found"
-  : !haveNodeIP
-  ? `no interface has ${nodeIP} (scripts/kube-apiserver.sh up adds it as root)`
-  : await integrationSkipReason() ?? "";
+const pki = kubeApiPki;
+const skip = await secureNodeSkipReason(real) || (await integrationSkipReason() ?? "");
 if (skip) console.log(`kubectl_logs_test: skipped: ${skip}`);
-
-async function kubectl(
-  kubeconfig: string,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command("kubectl", {
-    args: ["--kubeconfig", kubeconfig, "--request-timeout", "20s", ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
 
 // The container writes "first run", then numbered lines to stdout and stderr, five a second.
 function podManifest(node: string): string {

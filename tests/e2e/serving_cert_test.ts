@@ -14,49 +14,25 @@ import * as log from "../../src/util/log.ts";
 import { realKubeApiServer } from "../testing/apiserver_targets.ts";
 import { repoRoot } from "../integration/helpers.ts";
 import { waitFor } from "./helpers.ts";
+import { kubectl, nodeIP, secureNodeSkipReason } from "./secure_node.ts";
 
 const real = await realKubeApiServer();
-const nodeIP = Deno.env.get("PROBELET_NODE_IP") ?? "10.88.99.1";
 const state = join(repoRoot, ".run", "kube-apiserver");
-const haveKubectl = await new Deno.Command("kubectl", { args: ["version", "--client"] }).output()
-  .then((o) => o.success, () => false);
-const haveNodeIP = await Deno.readTextFile("/proc/net/fib_trie").then(
-  (t) => t.includes(nodeIP),
-  () => false,
-);
 // Whether the API server verifies kubelets' certificates (PROBELET_KUBELET_CA=1 at `up`).
 const apiServerVerifies = await Deno.readTextFile(join(state, "kube-apiserver.pid"))
   .then((pid) => Deno.readTextFile(`/proc/${pid.trim()}/cmdline`))
   .then((c) => c.includes("--kubelet-certificate-authority"), () => false);
-const skip = typeof real === "string"
-  ? real
-  : !haveKubectl
-  ? "kubectl not found"
-  : !haveNodeIP
-  ? `no interface has ${nodeIP} (scripts/kube-apiserver.sh up adds it as root)`
-  // The signer is kube-controller-manager's (`scripts/kube-apiserver.sh controllers`).
-  : !await real.controllersRunning()
-  ? "kube-controller-manager is not running (scripts/kube-apiserver.sh controllers)"
-  : "";
+// The signer is kube-controller-manager's (`scripts/kube-apiserver.sh controllers`).
+const skip = await secureNodeSkipReason(real) ||
+  (typeof real !== "string" && !await real.controllersRunning()
+    ? "kube-controller-manager is not running (scripts/kube-apiserver.sh controllers)"
+    : "");
 if (skip) console.log(`serving_cert_test: skipped: ${skip}`);
 if (!skip && !apiServerVerifies) {
   console.log(
     "serving_cert_test: the API server does not verify kubelet certificates " +
       "(start it with PROBELET_KUBELET_CA=1 for that); this test still verifies them itself",
   );
-}
-
-async function kubectl(
-  kubeconfig: string,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command("kubectl", {
-    args: ["--kubeconfig", kubeconfig, "--request-timeout", "20s", ...args],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
 // One handshake with the node's secure port, verifying against `ca` for the node's IP.
