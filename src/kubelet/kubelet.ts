@@ -11,8 +11,8 @@
  * leave pods running.
  * Mirrors the parts of kubelet's pkg/kubelet/kubelet.go (syncLoopIteration, SyncPod,
  * SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Updates/Removes, canAdmitPod,
- * rejectPod, HandlePodCleanups, cleanUpContainersInPod) and pod_workers.go (work queue, resync and
- * back-off periods, calculateEffectiveGracePeriod) the prober needs.
+ * rejectPod, HandlePodCleanups, cleanUpContainersInPod) the prober needs; the Kubelet is the
+ * podSyncer of its pod workers (pod_workers.ts).
  * @module
  */
 import type { ProbePool } from "../probe/pool/pool.ts";
@@ -50,7 +50,14 @@ import { newAllowlist } from "./sysctl/allowlist.ts";
 import { getSafeSysctlAllowlist } from "./sysctl/safe_sysctls.ts";
 import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
 import { getPodHash } from "./pod/pod_manager.ts";
-import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
+import {
+  calculateEffectiveGracePeriod,
+  defaultSyncFrequencyMs,
+  type PodSyncer,
+  type PodSyncResult,
+  type PodSyncStatus,
+  PodWorkers,
+} from "./pod_workers.ts";
 import { getPodQOS } from "./qos/qos.ts";
 import { newSimpleConfigMapManager } from "./configmap/configmap_manager.ts";
 import type { JSONRequester } from "./configmap/configmap_manager.ts";
@@ -87,7 +94,6 @@ import {
   getPodDir,
   getPullSecretsForPod,
   rfc3339,
-  type StartFailure,
 } from "./kubelet_pods.ts";
 import { nodeRef } from "./kubelet_node_status.ts";
 import { Configurer } from "./network/dns/dns.ts";
@@ -129,21 +135,18 @@ import {
   PodReady,
   type StatusManager,
 } from "./status/mod.ts";
-import { canonicalJSON } from "../util/hash.ts";
 
 /** kubelet's initial CrashLoopBackOff delay. */
 export const defaultBackOffInitialMs = 10_000;
 /** kubelet's housekeeping period: how often runtime pods nobody wants are looked for. */
 export const housekeepingPeriodMs = 2_000;
-/** kubelet's default `--sync-frequency`: each pod is resynced this often without any event. */
-export const defaultSyncFrequencyMs = 60_000;
+export {
+  backOffPeriodMs,
+  defaultSyncFrequencyMs,
+  shutdownGracePeriodOverride,
+} from "./pod_workers.ts";
 /** kubelet's sync ticker: how often pods whose resync is due are looked for. */
 export const syncTickerPeriodMs = 1_000;
-/** kubelet's pod worker back-off after a failed sync (`backOffPeriod`). */
-export const backOffPeriodMs = 10_000;
-/** kubelet's jitter factors of the pod worker's resync and back-off periods. */
-const workerResyncIntervalJitterFactor = 0.5;
-const workerBackOffPeriodJitterFactor = 0.5;
 /** kubelet's container GC period (`ContainerGCPeriod`). */
 export const containerGCPeriodMs = 60_000;
 /** kubelet keeps at least this many dead instances of a container when one dies (`minDeadContainerInPod`). */
@@ -242,47 +245,6 @@ export interface KubeletOptions {
   maxPods?: number;
 }
 
-/** One pod's worker state (kubelet's podSyncStatus, reduced). */
-interface PodWorker {
-  pod: Pod;
-  /** The pod as added, to notice a changed pod arriving with the same UID. */
-  podJSON: string;
-  /** The sync in progress, if any. */
-  running?: Promise<void>;
-  /** Another sync was requested while one ran. */
-  pending: boolean;
-  /** Termination has begun: no more syncs. */
-  terminating: boolean;
-  /**
-   * The pod reached Succeeded or Failed and its sandbox was stopped (kubelet's pod worker after
-   * SyncTerminatingPod of a terminal pod): no more syncs; it stays, with its exited containers,
-   * until it is removed.
-   */
-  finished: boolean;
-  /** Resolves once the pod is torn down (after every retry it took). */
-  terminated?: Promise<void>;
-  /** Resolves {@linkcode terminated}. */
-  markTerminated?: () => void;
-  /** The teardown attempt in progress; true when it succeeded. */
-  teardown?: Promise<boolean>;
-  /**
-   * When SyncTerminatingPod completed (kubelet's `podSyncStatus.terminatedAt`): from then on no
-   * container of the pod can be running, so its terminal phase may go to the API server.
-   */
-  terminatedAt?: number;
-  startTime: string;
-  /** kubelet's reason cache: why each container could not be started in the last sync. */
-  startFailures: Map<string, StartFailure>;
-  /** Times this pod was synced. */
-  syncs: number;
-  /** The grace period (s) its termination uses; 0 before termination (it only decreases). */
-  gracePeriod: number;
-  /** When the work queue hands this pod out for its next periodic sync (clock ms). */
-  nextSyncAt: number;
-  /** Containers the PLEG saw die; their older dead instances are removed at the next sync. */
-  died: Set<string>;
-}
-
 /** A pod and its latest API status, as served at `/pods`. */
 export interface PodWithStatus extends Pod {
   status: PodStatus;
@@ -325,7 +287,8 @@ export class Kubelet {
   #options: KubeletOptions;
   #runtimeManager?: KubeGenericRuntimeManager;
   #runtimeHostNetworkOnly = false;
-  #workers = new Map<string, PodWorker>();
+  /** The per-pod state machines; this Kubelet is their podSyncer. */
+  readonly #podWorkers: PodWorkers;
   #watcher?: PodConfigWatcher;
   #syncTimer?: ClockTimer;
   #pleg?: GenericPLEG;
@@ -333,12 +296,15 @@ export class Kubelet {
   #containerLogManager?: ContainerLogManager;
   #lastContainerGC = -Infinity;
   #containerGCRun?: Promise<void>;
-  #stopped = false;
-  /** Set when stop() begins: no sync starts from then on (a restart would outlive the stop). */
-  #shuttingDown = false;
-  /** The shutdown grace period while stopping (pods get at most this long). */
-  #stopGracePeriodOverride?: number;
   #started = false;
+  /** stop() has begun: no sync starts from then on (a restart would outlive the stop). */
+  get #shuttingDown(): boolean {
+    return this.#podWorkers.shuttingDown;
+  }
+  /** stop() has stopped the pod workers. */
+  get #stopped(): boolean {
+    return this.#podWorkers.stopped;
+  }
   // Ends the sync loop's consumers; one waiter per loop, not one per update received.
   #stopSignal = new StopSignal();
   #consumers: Promise<void>[] = [];
@@ -391,6 +357,18 @@ export class Kubelet {
   constructor(options: KubeletOptions) {
     this.#options = options;
     this.clock = options.clock ?? new RealClock();
+    // kubelet's NewMainKubelet: the Kubelet is its pod workers' podSyncer.
+    const podSyncer: PodSyncer = {
+      syncPod: (status) => this.#syncPod(status),
+      syncTerminatingPod: (status, gracePeriod) =>
+        this.#syncTerminatingPodAndRemove(status, gracePeriod),
+      syncTerminatedPod: (status) => this.#syncTerminatedPod(status),
+    };
+    this.#podWorkers = new PodWorkers(podSyncer, {
+      clock: this.clock,
+      resyncIntervalMs: options.syncFrequencyMs ?? defaultSyncFrequencyMs,
+      random: options.random,
+    });
     this.nodeName = options.nodeName;
     this.hostIP = options.hostIP ?? "127.0.0.1";
     this.runtime = options.runtime;
@@ -403,10 +381,8 @@ export class Kubelet {
       // completed. A completing Job pod thus first shows its container terminated in phase
       // Running, as on kubelet.
       podDeletionSafety: {
-        shouldDelayTransitioningPodToTerminal: (pod) => {
-          const worker = this.#workers.get(pod.metadata.uid ?? "");
-          return worker !== undefined && worker.terminatedAt === undefined;
-        },
+        shouldDelayTransitioningPodToTerminal: (pod) =>
+          this.#podWorkers.couldHaveRunningContainers(pod.metadata.uid ?? ""),
       },
     });
     this.events = new EventStore({
@@ -521,7 +497,7 @@ export class Kubelet {
       nodeName: this.nodeName,
       podStateProvider: {
         shouldPodContentBeRemoved: (uid) =>
-          !this.#workers.has(uid) && !this.#desired.has(uid) && !this.#finished.has(uid),
+          !this.#podWorkers.isKnown(uid) && !this.#desired.has(uid) && !this.#finished.has(uid),
       },
       removeContainer: (id) => this.#runtimeManager!.removeContainer(id),
       podLogsDirectory: join(this.#options.rootDir, "pods"),
@@ -759,7 +735,9 @@ export class Kubelet {
         // Deleted while the agent was away: kill whatever of it runs, then finish the deletion.
         log.info("Pod is already being deleted, killing it", { pod: podKey(pod), podUID: uid });
         this.#desired.delete(uid);
-        if (!this.#workers.has(uid)) void this.#terminatePod(this.#addPod(pod, { start: false }));
+        if (!this.#podWorkers.isKnown(uid)) {
+          void this.#podWorkers.terminatePod(this.#addPod(pod, { start: false }));
+        }
         continue;
       }
       const admitted = await this.#canAdmitPod(pod);
@@ -769,7 +747,7 @@ export class Kubelet {
       }
       this.#desired.set(uid, pod);
       // A pod still being torn down is started again once its teardown ends (#forgetPod).
-      if (this.#workers.has(uid)) continue;
+      if (this.#podWorkers.isKnown(uid)) continue;
       this.#addPod(pod);
     }
   }
@@ -784,7 +762,7 @@ export class Kubelet {
         continue;
       }
       const uid = pod.metadata.uid ?? "";
-      const worker = this.#workers.get(uid);
+      const worker = this.#podWorkers.getPodSyncStatus(uid);
       if (pod.metadata.deletionTimestamp !== undefined) {
         this.#desired.delete(uid);
         this.#finished.delete(uid);
@@ -795,7 +773,7 @@ export class Kubelet {
         }
         worker.pod = pod;
         if (worker.terminating) void this.#shortenTermination(worker);
-        else void this.#terminatePod(worker);
+        else this.#podWorkers.updatePod({ updateType: "kill", pod });
         continue;
       }
       if (!worker || this.#rejected.has(uid)) continue;
@@ -809,19 +787,17 @@ export class Kubelet {
           pod: podKey(pod),
           podUID: uid,
         });
-        void this.#terminatePod(worker);
+        void this.#podWorkers.terminatePod(worker);
         continue;
       }
       // An API pod is synced with its new spec: changed containers are restarted, others kept.
-      worker.pod = pod;
-      worker.podJSON = canonicalJSON(pod);
-      this.#dispatch(worker);
+      this.#podWorkers.updatePod({ updateType: "update", pod });
     }
   }
 
   // kubelet's pod worker: a termination can only speed up. A shorter grace period arriving while
   // the kill runs (a second delete) kills again with it; the runtime SIGKILLs at the earlier end.
-  async #shortenTermination(worker: PodWorker): Promise<void> {
+  async #shortenTermination(worker: PodSyncStatus): Promise<void> {
     const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, worker.pod);
     const runtimeManager = this.#runtimeManager;
     if (!runtimeManager || worker.gracePeriod === 0 || gracePeriod >= worker.gracePeriod) return;
@@ -856,8 +832,8 @@ export class Kubelet {
       this.#desired.delete(uid);
       this.#rejected.delete(uid);
       this.#finished.delete(uid);
-      const worker = this.#workers.get(uid);
-      if (worker && !worker.terminating) void this.#terminatePod(worker);
+      const worker = this.#podWorkers.getPodSyncStatus(uid);
+      if (worker && !worker.terminating) void this.#podWorkers.terminatePod(worker);
     }
   }
 
@@ -866,7 +842,7 @@ export class Kubelet {
   // retried with a freshly read Node, as generalFilter does), then the pod's fields (every pod,
   // static ones too).
   async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
-    const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
+    const otherPods = this.#podWorkers.activePods();
     const sysctls = this.#sysctlsAllowlist.admit({ pod, otherPods });
     if (!sysctls.admit) return sysctls;
     if (this.#admitHandler) {
@@ -1008,60 +984,15 @@ export class Kubelet {
     }
   }
 
-  #addPod(pod: Pod, options: { start?: boolean } = {}): PodWorker {
-    // A replaced manifest yields a new UID with the same name: start after the old pod is gone.
-    const predecessors = [...this.#workers.values()].filter((w) =>
-      w.terminating && podKey(w.pod) === podKey(pod)
-    ).map((w) => w.terminated);
-    const worker: PodWorker = {
-      pod,
-      podJSON: canonicalJSON(pod),
-      pending: false,
-      terminating: false,
-      finished: false,
-      startTime: rfc3339(this.clock.now()),
-      startFailures: new Map(),
-      syncs: 0,
-      gracePeriod: 0,
-      nextSyncAt: this.clock.now(),
-      died: new Set(),
-    };
-    this.#workers.set(pod.metadata.uid ?? "", worker);
+  // kubelet's UpdatePod(SyncPodCreate); the pod manager knows the pod before its first sync.
+  #addPod(pod: Pod, options: { start?: boolean } = {}): PodSyncStatus {
     this.podManager.addPod(pod);
-    if (options.start === false) return worker;
-    if (predecessors.length > 0) {
-      worker.running = Promise.all(predecessors).then(() => {
-        worker.running = undefined;
-        this.#dispatch(worker);
-      });
-    } else {
-      this.#dispatch(worker);
-    }
-    return worker;
+    return this.#podWorkers.updatePod({ updateType: "create", pod, start: options.start })!;
   }
 
   /** Requests a sync of the pod with this UID (no-op for unknown or terminating pods). */
   syncPodByUID(uid: string): void {
-    const worker = this.#workers.get(uid);
-    if (worker) this.#dispatch(worker);
-  }
-
-  #dispatch(worker: PodWorker): void {
-    if (this.#stopped || this.#shuttingDown || worker.terminating || worker.finished) return;
-    if (worker.running) {
-      worker.pending = true;
-      return;
-    }
-    worker.running = (async () => {
-      try {
-        do {
-          worker.pending = false;
-          await this.#syncPod(worker);
-        } while (worker.pending && !worker.terminating && !worker.finished && !this.#stopped);
-      } finally {
-        worker.running = undefined;
-      }
-    })();
+    this.#podWorkers.syncPodByUID(uid);
   }
 
   // What the runtime manager asks of the kubelet (kubelet's RuntimeHelper): the pod's DNS, host
@@ -1116,11 +1047,11 @@ export class Kubelet {
   }
 
   /**
-   * Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions; then
-   * the pod worker's requeue (its resync period, the end of a restart back-off, or the back-off
-   * period after an error).
+   * Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions. Returns
+   * what the pod worker's requeue needs (an error, the end of a restart back-off), or undefined
+   * when the pod went terminal or is terminating.
    */
-  async #syncPod(worker: PodWorker): Promise<void> {
+  async #syncPod(worker: PodSyncStatus): Promise<PodSyncResult | undefined> {
     const pod = worker.pod;
     const runtimeManager = this.#runtimeManager!;
     let retryAt: number | undefined;
@@ -1132,12 +1063,12 @@ export class Kubelet {
         runtimeStatus = await this.#cleanUpContainersInPod(worker, runtimeStatus);
       }
       const phase = this.#setAPIStatus(worker, runtimeStatus);
-      if (worker.terminating || this.#stopped || this.#shuttingDown) return;
+      if (worker.terminating || this.#stopped || this.#shuttingDown) return undefined;
       // Kubelet's SyncPod returns "terminal" before any set-up; its pod worker then runs
       // SyncTerminatingPod, which stops the sandbox (and with it the pod's network).
       if (phase === "Succeeded" || phase === "Failed") {
         await this.#syncTerminalPod(worker, runtimeStatus);
-        return;
+        return undefined;
       }
       if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
       this.probeManager.addPod(pod);
@@ -1189,26 +1120,7 @@ export class Kubelet {
       failed = true;
       log.error(e, "Error syncing pod, skipping", { pod: podKey(pod), podUID: pod.metadata.uid });
     }
-    worker.nextSyncAt = this.#nextSyncAt({ failed, retryAt });
-  }
-
-  /**
-   * Kubelet's completeWork: when the pod worker syncs the pod next. After a clean sync, the
-   * resync interval; after an error, the back-off period; after a restart back-off (a
-   * `BackoffError`, which kubelet's SyncPod returns as its error), the time left until the
-   * earliest back-off ends, at most the resync interval. Each is jittered up to 50 % later, so a
-   * container in back-off restarts up to half its back-off late, as on kubelet.
-   */
-  #nextSyncAt(sync: { failed: boolean; retryAt?: number }): number {
-    const now = this.clock.now();
-    const resync = this.#options.syncFrequencyMs ?? defaultSyncFrequencyMs;
-    if (!sync.failed && sync.retryAt === undefined) {
-      return now + this.#jitter(resync, workerResyncIntervalJitterFactor);
-    }
-    let backoff = backOffPeriodMs;
-    if (sync.retryAt !== undefined) backoff = sync.retryAt - now;
-    backoff = Math.min(Math.max(backoff, 0), resync);
-    return now + this.#jitter(backoff, workerBackOffPeriodJitterFactor);
+    return { failed, retryAt };
   }
 
   /**
@@ -1218,7 +1130,7 @@ export class Kubelet {
    * Throws when the runtime fails; the pod is then synced again after the back-off period.
    */
   async #syncTerminalPod(
-    worker: PodWorker,
+    worker: PodSyncStatus,
     runtimeStatus: kubecontainer.PodStatus,
   ): Promise<void> {
     const pod = worker.pod;
@@ -1245,7 +1157,7 @@ export class Kubelet {
    * the stop). Returns the runtime's view after the kill. Throws when the runtime fails.
    */
   async #syncTerminatingPod(
-    worker: PodWorker,
+    worker: PodSyncStatus,
     before: kubecontainer.PodStatus,
     options: { gracePeriodOverrideSeconds?: number; recordStatus: boolean },
   ): Promise<kubecontainer.PodStatus> {
@@ -1270,16 +1182,11 @@ export class Kubelet {
     return after;
   }
 
-  // wait.Jitter: d plus up to factor*d at random.
-  #jitter(ms: number, factor: number): number {
-    return ms + Math.floor((this.#options.random ?? Math.random)() * factor * ms);
-  }
-
   // A pod found already on the runtime (a restarted agent adopting it) keeps its start time: the
   // one its sandbox recorded when it was created, else the oldest sandbox's creation; not the
   // moment this agent first saw it.
   #adoptStartTime(
-    worker: PodWorker,
+    worker: PodSyncStatus,
     runtimeStatus: kubecontainer.PodStatus,
   ): void {
     let oldest = Infinity;
@@ -1304,7 +1211,7 @@ export class Kubelet {
    * through CRI RemoveContainer. Returns the pod status without them.
    */
   async #cleanUpContainersInPod(
-    worker: PodWorker,
+    worker: PodSyncStatus,
     runtimeStatus: kubecontainer.PodStatus,
   ): Promise<kubecontainer.PodStatus> {
     const policy = this.#options.gcPolicy ?? defaultGCPolicy;
@@ -1338,7 +1245,7 @@ export class Kubelet {
   // generateAPIPodStatus + probeManager.UpdatePodStatus + conditions, then statusManager.SetPodStatus.
   // Returns the phase it set.
   #setAPIStatus(
-    worker: PodWorker,
+    worker: PodSyncStatus,
     runtimeStatus: kubecontainer.PodStatus,
     options: { podIsTerminal?: boolean } = {},
   ): PodStatus["phase"] {
@@ -1411,7 +1318,7 @@ export class Kubelet {
   #handlePLEGEvent(e: PodLifecycleEvent): void {
     // isSyncPodWorthy: everything but ContainerRemoved.
     if (e.type === "ContainerRemoved") return;
-    const worker = this.#workers.get(e.id);
+    const worker = this.#podWorkers.getPodSyncStatus(e.id);
     if (!worker) {
       log.V(4).info("SyncLoop (PLEG): pod does not exist, ignore irrelevant event", { event: e });
       return;
@@ -1421,7 +1328,7 @@ export class Kubelet {
       event: e,
     });
     if (e.type === "ContainerDied") worker.died.add(e.data);
-    this.#dispatch(worker);
+    this.#podWorkers.updatePod({ updateType: "sync", pod: worker.pod });
   }
 
   #handleUpdate(u: Update, type: "liveness" | "readiness" | "startup"): void {
@@ -1474,14 +1381,7 @@ export class Kubelet {
         log.error(e, "Housekeeping failed, will retry at the next tick");
       }
       try {
-        const now = this.clock.now();
-        for (const worker of this.#workers.values()) {
-          // A terminating pod whose last teardown attempt failed is retried.
-          if (worker.terminating) void this.#attemptTeardown(worker);
-          else if (worker.nextSyncAt <= now || this.#shouldSync(worker.pod)) {
-            this.#dispatch(worker);
-          }
-        }
+        this.#podWorkers.syncDuePods((pod) => this.#shouldSync(pod));
       } finally {
         this.#scheduleSyncTick();
       }
@@ -1498,7 +1398,7 @@ export class Kubelet {
   // once every source is ready, drop statuses of unknown pods and delete orphaned mirror pods.
   #housekeeping(): void {
     // Terminating pods keep their readiness workers until they are removed, as in kubelet.
-    const desired = new Set([...this.#workers.keys()]);
+    const desired = new Set(this.#podWorkers.knownPods());
     this.probeManager.cleanupPods(desired);
     this.backoff.gc();
     if (this.clock.now() - this.#lastOrphanCleanup >= housekeepingPeriodMs) {
@@ -1506,7 +1406,7 @@ export class Kubelet {
       if (this.#options.kubeClient && this.#sourcesReady()) {
         const { pods, mirrorPods } = this.podManager.getPodsAndMirrorPods();
         const known = new Set([...pods, ...mirrorPods].map((p) => p.metadata.uid ?? ""));
-        for (const uid of this.#workers.keys()) known.add(uid);
+        for (const uid of this.#podWorkers.knownPods()) known.add(uid);
         this.statusManager.removeOrphanedStatuses(known);
         void this.#cleanupOrphanedMirrorPods();
       }
@@ -1520,7 +1420,7 @@ export class Kubelet {
   // Mirror pods whose static pod is gone are deleted (unless that pod is still terminating).
   async #cleanupOrphanedMirrorPods(): Promise<void> {
     for (const fullName of this.podManager.getOrphanedMirrorPodNames()) {
-      const terminating = [...this.#workers.values()].some((w) =>
+      const terminating = [...this.#podWorkers.podSyncStatuses()].some((w) =>
         w.terminating && getPodFullName(w.pod) === fullName
       );
       if (terminating) continue;
@@ -1564,7 +1464,7 @@ export class Kubelet {
         for (const pod of await runtimeManager.listManagedPods()) {
           const uid = pod.metadata.uid ?? "";
           if (this.#stopped) return;
-          if (this.#workers.has(uid) || this.#desired.has(uid)) continue;
+          if (this.#podWorkers.isKnown(uid) || this.#desired.has(uid)) continue;
           if (this.#finished.has(uid)) {
             if (!this.#finished.get(uid)) this.#finished.set(uid, await this.#stopFinishedPod(uid));
             continue;
@@ -1595,7 +1495,7 @@ export class Kubelet {
   async #cleanupOrphanedPodDirs(): Promise<void> {
     if (!this.#volumeManager) return;
     const active = new Set([
-      ...this.#workers.keys(),
+      ...this.#podWorkers.knownPods(),
       ...this.#desired.keys(),
       ...this.#finished.keys(),
     ]);
@@ -1631,71 +1531,36 @@ export class Kubelet {
   }
 
   /**
-   * Tears a pod down: stop its liveness and startup probes, kill its containers and sandbox with
-   * the pod's grace period, stop the remaining probes, remove the sandbox and forget the pod.
-   * Kubelet's SyncTerminatingPod + SyncTerminatedPod + removal. A failed attempt leaves the pod
-   * terminating (its status and readiness kept, a same-name replacement waiting) and is retried at
-   * the next resync, as kubelet retries SyncTerminatingPod.
+   * The pod workers' SyncTerminatingPod of a pod being torn down: stop its liveness and startup
+   * probes, kill its containers and sandbox with `gracePeriod`, stop the remaining probes, then
+   * remove the sandbox, the pod's folder, volumes and tokens (kubelet's SyncTerminatedPod and
+   * removal). Throws when the runtime fails; the pod workers retry at the next resync.
    */
-  #terminatePod(worker: PodWorker): Promise<void> {
-    if (worker.terminated) return worker.terminated;
-    worker.terminating = true;
-    worker.terminated = new Promise((resolve) => worker.markTerminated = resolve);
-    this.#attemptTeardown(worker);
-    return worker.terminated;
-  }
-
-  /** Starts a teardown attempt unless one is running; resolves with whether it succeeded. */
-  #attemptTeardown(worker: PodWorker): Promise<boolean> {
-    if (worker.teardown) return worker.teardown;
-    const attempt = this.#teardownOnce(worker).finally(() => worker.teardown = undefined);
-    worker.teardown = attempt;
-    return attempt;
-  }
-
-  async #teardownOnce(worker: PodWorker): Promise<boolean> {
-    while (worker.running) await worker.running.catch(() => {});
+  async #syncTerminatingPodAndRemove(worker: PodSyncStatus, gracePeriod: number): Promise<void> {
     const pod = worker.pod;
     const runtimeManager = this.#runtimeManager;
-    // kubelet's calculateEffectiveGracePeriod: a deletion's grace period wins when shorter.
-    const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, pod, {
-      override: shutdownGracePeriodOverride(pod, this.#stopGracePeriodOverride),
-    });
-    worker.gracePeriod = gracePeriod;
-    try {
-      if (runtimeManager) {
-        const before = await runtimeManager.getPodStatus(pod);
-        log.V(2).info("Killing pod", { pod: podKey(pod), podUID: pod.metadata.uid, gracePeriod });
-        // The final status names how each container ended; the API server needs it only while
-        // the agent runs.
-        const after = await this.#syncTerminatingPod(worker, before, {
-          gracePeriodOverrideSeconds: gracePeriod,
-          recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
-        });
-        await runtimeManager.removePod(pod, after);
-        await this.#removePodDir(pod);
-      }
-      // kubelet's reconciler unmounts the volumes of a pod gone from the desired state; its
-      // tokens go with it.
-      await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
-      this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
-      log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
-    } catch (e) {
-      if (!this.#stopped) {
-        log.error(e, "Failed to tear down pod, will retry at the next resync", {
-          pod: podKey(pod),
-          podUID: pod.metadata.uid,
-        });
-        return false;
-      }
-      log.error(e, "Failed to tear down pod during shutdown, giving up", { pod: podKey(pod) });
+    if (runtimeManager) {
+      const before = await runtimeManager.getPodStatus(pod);
+      log.V(2).info("Killing pod", { pod: podKey(pod), podUID: pod.metadata.uid, gracePeriod });
+      // The final status names how each container ended; the API server needs it only while
+      // the agent runs.
+      const after = await this.#syncTerminatingPod(worker, before, {
+        gracePeriodOverrideSeconds: gracePeriod,
+        recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
+      });
+      await runtimeManager.removePod(pod, after);
+      await this.#removePodDir(pod);
     }
-    this.#forgetPod(worker);
-    return true;
+    // kubelet's reconciler unmounts the volumes of a pod gone from the desired state; its
+    // tokens go with it.
+    await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
+    this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
+    log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
   }
 
-  // The pod is gone from the runtime (or the agent is shutting down): drop every trace of it.
-  #forgetPod(worker: PodWorker): void {
+  // The pod workers' SyncTerminatedPod: the pod is gone from the runtime (or the agent is
+  // shutting down) and from the pod workers; drop every trace of it.
+  #syncTerminatedPod(worker: PodSyncStatus): void {
     const pod = worker.pod;
     this.probeManager.removePod(pod);
     const uid = pod.metadata.uid ?? "";
@@ -1710,11 +1575,9 @@ export class Kubelet {
       this.statusManager.deletePodStatus(uid);
       this.podManager.removePod(pod);
     }
-    if (this.#workers.get(uid) === worker) this.#workers.delete(uid);
-    worker.markTerminated?.();
     // Re-added (same UID) while it was going down: kubelet's HandlePodCleanups restarts it.
     const again = this.#desired.get(uid);
-    if (again && !this.#stopped && !this.#workers.has(uid)) {
+    if (again && !this.#stopped && !this.#podWorkers.isKnown(uid)) {
       log.V(3).info(
         "Pod will be restarted because it is in the desired set and not known to the pod workers (likely due to UID reuse)",
         { podUID: uid },
@@ -1752,7 +1615,7 @@ export class Kubelet {
    */
   pods(): PodWithStatus[] {
     const out: PodWithStatus[] = [];
-    for (const worker of this.#workers.values()) {
+    for (const worker of this.#podWorkers.podSyncStatuses()) {
       const uid = worker.pod.metadata.uid ?? "";
       const status = this.statusManager.getPodStatus(uid) ??
         { phase: "Pending", startTime: worker.startTime };
@@ -1760,7 +1623,7 @@ export class Kubelet {
     }
     for (const [uid, pod] of this.#rejected) {
       const status = this.statusManager.getPodStatus(uid);
-      if (this.#workers.has(uid) || !status) continue;
+      if (this.#podWorkers.isKnown(uid) || !status) continue;
       out.push({ ...structuredClone(pod), status });
     }
     return out;
@@ -1768,7 +1631,7 @@ export class Kubelet {
 
   /** The pod with this name (and namespace, default `default`), if running here. */
   getPod(name: string, namespace = "default"): PodWithStatus | undefined {
-    const matches = [...this.#workers.values()].filter((w) =>
+    const matches = [...this.#podWorkers.podSyncStatuses()].filter((w) =>
       w.pod.metadata.name === name && (w.pod.metadata.namespace ?? "default") === namespace
     );
     // A replaced manifest briefly has two pods of one name: prefer the one not going away.
@@ -1797,11 +1660,10 @@ export class Kubelet {
     if (this.#stopped || this.#shuttingDown) return;
     // From here no sync starts: a container restarted now (a liveness kill, a crash) would only
     // be stopped again, and its grace period would come on top of the others'.
-    this.#shuttingDown = true;
     // Like the node shutdown manager: no pod gets longer than the shutdown grace period.
-    this.#stopGracePeriodOverride = options.gracePeriodOverrideSeconds;
+    this.#podWorkers.shutdown(options.gracePeriodOverrideSeconds);
     log.info("Shutting down probelet node agent", {
-      pods: this.#workers.size,
+      pods: this.#podWorkers.size,
       leavePodsRunning: options.leavePodsRunning === true,
     });
     // Nothing reaches the API server from here on: pods stopped with the agent are not deleted
@@ -1814,24 +1676,8 @@ export class Kubelet {
     this.#syncTimer?.stop();
     await this.#pleg?.stop();
     await this.#containerLogManager?.stop();
-    const workers = [...this.#workers.values()];
-    if (options.leavePodsRunning) {
-      this.#stopped = true;
-      // A sync in progress finishes (a half-created container would be left unstarted otherwise).
-      await Promise.all(workers.map((w) => w.running?.catch(() => {})));
-      await Promise.all(workers.map((w) => w.teardown));
-    } else {
-      // Tear down while syncs can still finish, then refuse new ones.
-      for (const w of workers) void this.#terminatePod(w);
-      this.#stopped = true;
-      // Pods whose teardown failed before (or fails now) get one more attempt; a failure once
-      // stopped is logged and given up on, so this ends.
-      let pending = workers;
-      while (pending.length > 0) {
-        const done = await Promise.all(pending.map((w) => this.#attemptTeardown(w)));
-        pending = pending.filter((_, i) => !done[i]);
-      }
-    }
+    // Syncs in progress finish; then either every pod is torn down or all are left running.
+    await this.#podWorkers.stop({ leavePodsRunning: options.leavePodsRunning });
     await this.#orphanCleanup;
     await this.#containerGCRun;
     this.probeManager.cleanupPods(new Set());
@@ -1839,21 +1685,6 @@ export class Kubelet {
     this.#podConfig.close();
     await Promise.all([...this.#consumers, this.#podUpdatesLoop]);
   }
-}
-
-/**
- * The grace period a stop of the agent gives `pod`, as kubelet's node shutdown manager computes
- * it: the shutdown grace period, or the pod's own terminationGracePeriodSeconds when that is
- * shorter. Passing the shutdown period alone would lengthen a short pod grace up to it (a pod
- * whose PID 1 ignores SIGTERM then held the stop until the shutdown cap killed the agent).
- */
-export function shutdownGracePeriodOverride(
-  pod: Pod,
-  shutdownGracePeriodSeconds: number | undefined,
-): number | undefined {
-  if (shutdownGracePeriodSeconds === undefined) return undefined;
-  const own = pod.spec.terminationGracePeriodSeconds;
-  return own !== undefined && own <= shutdownGracePeriodSeconds ? own : shutdownGracePeriodSeconds;
 }
 
 export { ContainersReady, PodReady };
