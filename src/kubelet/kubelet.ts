@@ -259,9 +259,9 @@ export interface PodWithStatus extends Pod {
  *
  * declare const runtime: RuntimeService;
  *
- * const kubelet = new Kubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet",
+ * const kubelet = await newMainKubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet",
  *   podManifestPath: "fixtures/pods/host" });
- * await kubelet.start();
+ * await kubelet.run();
  * kubelet.pods(); // pods with their status
  * await kubelet.stop(); // tears every pod down
  * ```
@@ -285,15 +285,17 @@ export class Kubelet {
   readonly backoff: Backoff;
   readonly runtime: RuntimeService;
   #options: KubeletOptions;
-  #runtimeManager?: KubeGenericRuntimeManager;
-  #runtimeHostNetworkOnly = false;
+  readonly #runtimeName: string;
+  readonly #runtimeManager: KubeGenericRuntimeManager;
+  readonly #runtimeHostNetworkOnly: boolean;
   /** The per-pod state machines; this Kubelet is their podSyncer. */
   readonly #podWorkers: PodWorkers;
   #watcher?: PodConfigWatcher;
   #syncTimer?: ClockTimer;
-  #pleg?: GenericPLEG;
-  #containerGC?: ContainerGC;
-  #containerLogManager?: ContainerLogManager;
+  readonly #pleg: GenericPLEG;
+  readonly #containerGC: ContainerGC;
+  /** Rotates a CRI runtime's container logs; none for the embedded runtime (its shims rotate). */
+  readonly #containerLogManager?: ContainerLogManager;
   #lastContainerGC = -Infinity;
   #containerGCRun?: Promise<void>;
   #started = false;
@@ -319,26 +321,26 @@ export class Kubelet {
   #podUpdatesLoop?: Promise<void>;
   #podUpdatesHandled = 0;
   #podUpdateWaiters: { target: number; resolve: () => void }[] = [];
-  /** Admission of the pod's fields (every pod, static ones too): set by start(). */
-  #featuresAdmitHandler?: PodFeaturesAdmitHandler;
+  /** Admission of the pod's fields (every pod, static ones too). */
+  readonly #featuresAdmitHandler: PodFeaturesAdmitHandler;
   // kubelet's sysctl admission: the safe sysctls (probelet has no --allowed-unsafe-sysctls).
   #sysctlsAllowlist = newAllowlist(getSafeSysctlAllowlist());
   /** Admission against the Node (API-server mode only). */
-  #admitHandler?: PredicateAdmitHandler;
+  readonly #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
   /** Sets up the pods' volumes under `<rootDir>/pods/<uid>/volumes`. */
-  #volumeManager?: VolumeManager;
-  #tokenManager?: TokenManager;
+  readonly #volumeManager: VolumeManager;
+  readonly #tokenManager?: TokenManager;
   /** Config maps and secrets through the API server (volumes and env); none without one. */
-  #configMapManager?: ConfigMapManager;
-  #secretManager?: SecretManager;
+  readonly #configMapManager?: ConfigMapManager;
+  readonly #secretManager?: SecretManager;
   /** The services for service links (API-server mode). */
   #serviceLister?: ServiceLister;
   #serviceReflectorStop = new AbortController();
   #serviceReflectorRun?: Promise<void>;
   /** Pods refused by admission, by UID: never run; listed by pods() with their Failed status. */
   #rejected = new Map<string, Pod>();
-  #mirrorClient?: MirrorClient;
+  readonly #mirrorClient?: MirrorClient;
   /** Full name → hash of mirror pods created and not yet seen through the watch. */
   #mirrorCreated = new Map<string, string>();
   #node?: Node;
@@ -353,8 +355,11 @@ export class Kubelet {
   #lastOrphanCleanup = -Infinity;
   #orphanCleanup?: Promise<void>;
 
-  /** Builds the managers; `start()` begins syncing. */
-  constructor(options: KubeletOptions) {
+  /**
+   * Builds every part, as kubelet's NewMainKubelet; `run()` starts the loops. The runtime's name
+   * must be known: {@linkcode newMainKubelet} asks the runtime for it.
+   */
+  constructor(options: KubeletOptions & { runtimeName: string }) {
     this.#options = options;
     this.clock = options.clock ?? new RealClock();
     // kubelet's NewMainKubelet: the Kubelet is its pod workers' podSyncer.
@@ -416,34 +421,35 @@ export class Kubelet {
       maxMs: options.backOff?.maxMs ?? defaultBackOffMaxMs,
     });
     this.#podConfig = new PodConfig({ recorder: this.events, clock: this.clock });
-  }
-
-  /**
-   * Connects the runtime manager, starts consuming probe results, the periodic sync and (with a
-   * manifest path) the manifest watch; resolves once the first set of pods has been dispatched.
-   */
-  async start(): Promise<void> {
-    if (this.#started) throw new Error("kubelet already started");
-    this.#started = true;
-    const runtimeName = this.#options.runtimeName ??
-      (await this.runtime.version()).runtimeName;
+    this.#runtimeName = options.runtimeName;
+    const runtimeName = options.runtimeName;
     // Kubelet rotates the logs a CRI runtime writes; the embedded runtime's shims rotate theirs.
     const runtime = this.runtime;
-    if (runtime.reopenContainerLog) {
-      const policy = this.#options.containerLogPolicy ?? { maxSizeBytes: 10 << 20, maxFiles: 5 };
+    const reopenContainerLog = runtime.reopenContainerLog?.bind(runtime);
+    if (reopenContainerLog) {
+      const policy = options.containerLogPolicy ?? { maxSizeBytes: 10 << 20, maxFiles: 5 };
       this.#containerLogManager = newContainerLogManager({
         ...policy,
         runtime: {
           listContainers: (filter) => runtime.listContainers(filter),
           containerStatus: (id) => runtime.containerStatus(id),
-          reopenContainerLog: (id) => runtime.reopenContainerLog!(id),
+          reopenContainerLog: (id) => reopenContainerLog(id),
         },
         clock: this.clock,
         labelSelector: { [probeletNodeLabel]: this.nodeName },
       });
     }
-    this.#volumeManager = this.#newVolumeManager();
-    const hostNetworkOnly = this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded";
+    const volumes = newVolumeManagers(options, {
+      clock: this.clock,
+      recorder: this.events,
+      getNodeAllocatable: () =>
+        (this.#admitNode?.status?.allocatable ?? {}) as Record<string, string>,
+    });
+    this.#volumeManager = volumes.volumeManager;
+    this.#tokenManager = volumes.tokenManager;
+    this.#configMapManager = volumes.configMapManager;
+    this.#secretManager = volumes.secretManager;
+    const hostNetworkOnly = options.runtimeHostNetworkOnly ?? runtimeName === "embedded";
     this.#runtimeHostNetworkOnly = hostNetworkOnly;
     this.#runtimeManager = new KubeGenericRuntimeManager({
       runtime: this.runtime,
@@ -457,40 +463,36 @@ export class Kubelet {
       recorder: this.events,
       lookups: { livenessManager: this.livenessManager, startupManager: this.startupManager },
       backoff: this.backoff,
-      podLogsRootDir: join(this.#options.rootDir, "pods"),
+      podLogsRootDir: join(options.rootDir, "pods"),
       runtimeHostNetworkOnly: hostNetworkOnly,
       nodeName: this.nodeName,
       logManager: this.#containerLogManager,
-      imageManager: this.#options.imageService && newImageManager({
+      imageManager: options.imageService && newImageManager({
         recorder: this.events,
-        imageService: newKubeImageService(this.#options.imageService),
+        imageService: newKubeImageService(options.imageService),
         backOff: new Backoff(this.clock, {
-          initialMs: this.#options.imageBackOff?.initialMs ?? defaultBackOffInitialMs,
-          maxMs: this.#options.imageBackOff?.maxMs ?? defaultBackOffMaxMs,
+          initialMs: options.imageBackOff?.initialMs ?? defaultBackOffInitialMs,
+          maxMs: options.imageBackOff?.maxMs ?? defaultBackOffMaxMs,
         }),
         clock: this.clock,
-        serialized: this.#options.serializeImagePulls ?? true,
+        serialized: options.serializeImagePulls ?? true,
         // kubelet's --registry-qps 5 and --registry-burst 10.
         limiter: new TokenBucketRateLimiter(this.clock, { qps: 5, burst: 10 }),
       }),
       getPullSecrets: (pod) =>
-        getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
-      imageService: this.#options.imageService,
+        getPullSecretsForPod(pod, { getSecret: options.getSecret, recorder: this.events }),
+      imageService: options.imageService,
       linux: {
-        seccompProfileRoot: join(this.#options.rootDir, "seccomp"),
-        memoryCapacity: this.#options.memoryCapacity,
+        seccompProfileRoot: join(options.rootDir, "seccomp"),
+        memoryCapacity: options.memoryCapacity,
       },
-    });
-    log.info("Starting probelet node agent", {
-      nodeName: this.nodeName,
-      runtime: runtimeName,
-      podManifestPath: this.#options.podManifestPath ?? "",
     });
     this.#pleg = new GenericPLEG({
       runtime: this.#runtimeManager,
       clock: this.clock,
-      relistPeriodMs: this.#options.plegRelistPeriodMs,
+      relistPeriodMs: options.plegRelistPeriodMs,
     });
+    const runtimeManager = this.#runtimeManager;
     this.#containerGC = new ContainerGC({
       runtime: this.runtime,
       clock: this.clock,
@@ -499,24 +501,17 @@ export class Kubelet {
         shouldPodContentBeRemoved: (uid) =>
           !this.#podWorkers.isKnown(uid) && !this.#desired.has(uid) && !this.#finished.has(uid),
       },
-      removeContainer: (id) => this.#runtimeManager!.removeContainer(id),
-      podLogsDirectory: join(this.#options.rootDir, "pods"),
+      removeContainer: (id) => runtimeManager.removeContainer(id),
+      podLogsDirectory: join(options.rootDir, "pods"),
     });
-    this.#consumers = [
-      this.#consume(this.livenessManager, "liveness"),
-      this.#consume(this.readinessManager, "readiness"),
-      this.#consume(this.startupManager, "startup"),
-      this.#consumePLEG(this.#pleg),
-    ];
-    this.#podUpdatesLoop = this.#consumePodUpdates();
-    const kubeClient = this.#options.kubeClient;
+    const kubeClient = options.kubeClient;
     // No silent drops: a pod setting a field this runtime does not honour is refused, whatever
     // its source.
     this.#featuresAdmitHandler = new PodFeaturesAdmitHandler({
       facts: {
         runtime: runtimeName === "embedded" ? "embedded" : "containerd",
         apiServer: kubeClient !== undefined,
-        clusterDNS: (this.#options.clusterDNS ?? []).length > 0,
+        clusterDNS: (options.clusterDNS ?? []).length > 0,
         uid: Deno.uid() ?? -1,
         gid: Deno.gid() ?? -1,
       },
@@ -532,8 +527,31 @@ export class Kubelet {
         nodeName: this.nodeName,
         nodeGetter: () => this.#apiNode(),
       });
-      this.statusManager.start();
     }
+  }
+
+  /**
+   * Starts the loops (kubelet's Run): consuming probe results, PLEG events and pod updates, the
+   * status manager (API-server mode), the periodic sync and (with a manifest path) the manifest
+   * watch; resolves once the first set of pods has been dispatched.
+   */
+  async run(): Promise<void> {
+    if (this.#started) throw new Error("kubelet already started");
+    this.#started = true;
+    log.info("Starting probelet node agent", {
+      nodeName: this.nodeName,
+      runtime: this.#runtimeName,
+      podManifestPath: this.#options.podManifestPath ?? "",
+    });
+    this.#consumers = [
+      this.#consume(this.livenessManager, "liveness"),
+      this.#consume(this.readinessManager, "readiness"),
+      this.#consume(this.startupManager, "startup"),
+      this.#consumePLEG(this.#pleg),
+    ];
+    this.#podUpdatesLoop = this.#consumePodUpdates();
+    const kubeClient = this.#options.kubeClient;
+    if (kubeClient) this.statusManager.start();
     this.#pleg.start();
     this.#containerLogManager?.start();
     this.#scheduleSyncTick();
@@ -570,35 +588,6 @@ export class Kubelet {
     }
     // Pods left on the runtime by a previous run are removed once the desired set is known.
     await this.#cleanupOrphanedPods();
-  }
-
-  // The volume host: config maps, secrets and tokens through the API server when there is one
-  // (an HTTP clientset's REST client; the node authorizer limits them to pods bound here).
-  #newVolumeManager(): VolumeManager {
-    const rest = (this.#options.kubeClient as { rest?: JSONRequester } | undefined)?.rest;
-    const noAPI = (what: string) => () =>
-      Promise.reject(new Error(`${what} cannot be read: this node has no API server`));
-    if (rest) {
-      this.#tokenManager = new TokenManager({ getToken: tokenRequester(rest), clock: this.clock });
-    }
-    const configMaps = rest ? newSimpleConfigMapManager(rest) : undefined;
-    const secrets = rest ? newSimpleSecretManager(rest) : undefined;
-    this.#configMapManager = configMaps;
-    this.#secretManager = secrets;
-    const tokens = this.#tokenManager;
-    const host: VolumeHost = {
-      podsDir: resolve(this.#options.rootDir, "pods"),
-      getConfigMap: configMaps
-        ? (ns, name) => configMaps.getConfigMap(ns, name)
-        : noAPI("config maps"),
-      getSecret: secrets ? (ns, name) => secrets.getSecret(ns, name) : noAPI("secrets"),
-      getServiceAccountToken: tokens
-        ? (ns, name, tr) => tokens.getServiceAccountToken(ns, name, tr)
-        : noAPI("service account tokens"),
-      getNodeAllocatable: () =>
-        (this.#admitNode?.status?.allocatable ?? {}) as Record<string, string>,
-    };
-    return new VolumeManager({ host, recorder: this.events });
   }
 
   /** Replaces the desired set of static pods (what a manifest update does). */
@@ -736,7 +725,8 @@ export class Kubelet {
         log.info("Pod is already being deleted, killing it", { pod: podKey(pod), podUID: uid });
         this.#desired.delete(uid);
         if (!this.#podWorkers.isKnown(uid)) {
-          void this.#podWorkers.terminatePod(this.#addPod(pod, { start: false }));
+          this.#addPod(pod, { start: false });
+          this.#podWorkers.updatePod({ updateType: "kill", pod });
         }
         continue;
       }
@@ -800,7 +790,7 @@ export class Kubelet {
   async #shortenTermination(worker: PodSyncStatus): Promise<void> {
     const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, worker.pod);
     const runtimeManager = this.#runtimeManager;
-    if (!runtimeManager || worker.gracePeriod === 0 || gracePeriod >= worker.gracePeriod) return;
+    if (worker.gracePeriod === 0 || gracePeriod >= worker.gracePeriod) return;
     worker.gracePeriod = gracePeriod;
     const pod = worker.pod;
     log.info("Killing pod with a shorter grace period", {
@@ -854,7 +844,7 @@ export class Kubelet {
       }
       if (!result.admit) return result;
     }
-    return this.#featuresAdmitHandler!.admit({ pod, otherPods });
+    return this.#featuresAdmitHandler.admit({ pod, otherPods });
   }
 
   // kubelet's rejectPod: a Warning event and a Failed status saying why; the pod never runs.
@@ -938,8 +928,7 @@ export class Kubelet {
   }
 
   // SyncPod's mirror pod part: a missing, outdated or deleted mirror is replaced.
-  async #syncMirrorPod(pod: Pod): Promise<void> {
-    const mirrorClient = this.#mirrorClient!;
+  async #syncMirrorPod(pod: Pod, mirrorClient: MirrorClient): Promise<void> {
     const fullName = getPodFullName(pod);
     const mirror = this.podManager.getMirrorPodByPod(pod);
     let deleted = false;
@@ -985,9 +974,9 @@ export class Kubelet {
   }
 
   // kubelet's UpdatePod(SyncPodCreate); the pod manager knows the pod before its first sync.
-  #addPod(pod: Pod, options: { start?: boolean } = {}): PodSyncStatus {
+  #addPod(pod: Pod, options: { start?: boolean } = {}): void {
     this.podManager.addPod(pod);
-    return this.#podWorkers.updatePod({ updateType: "create", pod, start: options.start })!;
+    this.#podWorkers.updatePod({ updateType: "create", pod, start: options.start });
   }
 
   /** Requests a sync of the pod with this UID (no-op for unknown or terminating pods). */
@@ -1000,28 +989,29 @@ export class Kubelet {
   // <rootDir>/pod-dirs/<uid>; the volumes are under <rootDir>/pods/<uid>/volumes).
   #runtimeHelper(): RuntimeHelper {
     const clusterDomain = this.#options.clusterDomain ?? "";
-    const dns = new Configurer({
-      recorder: this.events,
-      nodeRef: nodeRef(this.nodeName),
-      nodeIPs: this.#hostIPs(),
-      clusterDNS: this.#options.clusterDNS ?? [],
-      clusterDomain,
-      resolverConfig: this.#options.resolverConfig ?? "/etc/resolv.conf",
-    });
+    // Made at the first pod's DNS, once running: the node's IPs are those the Node reports by then.
+    let dns: Configurer | undefined;
+    const newDNSConfigurer = () =>
+      new Configurer({
+        recorder: this.events,
+        nodeRef: nodeRef(this.nodeName),
+        nodeIPs: this.#hostIPs(),
+        clusterDNS: this.#options.clusterDNS ?? [],
+        clusterDomain,
+        resolverConfig: this.#options.resolverConfig ?? "/etc/resolv.conf",
+      });
     const podsDir = this.#podsDir();
     return {
-      getPodDNS: (pod) => dns.getPodDNS(pod),
+      getPodDNS: (pod) => (dns ??= newDNSConfigurer()).getPodDNS(pod),
       generatePodHostNameAndDomain: (pod) => generatePodHostNameAndDomain(pod, clusterDomain),
       // kubelet's makeMounts: the container's volume mounts, then the managed /etc/hosts.
       generateRunContainerOptions: async (pod, container, { podIPs, envs }) => {
-        const volumeMounts = this.#volumeManager
-          ? await makeMounts(
-            pod,
-            // subPathExpr expands against the environment makeEnvironmentVariables built.
-            envs ? { ...container, env: envs } : container,
-            this.#volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
-          )
-          : [];
+        const volumeMounts = await makeMounts(
+          pod,
+          // subPathExpr expands against the environment makeEnvironmentVariables built.
+          envs ? { ...container, env: envs } : container,
+          this.#volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
+        );
         const options = await generateRunContainerOptions(pod, container, {
           podsDir,
           podIPs,
@@ -1053,7 +1043,7 @@ export class Kubelet {
    */
   async #syncPod(worker: PodSyncStatus): Promise<PodSyncResult | undefined> {
     const pod = worker.pod;
-    const runtimeManager = this.#runtimeManager!;
+    const runtimeManager = this.#runtimeManager;
     let retryAt: number | undefined;
     let failed = false;
     try {
@@ -1070,12 +1060,14 @@ export class Kubelet {
         await this.#syncTerminalPod(worker, runtimeStatus);
         return undefined;
       }
-      if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
+      if (this.#mirrorClient && isStaticPod(pod)) {
+        await this.#syncMirrorPod(pod, this.#mirrorClient);
+      }
       this.probeManager.addPod(pod);
       // kubelet's SyncPod: the volumes before any container; a pod whose volumes cannot be set
       // up waits (ContainerCreating) and is synced again after the back-off period.
       try {
-        await this.#volumeManager?.waitForAttachAndMount(pod);
+        await this.#volumeManager.waitForAttachAndMount(pod);
       } catch (e) {
         this.events.event(getPodReference(pod), {
           type: "Warning",
@@ -1138,7 +1130,7 @@ export class Kubelet {
     await this.#syncTerminatingPod(worker, runtimeStatus, { recordStatus: true });
     // kubelet unmounts the volumes of a terminated pod (a finished Job's secrets leave the node's
     // memory) while the pod object stays.
-    await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
+    await this.#volumeManager.unmountPodVolumes(pod.metadata.uid ?? "");
     this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
     // kubelet's SyncTerminatedPod marks the final status: a new version the status manager
     // sends now that the terminal phase is no longer held back.
@@ -1162,7 +1154,7 @@ export class Kubelet {
     options: { gracePeriodOverrideSeconds?: number; recordStatus: boolean },
   ): Promise<kubecontainer.PodStatus> {
     const pod = worker.pod;
-    const runtimeManager = this.#runtimeManager!;
+    const runtimeManager = this.#runtimeManager;
     this.probeManager.stopLivenessAndStartup(pod);
     await runtimeManager.killPod(pod, before, {
       gracePeriodOverrideSeconds: options.gracePeriodOverrideSeconds,
@@ -1223,7 +1215,7 @@ export class Kubelet {
       for (const victim of getContainersToDeleteInPod(id, runtimeStatus, keep)) {
         if (removed.has(victim)) continue;
         try {
-          await this.#runtimeManager!.removeContainer(victim);
+          await this.#runtimeManager.removeContainer(victim);
           removed.add(victim);
           log.V(4).info("Removed dead container", { pod: podKey(worker.pod), containerID: victim });
         } catch (e) {
@@ -1437,8 +1429,9 @@ export class Kubelet {
    */
   garbageCollect(): Promise<void> {
     if (this.#containerGCRun) return this.#containerGCRun;
+    // The loops collect from run() on; before it there is nothing of this agent's to collect.
+    if (!this.#started) return Promise.resolve();
     const gc = this.#containerGC;
-    if (!gc) return Promise.resolve();
     this.#lastContainerGC = this.clock.now();
     this.#containerGCRun = gc.garbageCollect(this.#options.gcPolicy ?? defaultGCPolicy, {
       allSourcesReady: this.#sourcesReady(),
@@ -1458,7 +1451,6 @@ export class Kubelet {
     if (!this.#sourcesReady()) return Promise.resolve();
     this.#lastOrphanCleanup = this.clock.now();
     const runtimeManager = this.#runtimeManager;
-    if (!runtimeManager) return Promise.resolve();
     this.#orphanCleanup = (async () => {
       try {
         for (const pod of await runtimeManager.listManagedPods()) {
@@ -1515,7 +1507,7 @@ export class Kubelet {
   async #stopFinishedPod(uid: string): Promise<boolean> {
     const pod = this.podManager.getPodByUID(uid);
     const runtimeManager = this.#runtimeManager;
-    if (!pod || !runtimeManager) return false;
+    if (!pod) return false;
     try {
       const status = await runtimeManager.getPodStatus(pod);
       const running = status.containerStatuses.some((c) => c.state === "running") ||
@@ -1539,21 +1531,19 @@ export class Kubelet {
   async #syncTerminatingPodAndRemove(worker: PodSyncStatus, gracePeriod: number): Promise<void> {
     const pod = worker.pod;
     const runtimeManager = this.#runtimeManager;
-    if (runtimeManager) {
-      const before = await runtimeManager.getPodStatus(pod);
-      log.V(2).info("Killing pod", { pod: podKey(pod), podUID: pod.metadata.uid, gracePeriod });
-      // The final status names how each container ended; the API server needs it only while
-      // the agent runs.
-      const after = await this.#syncTerminatingPod(worker, before, {
-        gracePeriodOverrideSeconds: gracePeriod,
-        recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
-      });
-      await runtimeManager.removePod(pod, after);
-      await this.#removePodDir(pod);
-    }
+    const before = await runtimeManager.getPodStatus(pod);
+    log.V(2).info("Killing pod", { pod: podKey(pod), podUID: pod.metadata.uid, gracePeriod });
+    // The final status names how each container ended; the API server needs it only while the
+    // agent runs.
+    const after = await this.#syncTerminatingPod(worker, before, {
+      gracePeriodOverrideSeconds: gracePeriod,
+      recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
+    });
+    await runtimeManager.removePod(pod, after);
+    await this.#removePodDir(pod);
     // kubelet's reconciler unmounts the volumes of a pod gone from the desired state; its
     // tokens go with it.
-    await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
+    await this.#volumeManager.unmountPodVolumes(pod.metadata.uid ?? "");
     this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
     log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
   }
@@ -1591,7 +1581,8 @@ export class Kubelet {
    * runtime state's "PLEG" health check, which the node's Ready condition reads).
    */
   plegHealthy(): { ok: boolean; message: string } {
-    return this.#pleg?.healthy() ?? { ok: false, message: "pleg has yet to be successful" };
+    if (!this.#started) return { ok: false, message: "pleg has yet to be successful" };
+    return this.#pleg.healthy();
   }
 
   /**
@@ -1600,8 +1591,9 @@ export class Kubelet {
    * manager is needed, so it is there once the agent has started.
    */
   get streaming(): StreamingHost | undefined {
+    // Not served before run(), as before the loops run the pods are not known.
+    if (!this.#started) return undefined;
     const runtimeManager = this.#runtimeManager;
-    if (!runtimeManager) return undefined;
     return newStreamingHost({
       runtime: this.runtime,
       getPods: () => runtimeManager.getPods(),
@@ -1643,7 +1635,7 @@ export class Kubelet {
     return { ...structuredClone(worker.pod), status };
   }
 
-  /** Whether `start()` ran and `stop()` has not. */
+  /** Whether `run()` ran and `stop()` has not. */
   get running(): boolean {
     return this.#started && !this.#stopped;
   }
@@ -1685,6 +1677,69 @@ export class Kubelet {
     this.#podConfig.close();
     await Promise.all([...this.#consumers, this.#podUpdatesLoop]);
   }
+}
+
+/**
+ * Builds the kubelet and every part of it (kubelet's NewMainKubelet): the runtime is asked for its
+ * name unless `options.runtimeName` gives it. `run()` then starts the loops.
+ *
+ * @example
+ * ```ts
+ * import type { RuntimeService } from "../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const kubelet = await newMainKubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet" });
+ * await kubelet.run();
+ * await kubelet.stop();
+ * ```
+ */
+export async function newMainKubelet(options: KubeletOptions): Promise<Kubelet> {
+  const runtimeName = options.runtimeName ?? (await options.runtime.version()).runtimeName;
+  return new Kubelet({ ...options, runtimeName });
+}
+
+// The volume host and its managers: config maps, secrets and tokens through the API server when
+// there is one (an HTTP clientset's REST client; the node authorizer limits them to pods bound
+// here).
+function newVolumeManagers(
+  options: KubeletOptions,
+  made: {
+    clock: Clock;
+    recorder: EventRecorder;
+    getNodeAllocatable: () => Record<string, string>;
+  },
+): {
+  volumeManager: VolumeManager;
+  tokenManager?: TokenManager;
+  configMapManager?: ConfigMapManager;
+  secretManager?: SecretManager;
+} {
+  const rest = (options.kubeClient as { rest?: JSONRequester } | undefined)?.rest;
+  const noAPI = (what: string) => () =>
+    Promise.reject(new Error(`${what} cannot be read: this node has no API server`));
+  const tokens = rest
+    ? new TokenManager({ getToken: tokenRequester(rest), clock: made.clock })
+    : undefined;
+  const configMaps = rest ? newSimpleConfigMapManager(rest) : undefined;
+  const secrets = rest ? newSimpleSecretManager(rest) : undefined;
+  const host: VolumeHost = {
+    podsDir: resolve(options.rootDir, "pods"),
+    getConfigMap: configMaps
+      ? (ns, name) => configMaps.getConfigMap(ns, name)
+      : noAPI("config maps"),
+    getSecret: secrets ? (ns, name) => secrets.getSecret(ns, name) : noAPI("secrets"),
+    getServiceAccountToken: tokens
+      ? (ns, name, tr) => tokens.getServiceAccountToken(ns, name, tr)
+      : noAPI("service account tokens"),
+    getNodeAllocatable: made.getNodeAllocatable,
+  };
+  return {
+    volumeManager: new VolumeManager({ host, recorder: made.recorder }),
+    tokenManager: tokens,
+    configMapManager: configMaps,
+    secretManager: secrets,
+  };
 }
 
 export { ContainersReady, PodReady };

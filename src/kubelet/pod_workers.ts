@@ -201,15 +201,16 @@ export class PodWorkers {
    * kubelet's UpdatePod. `create` adds a worker for a new pod (started after any same-name pod
    * still terminating; `start: false` only records it, for a kill right after); `update` hands a
    * running pod its new spec and syncs it; `sync` syncs it as it is; `kill` begins its termination.
-   * Returns the pod's worker state (none for an unknown pod, except with `create`).
+   * An unknown pod is ignored by all but `create`.
    */
-  updatePod(
-    options: { updateType: SyncPodType; pod: Pod; start?: boolean },
-  ): PodSyncStatus | undefined {
+  updatePod(options: { updateType: SyncPodType; pod: Pod; start?: boolean }): void {
     const { updateType, pod } = options;
-    if (updateType === "create") return this.#addPod(pod, options.start ?? true);
+    if (updateType === "create") {
+      this.#addPod(pod, options.start ?? true);
+      return;
+    }
     const status = this.#podSyncStatuses.get(pod.metadata.uid ?? "");
-    if (!status) return undefined;
+    if (!status) return;
     switch (updateType) {
       case "update":
         status.pod = pod;
@@ -223,7 +224,6 @@ export class PodWorkers {
         void this.terminatePod(status);
         break;
     }
-    return status;
   }
 
   /** Requests a sync of the pod with this UID (no-op for unknown or terminating pods). */
@@ -232,7 +232,7 @@ export class PodWorkers {
     if (status) this.#dispatch(status);
   }
 
-  #addPod(pod: Pod, start: boolean): PodSyncStatus {
+  #addPod(pod: Pod, start: boolean): void {
     // A replaced manifest yields a new UID with the same name: start after the old pod is gone.
     const predecessors = [...this.#podSyncStatuses.values()].filter((s) =>
       s.terminating && podKey(s.pod) === podKey(pod)
@@ -251,7 +251,7 @@ export class PodWorkers {
       died: new Set(),
     };
     this.#podSyncStatuses.set(pod.metadata.uid ?? "", status);
-    if (!start) return status;
+    if (!start) return;
     if (predecessors.length > 0) {
       status.running = Promise.all(predecessors).then(() => {
         status.running = undefined;
@@ -260,7 +260,6 @@ export class PodWorkers {
     } else {
       this.#dispatch(status);
     }
-    return status;
   }
 
   // kubelet's podWorkerLoop for a running pod: one sync at a time; a request arriving meanwhile
