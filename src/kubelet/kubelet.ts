@@ -9,8 +9,8 @@
  * deleted pods are killed with their effective grace period. A restarted agent adopts the pods it
  * finds on the runtime (by their labels) instead of recreating them, and stopping the agent can
  * leave pods running.
- * Mirrors the parts of kubelet's pkg/kubelet/kubelet.go (syncLoopIteration, SyncPod,
- * SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Updates/Removes, canAdmitPod,
+ * Mirrors the parts of kubelet's pkg/kubelet/kubelet.go (NewMainKubelet, Run, syncLoopIteration,
+ * SyncPod, SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Updates/Removes, canAdmitPod,
  * rejectPod, HandlePodCleanups, cleanUpContainersInPod) the prober needs; the Kubelet is the
  * podSyncer of its pod workers (pod_workers.ts).
  * @module
@@ -140,11 +140,6 @@ import {
 export const defaultBackOffInitialMs = 10_000;
 /** kubelet's housekeeping period: how often runtime pods nobody wants are looked for. */
 export const housekeepingPeriodMs = 2_000;
-export {
-  backOffPeriodMs,
-  defaultSyncFrequencyMs,
-  shutdownGracePeriodOverride,
-} from "./pod_workers.ts";
 /** kubelet's sync ticker: how often pods whose resync is due are looked for. */
 export const syncTickerPeriodMs = 1_000;
 /** kubelet's container GC period (`ContainerGCPeriod`). */
