@@ -9,10 +9,10 @@
  * deleted pods are killed with their effective grace period. A restarted agent adopts the pods it
  * finds on the runtime (by their labels) instead of recreating them, and stopping the agent can
  * leave pods running.
- * Mirrors the parts of kubelet's pkg/kubelet/kubelet.go (syncLoopIteration, SyncPod,
- * SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Updates/Removes, canAdmitPod,
- * rejectPod, HandlePodCleanups, cleanUpContainersInPod) and pod_workers.go (work queue, resync and
- * back-off periods, calculateEffectiveGracePeriod) the prober needs.
+ * Mirrors the parts of kubelet's pkg/kubelet/kubelet.go (NewMainKubelet, Run, syncLoopIteration,
+ * SyncPod, SyncTerminatingPod, SyncTerminatedPod, HandlePodAdditions/Updates/Removes, canAdmitPod,
+ * rejectPod, HandlePodCleanups, cleanUpContainersInPod) the prober needs; the Kubelet is the
+ * podSyncer of its pod workers (pod_workers.ts).
  * @module
  */
 import type { ProbePool } from "../probe/pool/pool.ts";
@@ -50,7 +50,14 @@ import { newAllowlist } from "./sysctl/allowlist.ts";
 import { getSafeSysctlAllowlist } from "./sysctl/safe_sysctls.ts";
 import { BasicMirrorClient, type MirrorClient } from "./pod/mirror_client.ts";
 import { getPodHash } from "./pod/pod_manager.ts";
-import { calculateEffectiveGracePeriod } from "./pod_workers.ts";
+import {
+  calculateEffectiveGracePeriod,
+  defaultSyncFrequencyMs,
+  type PodSyncer,
+  type PodSyncResult,
+  type PodSyncStatus,
+  PodWorkers,
+} from "./pod_workers.ts";
 import { getPodQOS } from "./qos/qos.ts";
 import { newSimpleConfigMapManager } from "./configmap/configmap_manager.ts";
 import type { JSONRequester } from "./configmap/configmap_manager.ts";
@@ -87,7 +94,6 @@ import {
   getPodDir,
   getPullSecretsForPod,
   rfc3339,
-  type StartFailure,
 } from "./kubelet_pods.ts";
 import { nodeRef } from "./kubelet_node_status.ts";
 import { Configurer } from "./network/dns/dns.ts";
@@ -129,21 +135,13 @@ import {
   PodReady,
   type StatusManager,
 } from "./status/mod.ts";
-import { canonicalJSON } from "../util/hash.ts";
 
 /** kubelet's initial CrashLoopBackOff delay. */
 export const defaultBackOffInitialMs = 10_000;
 /** kubelet's housekeeping period: how often runtime pods nobody wants are looked for. */
 export const housekeepingPeriodMs = 2_000;
-/** kubelet's default `--sync-frequency`: each pod is resynced this often without any event. */
-export const defaultSyncFrequencyMs = 60_000;
 /** kubelet's sync ticker: how often pods whose resync is due are looked for. */
 export const syncTickerPeriodMs = 1_000;
-/** kubelet's pod worker back-off after a failed sync (`backOffPeriod`). */
-export const backOffPeriodMs = 10_000;
-/** kubelet's jitter factors of the pod worker's resync and back-off periods. */
-const workerResyncIntervalJitterFactor = 0.5;
-const workerBackOffPeriodJitterFactor = 0.5;
 /** kubelet's container GC period (`ContainerGCPeriod`). */
 export const containerGCPeriodMs = 60_000;
 /** kubelet keeps at least this many dead instances of a container when one dies (`minDeadContainerInPod`). */
@@ -242,47 +240,6 @@ export interface KubeletOptions {
   maxPods?: number;
 }
 
-/** One pod's worker state (kubelet's podSyncStatus, reduced). */
-interface PodWorker {
-  pod: Pod;
-  /** The pod as added, to notice a changed pod arriving with the same UID. */
-  podJSON: string;
-  /** The sync in progress, if any. */
-  running?: Promise<void>;
-  /** Another sync was requested while one ran. */
-  pending: boolean;
-  /** Termination has begun: no more syncs. */
-  terminating: boolean;
-  /**
-   * The pod reached Succeeded or Failed and its sandbox was stopped (kubelet's pod worker after
-   * SyncTerminatingPod of a terminal pod): no more syncs; it stays, with its exited containers,
-   * until it is removed.
-   */
-  finished: boolean;
-  /** Resolves once the pod is torn down (after every retry it took). */
-  terminated?: Promise<void>;
-  /** Resolves {@linkcode terminated}. */
-  markTerminated?: () => void;
-  /** The teardown attempt in progress; true when it succeeded. */
-  teardown?: Promise<boolean>;
-  /**
-   * When SyncTerminatingPod completed (kubelet's `podSyncStatus.terminatedAt`): from then on no
-   * container of the pod can be running, so its terminal phase may go to the API server.
-   */
-  terminatedAt?: number;
-  startTime: string;
-  /** kubelet's reason cache: why each container could not be started in the last sync. */
-  startFailures: Map<string, StartFailure>;
-  /** Times this pod was synced. */
-  syncs: number;
-  /** The grace period (s) its termination uses; 0 before termination (it only decreases). */
-  gracePeriod: number;
-  /** When the work queue hands this pod out for its next periodic sync (clock ms). */
-  nextSyncAt: number;
-  /** Containers the PLEG saw die; their older dead instances are removed at the next sync. */
-  died: Set<string>;
-}
-
 /** A pod and its latest API status, as served at `/pods`. */
 export interface PodWithStatus extends Pod {
   status: PodStatus;
@@ -297,9 +254,9 @@ export interface PodWithStatus extends Pod {
  *
  * declare const runtime: RuntimeService;
  *
- * const kubelet = new Kubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet",
+ * const kubelet = await newMainKubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet",
  *   podManifestPath: "fixtures/pods/host" });
- * await kubelet.start();
+ * await kubelet.run();
  * kubelet.pods(); // pods with their status
  * await kubelet.stop(); // tears every pod down
  * ```
@@ -323,22 +280,28 @@ export class Kubelet {
   readonly backoff: Backoff;
   readonly runtime: RuntimeService;
   #options: KubeletOptions;
-  #runtimeManager?: KubeGenericRuntimeManager;
-  #runtimeHostNetworkOnly = false;
-  #workers = new Map<string, PodWorker>();
+  readonly #runtimeName: string;
+  readonly #runtimeManager: KubeGenericRuntimeManager;
+  readonly #runtimeHostNetworkOnly: boolean;
+  /** The per-pod state machines; this Kubelet is their podSyncer. */
+  readonly #podWorkers: PodWorkers;
   #watcher?: PodConfigWatcher;
   #syncTimer?: ClockTimer;
-  #pleg?: GenericPLEG;
-  #containerGC?: ContainerGC;
-  #containerLogManager?: ContainerLogManager;
+  readonly #pleg: GenericPLEG;
+  readonly #containerGC: ContainerGC;
+  /** Rotates a CRI runtime's container logs; none for the embedded runtime (its shims rotate). */
+  readonly #containerLogManager?: ContainerLogManager;
   #lastContainerGC = -Infinity;
   #containerGCRun?: Promise<void>;
-  #stopped = false;
-  /** Set when stop() begins: no sync starts from then on (a restart would outlive the stop). */
-  #shuttingDown = false;
-  /** The shutdown grace period while stopping (pods get at most this long). */
-  #stopGracePeriodOverride?: number;
   #started = false;
+  /** stop() has begun: no sync starts from then on (a restart would outlive the stop). */
+  get #shuttingDown(): boolean {
+    return this.#podWorkers.shuttingDown;
+  }
+  /** stop() has stopped the pod workers. */
+  get #stopped(): boolean {
+    return this.#podWorkers.stopped;
+  }
   // Ends the sync loop's consumers; one waiter per loop, not one per update received.
   #stopSignal = new StopSignal();
   #consumers: Promise<void>[] = [];
@@ -353,26 +316,26 @@ export class Kubelet {
   #podUpdatesLoop?: Promise<void>;
   #podUpdatesHandled = 0;
   #podUpdateWaiters: { target: number; resolve: () => void }[] = [];
-  /** Admission of the pod's fields (every pod, static ones too): set by start(). */
-  #featuresAdmitHandler?: PodFeaturesAdmitHandler;
+  /** Admission of the pod's fields (every pod, static ones too). */
+  readonly #featuresAdmitHandler: PodFeaturesAdmitHandler;
   // kubelet's sysctl admission: the safe sysctls (probelet has no --allowed-unsafe-sysctls).
   #sysctlsAllowlist = newAllowlist(getSafeSysctlAllowlist());
   /** Admission against the Node (API-server mode only). */
-  #admitHandler?: PredicateAdmitHandler;
+  readonly #admitHandler?: PredicateAdmitHandler;
   #admitNode?: Node;
   /** Sets up the pods' volumes under `<rootDir>/pods/<uid>/volumes`. */
-  #volumeManager?: VolumeManager;
-  #tokenManager?: TokenManager;
+  readonly #volumeManager: VolumeManager;
+  readonly #tokenManager?: TokenManager;
   /** Config maps and secrets through the API server (volumes and env); none without one. */
-  #configMapManager?: ConfigMapManager;
-  #secretManager?: SecretManager;
+  readonly #configMapManager?: ConfigMapManager;
+  readonly #secretManager?: SecretManager;
   /** The services for service links (API-server mode). */
   #serviceLister?: ServiceLister;
   #serviceReflectorStop = new AbortController();
   #serviceReflectorRun?: Promise<void>;
   /** Pods refused by admission, by UID: never run; listed by pods() with their Failed status. */
   #rejected = new Map<string, Pod>();
-  #mirrorClient?: MirrorClient;
+  readonly #mirrorClient?: MirrorClient;
   /** Full name → hash of mirror pods created and not yet seen through the watch. */
   #mirrorCreated = new Map<string, string>();
   #node?: Node;
@@ -387,10 +350,25 @@ export class Kubelet {
   #lastOrphanCleanup = -Infinity;
   #orphanCleanup?: Promise<void>;
 
-  /** Builds the managers; `start()` begins syncing. */
-  constructor(options: KubeletOptions) {
+  /**
+   * Builds every part, as kubelet's NewMainKubelet; `run()` starts the loops. The runtime's name
+   * must be known: {@linkcode newMainKubelet} asks the runtime for it.
+   */
+  constructor(options: KubeletOptions & { runtimeName: string }) {
     this.#options = options;
     this.clock = options.clock ?? new RealClock();
+    // kubelet's NewMainKubelet: the Kubelet is its pod workers' podSyncer.
+    const podSyncer: PodSyncer = {
+      syncPod: (status) => this.#syncPod(status),
+      syncTerminatingPod: (status, gracePeriod) =>
+        this.#syncTerminatingPodAndRemove(status, gracePeriod),
+      syncTerminatedPod: (status) => this.#syncTerminatedPod(status),
+    };
+    this.#podWorkers = new PodWorkers(podSyncer, {
+      clock: this.clock,
+      resyncIntervalMs: options.syncFrequencyMs ?? defaultSyncFrequencyMs,
+      random: options.random,
+    });
     this.nodeName = options.nodeName;
     this.hostIP = options.hostIP ?? "127.0.0.1";
     this.runtime = options.runtime;
@@ -403,10 +381,8 @@ export class Kubelet {
       // completed. A completing Job pod thus first shows its container terminated in phase
       // Running, as on kubelet.
       podDeletionSafety: {
-        shouldDelayTransitioningPodToTerminal: (pod) => {
-          const worker = this.#workers.get(pod.metadata.uid ?? "");
-          return worker !== undefined && worker.terminatedAt === undefined;
-        },
+        shouldDelayTransitioningPodToTerminal: (pod) =>
+          this.#podWorkers.couldHaveRunningContainers(pod.metadata.uid ?? ""),
       },
     });
     this.events = new EventStore({
@@ -440,34 +416,35 @@ export class Kubelet {
       maxMs: options.backOff?.maxMs ?? defaultBackOffMaxMs,
     });
     this.#podConfig = new PodConfig({ recorder: this.events, clock: this.clock });
-  }
-
-  /**
-   * Connects the runtime manager, starts consuming probe results, the periodic sync and (with a
-   * manifest path) the manifest watch; resolves once the first set of pods has been dispatched.
-   */
-  async start(): Promise<void> {
-    if (this.#started) throw new Error("kubelet already started");
-    this.#started = true;
-    const runtimeName = this.#options.runtimeName ??
-      (await this.runtime.version()).runtimeName;
+    this.#runtimeName = options.runtimeName;
+    const runtimeName = options.runtimeName;
     // Kubelet rotates the logs a CRI runtime writes; the embedded runtime's shims rotate theirs.
     const runtime = this.runtime;
-    if (runtime.reopenContainerLog) {
-      const policy = this.#options.containerLogPolicy ?? { maxSizeBytes: 10 << 20, maxFiles: 5 };
+    const reopenContainerLog = runtime.reopenContainerLog?.bind(runtime);
+    if (reopenContainerLog) {
+      const policy = options.containerLogPolicy ?? { maxSizeBytes: 10 << 20, maxFiles: 5 };
       this.#containerLogManager = newContainerLogManager({
         ...policy,
         runtime: {
           listContainers: (filter) => runtime.listContainers(filter),
           containerStatus: (id) => runtime.containerStatus(id),
-          reopenContainerLog: (id) => runtime.reopenContainerLog!(id),
+          reopenContainerLog: (id) => reopenContainerLog(id),
         },
         clock: this.clock,
         labelSelector: { [probeletNodeLabel]: this.nodeName },
       });
     }
-    this.#volumeManager = this.#newVolumeManager();
-    const hostNetworkOnly = this.#options.runtimeHostNetworkOnly ?? runtimeName === "embedded";
+    const volumes = newVolumeManagers(options, {
+      clock: this.clock,
+      recorder: this.events,
+      getNodeAllocatable: () =>
+        (this.#admitNode?.status?.allocatable ?? {}) as Record<string, string>,
+    });
+    this.#volumeManager = volumes.volumeManager;
+    this.#tokenManager = volumes.tokenManager;
+    this.#configMapManager = volumes.configMapManager;
+    this.#secretManager = volumes.secretManager;
+    const hostNetworkOnly = options.runtimeHostNetworkOnly ?? runtimeName === "embedded";
     this.#runtimeHostNetworkOnly = hostNetworkOnly;
     this.#runtimeManager = new KubeGenericRuntimeManager({
       runtime: this.runtime,
@@ -481,66 +458,55 @@ export class Kubelet {
       recorder: this.events,
       lookups: { livenessManager: this.livenessManager, startupManager: this.startupManager },
       backoff: this.backoff,
-      podLogsRootDir: join(this.#options.rootDir, "pods"),
+      podLogsRootDir: join(options.rootDir, "pods"),
       runtimeHostNetworkOnly: hostNetworkOnly,
       nodeName: this.nodeName,
       logManager: this.#containerLogManager,
-      imageManager: this.#options.imageService && newImageManager({
+      imageManager: options.imageService && newImageManager({
         recorder: this.events,
-        imageService: newKubeImageService(this.#options.imageService),
+        imageService: newKubeImageService(options.imageService),
         backOff: new Backoff(this.clock, {
-          initialMs: this.#options.imageBackOff?.initialMs ?? defaultBackOffInitialMs,
-          maxMs: this.#options.imageBackOff?.maxMs ?? defaultBackOffMaxMs,
+          initialMs: options.imageBackOff?.initialMs ?? defaultBackOffInitialMs,
+          maxMs: options.imageBackOff?.maxMs ?? defaultBackOffMaxMs,
         }),
         clock: this.clock,
-        serialized: this.#options.serializeImagePulls ?? true,
+        serialized: options.serializeImagePulls ?? true,
         // kubelet's --registry-qps 5 and --registry-burst 10.
         limiter: new TokenBucketRateLimiter(this.clock, { qps: 5, burst: 10 }),
       }),
       getPullSecrets: (pod) =>
-        getPullSecretsForPod(pod, { getSecret: this.#options.getSecret, recorder: this.events }),
-      imageService: this.#options.imageService,
+        getPullSecretsForPod(pod, { getSecret: options.getSecret, recorder: this.events }),
+      imageService: options.imageService,
       linux: {
-        seccompProfileRoot: join(this.#options.rootDir, "seccomp"),
-        memoryCapacity: this.#options.memoryCapacity,
+        seccompProfileRoot: join(options.rootDir, "seccomp"),
+        memoryCapacity: options.memoryCapacity,
       },
-    });
-    log.info("Starting probelet node agent", {
-      nodeName: this.nodeName,
-      runtime: runtimeName,
-      podManifestPath: this.#options.podManifestPath ?? "",
     });
     this.#pleg = new GenericPLEG({
       runtime: this.#runtimeManager,
       clock: this.clock,
-      relistPeriodMs: this.#options.plegRelistPeriodMs,
+      relistPeriodMs: options.plegRelistPeriodMs,
     });
+    const runtimeManager = this.#runtimeManager;
     this.#containerGC = new ContainerGC({
       runtime: this.runtime,
       clock: this.clock,
       nodeName: this.nodeName,
       podStateProvider: {
         shouldPodContentBeRemoved: (uid) =>
-          !this.#workers.has(uid) && !this.#desired.has(uid) && !this.#finished.has(uid),
+          !this.#podWorkers.isKnown(uid) && !this.#desired.has(uid) && !this.#finished.has(uid),
       },
-      removeContainer: (id) => this.#runtimeManager!.removeContainer(id),
-      podLogsDirectory: join(this.#options.rootDir, "pods"),
+      removeContainer: (id) => runtimeManager.removeContainer(id),
+      podLogsDirectory: join(options.rootDir, "pods"),
     });
-    this.#consumers = [
-      this.#consume(this.livenessManager, "liveness"),
-      this.#consume(this.readinessManager, "readiness"),
-      this.#consume(this.startupManager, "startup"),
-      this.#consumePLEG(this.#pleg),
-    ];
-    this.#podUpdatesLoop = this.#consumePodUpdates();
-    const kubeClient = this.#options.kubeClient;
+    const kubeClient = options.kubeClient;
     // No silent drops: a pod setting a field this runtime does not honour is refused, whatever
     // its source.
     this.#featuresAdmitHandler = new PodFeaturesAdmitHandler({
       facts: {
         runtime: runtimeName === "embedded" ? "embedded" : "containerd",
         apiServer: kubeClient !== undefined,
-        clusterDNS: (this.#options.clusterDNS ?? []).length > 0,
+        clusterDNS: (options.clusterDNS ?? []).length > 0,
         uid: Deno.uid() ?? -1,
         gid: Deno.gid() ?? -1,
       },
@@ -556,8 +522,31 @@ export class Kubelet {
         nodeName: this.nodeName,
         nodeGetter: () => this.#apiNode(),
       });
-      this.statusManager.start();
     }
+  }
+
+  /**
+   * Starts the loops (kubelet's Run): consuming probe results, PLEG events and pod updates, the
+   * status manager (API-server mode), the periodic sync and (with a manifest path) the manifest
+   * watch; resolves once the first set of pods has been dispatched.
+   */
+  async run(): Promise<void> {
+    if (this.#started) throw new Error("kubelet already started");
+    this.#started = true;
+    log.info("Starting probelet node agent", {
+      nodeName: this.nodeName,
+      runtime: this.#runtimeName,
+      podManifestPath: this.#options.podManifestPath ?? "",
+    });
+    this.#consumers = [
+      this.#consume(this.livenessManager, "liveness"),
+      this.#consume(this.readinessManager, "readiness"),
+      this.#consume(this.startupManager, "startup"),
+      this.#consumePLEG(this.#pleg),
+    ];
+    this.#podUpdatesLoop = this.#consumePodUpdates();
+    const kubeClient = this.#options.kubeClient;
+    if (kubeClient) this.statusManager.start();
     this.#pleg.start();
     this.#containerLogManager?.start();
     this.#scheduleSyncTick();
@@ -594,35 +583,6 @@ export class Kubelet {
     }
     // Pods left on the runtime by a previous run are removed once the desired set is known.
     await this.#cleanupOrphanedPods();
-  }
-
-  // The volume host: config maps, secrets and tokens through the API server when there is one
-  // (an HTTP clientset's REST client; the node authorizer limits them to pods bound here).
-  #newVolumeManager(): VolumeManager {
-    const rest = (this.#options.kubeClient as { rest?: JSONRequester } | undefined)?.rest;
-    const noAPI = (what: string) => () =>
-      Promise.reject(new Error(`${what} cannot be read: this node has no API server`));
-    if (rest) {
-      this.#tokenManager = new TokenManager({ getToken: tokenRequester(rest), clock: this.clock });
-    }
-    const configMaps = rest ? newSimpleConfigMapManager(rest) : undefined;
-    const secrets = rest ? newSimpleSecretManager(rest) : undefined;
-    this.#configMapManager = configMaps;
-    this.#secretManager = secrets;
-    const tokens = this.#tokenManager;
-    const host: VolumeHost = {
-      podsDir: resolve(this.#options.rootDir, "pods"),
-      getConfigMap: configMaps
-        ? (ns, name) => configMaps.getConfigMap(ns, name)
-        : noAPI("config maps"),
-      getSecret: secrets ? (ns, name) => secrets.getSecret(ns, name) : noAPI("secrets"),
-      getServiceAccountToken: tokens
-        ? (ns, name, tr) => tokens.getServiceAccountToken(ns, name, tr)
-        : noAPI("service account tokens"),
-      getNodeAllocatable: () =>
-        (this.#admitNode?.status?.allocatable ?? {}) as Record<string, string>,
-    };
-    return new VolumeManager({ host, recorder: this.events });
   }
 
   /** Replaces the desired set of static pods (what a manifest update does). */
@@ -759,7 +719,10 @@ export class Kubelet {
         // Deleted while the agent was away: kill whatever of it runs, then finish the deletion.
         log.info("Pod is already being deleted, killing it", { pod: podKey(pod), podUID: uid });
         this.#desired.delete(uid);
-        if (!this.#workers.has(uid)) void this.#terminatePod(this.#addPod(pod, { start: false }));
+        if (!this.#podWorkers.isKnown(uid)) {
+          this.#addPod(pod, { start: false });
+          this.#podWorkers.updatePod({ updateType: "kill", pod });
+        }
         continue;
       }
       const admitted = await this.#canAdmitPod(pod);
@@ -769,7 +732,7 @@ export class Kubelet {
       }
       this.#desired.set(uid, pod);
       // A pod still being torn down is started again once its teardown ends (#forgetPod).
-      if (this.#workers.has(uid)) continue;
+      if (this.#podWorkers.isKnown(uid)) continue;
       this.#addPod(pod);
     }
   }
@@ -784,7 +747,7 @@ export class Kubelet {
         continue;
       }
       const uid = pod.metadata.uid ?? "";
-      const worker = this.#workers.get(uid);
+      const worker = this.#podWorkers.getPodSyncStatus(uid);
       if (pod.metadata.deletionTimestamp !== undefined) {
         this.#desired.delete(uid);
         this.#finished.delete(uid);
@@ -795,7 +758,7 @@ export class Kubelet {
         }
         worker.pod = pod;
         if (worker.terminating) void this.#shortenTermination(worker);
-        else void this.#terminatePod(worker);
+        else this.#podWorkers.updatePod({ updateType: "kill", pod });
         continue;
       }
       if (!worker || this.#rejected.has(uid)) continue;
@@ -809,22 +772,20 @@ export class Kubelet {
           pod: podKey(pod),
           podUID: uid,
         });
-        void this.#terminatePod(worker);
+        void this.#podWorkers.terminatePod(worker);
         continue;
       }
       // An API pod is synced with its new spec: changed containers are restarted, others kept.
-      worker.pod = pod;
-      worker.podJSON = canonicalJSON(pod);
-      this.#dispatch(worker);
+      this.#podWorkers.updatePod({ updateType: "update", pod });
     }
   }
 
   // kubelet's pod worker: a termination can only speed up. A shorter grace period arriving while
   // the kill runs (a second delete) kills again with it; the runtime SIGKILLs at the earlier end.
-  async #shortenTermination(worker: PodWorker): Promise<void> {
+  async #shortenTermination(worker: PodSyncStatus): Promise<void> {
     const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, worker.pod);
     const runtimeManager = this.#runtimeManager;
-    if (!runtimeManager || worker.gracePeriod === 0 || gracePeriod >= worker.gracePeriod) return;
+    if (worker.gracePeriod === 0 || gracePeriod >= worker.gracePeriod) return;
     worker.gracePeriod = gracePeriod;
     const pod = worker.pod;
     log.info("Killing pod with a shorter grace period", {
@@ -856,8 +817,8 @@ export class Kubelet {
       this.#desired.delete(uid);
       this.#rejected.delete(uid);
       this.#finished.delete(uid);
-      const worker = this.#workers.get(uid);
-      if (worker && !worker.terminating) void this.#terminatePod(worker);
+      const worker = this.#podWorkers.getPodSyncStatus(uid);
+      if (worker && !worker.terminating) void this.#podWorkers.terminatePod(worker);
     }
   }
 
@@ -866,7 +827,7 @@ export class Kubelet {
   // retried with a freshly read Node, as generalFilter does), then the pod's fields (every pod,
   // static ones too).
   async #canAdmitPod(pod: Pod): Promise<PodAdmitResult> {
-    const otherPods = [...this.#workers.values()].filter((w) => !w.terminating).map((w) => w.pod);
+    const otherPods = this.#podWorkers.activePods();
     const sysctls = this.#sysctlsAllowlist.admit({ pod, otherPods });
     if (!sysctls.admit) return sysctls;
     if (this.#admitHandler) {
@@ -878,7 +839,7 @@ export class Kubelet {
       }
       if (!result.admit) return result;
     }
-    return this.#featuresAdmitHandler!.admit({ pod, otherPods });
+    return this.#featuresAdmitHandler.admit({ pod, otherPods });
   }
 
   // kubelet's rejectPod: a Warning event and a Failed status saying why; the pod never runs.
@@ -962,8 +923,7 @@ export class Kubelet {
   }
 
   // SyncPod's mirror pod part: a missing, outdated or deleted mirror is replaced.
-  async #syncMirrorPod(pod: Pod): Promise<void> {
-    const mirrorClient = this.#mirrorClient!;
+  async #syncMirrorPod(pod: Pod, mirrorClient: MirrorClient): Promise<void> {
     const fullName = getPodFullName(pod);
     const mirror = this.podManager.getMirrorPodByPod(pod);
     let deleted = false;
@@ -1008,60 +968,15 @@ export class Kubelet {
     }
   }
 
-  #addPod(pod: Pod, options: { start?: boolean } = {}): PodWorker {
-    // A replaced manifest yields a new UID with the same name: start after the old pod is gone.
-    const predecessors = [...this.#workers.values()].filter((w) =>
-      w.terminating && podKey(w.pod) === podKey(pod)
-    ).map((w) => w.terminated);
-    const worker: PodWorker = {
-      pod,
-      podJSON: canonicalJSON(pod),
-      pending: false,
-      terminating: false,
-      finished: false,
-      startTime: rfc3339(this.clock.now()),
-      startFailures: new Map(),
-      syncs: 0,
-      gracePeriod: 0,
-      nextSyncAt: this.clock.now(),
-      died: new Set(),
-    };
-    this.#workers.set(pod.metadata.uid ?? "", worker);
+  // kubelet's UpdatePod(SyncPodCreate); the pod manager knows the pod before its first sync.
+  #addPod(pod: Pod, options: { start?: boolean } = {}): void {
     this.podManager.addPod(pod);
-    if (options.start === false) return worker;
-    if (predecessors.length > 0) {
-      worker.running = Promise.all(predecessors).then(() => {
-        worker.running = undefined;
-        this.#dispatch(worker);
-      });
-    } else {
-      this.#dispatch(worker);
-    }
-    return worker;
+    this.#podWorkers.updatePod({ updateType: "create", pod, start: options.start });
   }
 
   /** Requests a sync of the pod with this UID (no-op for unknown or terminating pods). */
   syncPodByUID(uid: string): void {
-    const worker = this.#workers.get(uid);
-    if (worker) this.#dispatch(worker);
-  }
-
-  #dispatch(worker: PodWorker): void {
-    if (this.#stopped || this.#shuttingDown || worker.terminating || worker.finished) return;
-    if (worker.running) {
-      worker.pending = true;
-      return;
-    }
-    worker.running = (async () => {
-      try {
-        do {
-          worker.pending = false;
-          await this.#syncPod(worker);
-        } while (worker.pending && !worker.terminating && !worker.finished && !this.#stopped);
-      } finally {
-        worker.running = undefined;
-      }
-    })();
+    this.#podWorkers.syncPodByUID(uid);
   }
 
   // What the runtime manager asks of the kubelet (kubelet's RuntimeHelper): the pod's DNS, host
@@ -1069,28 +984,29 @@ export class Kubelet {
   // <rootDir>/pod-dirs/<uid>; the volumes are under <rootDir>/pods/<uid>/volumes).
   #runtimeHelper(): RuntimeHelper {
     const clusterDomain = this.#options.clusterDomain ?? "";
-    const dns = new Configurer({
-      recorder: this.events,
-      nodeRef: nodeRef(this.nodeName),
-      nodeIPs: this.#hostIPs(),
-      clusterDNS: this.#options.clusterDNS ?? [],
-      clusterDomain,
-      resolverConfig: this.#options.resolverConfig ?? "/etc/resolv.conf",
-    });
+    // Made at the first pod's DNS, once running: the node's IPs are those the Node reports by then.
+    let dns: Configurer | undefined;
+    const newDNSConfigurer = () =>
+      new Configurer({
+        recorder: this.events,
+        nodeRef: nodeRef(this.nodeName),
+        nodeIPs: this.#hostIPs(),
+        clusterDNS: this.#options.clusterDNS ?? [],
+        clusterDomain,
+        resolverConfig: this.#options.resolverConfig ?? "/etc/resolv.conf",
+      });
     const podsDir = this.#podsDir();
     return {
-      getPodDNS: (pod) => dns.getPodDNS(pod),
+      getPodDNS: (pod) => (dns ??= newDNSConfigurer()).getPodDNS(pod),
       generatePodHostNameAndDomain: (pod) => generatePodHostNameAndDomain(pod, clusterDomain),
       // kubelet's makeMounts: the container's volume mounts, then the managed /etc/hosts.
       generateRunContainerOptions: async (pod, container, { podIPs, envs }) => {
-        const volumeMounts = this.#volumeManager
-          ? await makeMounts(
-            pod,
-            // subPathExpr expands against the environment makeEnvironmentVariables built.
-            envs ? { ...container, env: envs } : container,
-            this.#volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
-          )
-          : [];
+        const volumeMounts = await makeMounts(
+          pod,
+          // subPathExpr expands against the environment makeEnvironmentVariables built.
+          envs ? { ...container, env: envs } : container,
+          this.#volumeManager.getMountedVolumesForPod(pod.metadata.uid ?? ""),
+        );
         const options = await generateRunContainerOptions(pod, container, {
           podsDir,
           podIPs,
@@ -1116,13 +1032,13 @@ export class Kubelet {
   }
 
   /**
-   * Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions; then
-   * the pod worker's requeue (its resync period, the end of a restart back-off, or the back-off
-   * period after an error).
+   * Kubelet's SyncPod for a running pod: status first, then probes, then runtime actions. Returns
+   * what the pod worker's requeue needs (an error, the end of a restart back-off), or undefined
+   * when the pod went terminal or is terminating.
    */
-  async #syncPod(worker: PodWorker): Promise<void> {
+  async #syncPod(worker: PodSyncStatus): Promise<PodSyncResult | undefined> {
     const pod = worker.pod;
-    const runtimeManager = this.#runtimeManager!;
+    const runtimeManager = this.#runtimeManager;
     let retryAt: number | undefined;
     let failed = false;
     try {
@@ -1132,19 +1048,21 @@ export class Kubelet {
         runtimeStatus = await this.#cleanUpContainersInPod(worker, runtimeStatus);
       }
       const phase = this.#setAPIStatus(worker, runtimeStatus);
-      if (worker.terminating || this.#stopped || this.#shuttingDown) return;
+      if (worker.terminating || this.#stopped || this.#shuttingDown) return undefined;
       // Kubelet's SyncPod returns "terminal" before any set-up; its pod worker then runs
       // SyncTerminatingPod, which stops the sandbox (and with it the pod's network).
       if (phase === "Succeeded" || phase === "Failed") {
         await this.#syncTerminalPod(worker, runtimeStatus);
-        return;
+        return undefined;
       }
-      if (this.#mirrorClient && isStaticPod(pod)) await this.#syncMirrorPod(pod);
+      if (this.#mirrorClient && isStaticPod(pod)) {
+        await this.#syncMirrorPod(pod, this.#mirrorClient);
+      }
       this.probeManager.addPod(pod);
       // kubelet's SyncPod: the volumes before any container; a pod whose volumes cannot be set
       // up waits (ContainerCreating) and is synced again after the back-off period.
       try {
-        await this.#volumeManager?.waitForAttachAndMount(pod);
+        await this.#volumeManager.waitForAttachAndMount(pod);
       } catch (e) {
         this.events.event(getPodReference(pod), {
           type: "Warning",
@@ -1189,26 +1107,7 @@ export class Kubelet {
       failed = true;
       log.error(e, "Error syncing pod, skipping", { pod: podKey(pod), podUID: pod.metadata.uid });
     }
-    worker.nextSyncAt = this.#nextSyncAt({ failed, retryAt });
-  }
-
-  /**
-   * Kubelet's completeWork: when the pod worker syncs the pod next. After a clean sync, the
-   * resync interval; after an error, the back-off period; after a restart back-off (a
-   * `BackoffError`, which kubelet's SyncPod returns as its error), the time left until the
-   * earliest back-off ends, at most the resync interval. Each is jittered up to 50 % later, so a
-   * container in back-off restarts up to half its back-off late, as on kubelet.
-   */
-  #nextSyncAt(sync: { failed: boolean; retryAt?: number }): number {
-    const now = this.clock.now();
-    const resync = this.#options.syncFrequencyMs ?? defaultSyncFrequencyMs;
-    if (!sync.failed && sync.retryAt === undefined) {
-      return now + this.#jitter(resync, workerResyncIntervalJitterFactor);
-    }
-    let backoff = backOffPeriodMs;
-    if (sync.retryAt !== undefined) backoff = sync.retryAt - now;
-    backoff = Math.min(Math.max(backoff, 0), resync);
-    return now + this.#jitter(backoff, workerBackOffPeriodJitterFactor);
+    return { failed, retryAt };
   }
 
   /**
@@ -1218,7 +1117,7 @@ export class Kubelet {
    * Throws when the runtime fails; the pod is then synced again after the back-off period.
    */
   async #syncTerminalPod(
-    worker: PodWorker,
+    worker: PodSyncStatus,
     runtimeStatus: kubecontainer.PodStatus,
   ): Promise<void> {
     const pod = worker.pod;
@@ -1226,7 +1125,7 @@ export class Kubelet {
     await this.#syncTerminatingPod(worker, runtimeStatus, { recordStatus: true });
     // kubelet unmounts the volumes of a terminated pod (a finished Job's secrets leave the node's
     // memory) while the pod object stays.
-    await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
+    await this.#volumeManager.unmountPodVolumes(pod.metadata.uid ?? "");
     this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
     // kubelet's SyncTerminatedPod marks the final status: a new version the status manager
     // sends now that the terminal phase is no longer held back.
@@ -1245,12 +1144,12 @@ export class Kubelet {
    * the stop). Returns the runtime's view after the kill. Throws when the runtime fails.
    */
   async #syncTerminatingPod(
-    worker: PodWorker,
+    worker: PodSyncStatus,
     before: kubecontainer.PodStatus,
     options: { gracePeriodOverrideSeconds?: number; recordStatus: boolean },
   ): Promise<kubecontainer.PodStatus> {
     const pod = worker.pod;
-    const runtimeManager = this.#runtimeManager!;
+    const runtimeManager = this.#runtimeManager;
     this.probeManager.stopLivenessAndStartup(pod);
     await runtimeManager.killPod(pod, before, {
       gracePeriodOverrideSeconds: options.gracePeriodOverrideSeconds,
@@ -1270,16 +1169,11 @@ export class Kubelet {
     return after;
   }
 
-  // wait.Jitter: d plus up to factor*d at random.
-  #jitter(ms: number, factor: number): number {
-    return ms + Math.floor((this.#options.random ?? Math.random)() * factor * ms);
-  }
-
   // A pod found already on the runtime (a restarted agent adopting it) keeps its start time: the
   // one its sandbox recorded when it was created, else the oldest sandbox's creation; not the
   // moment this agent first saw it.
   #adoptStartTime(
-    worker: PodWorker,
+    worker: PodSyncStatus,
     runtimeStatus: kubecontainer.PodStatus,
   ): void {
     let oldest = Infinity;
@@ -1304,7 +1198,7 @@ export class Kubelet {
    * through CRI RemoveContainer. Returns the pod status without them.
    */
   async #cleanUpContainersInPod(
-    worker: PodWorker,
+    worker: PodSyncStatus,
     runtimeStatus: kubecontainer.PodStatus,
   ): Promise<kubecontainer.PodStatus> {
     const policy = this.#options.gcPolicy ?? defaultGCPolicy;
@@ -1316,7 +1210,7 @@ export class Kubelet {
       for (const victim of getContainersToDeleteInPod(id, runtimeStatus, keep)) {
         if (removed.has(victim)) continue;
         try {
-          await this.#runtimeManager!.removeContainer(victim);
+          await this.#runtimeManager.removeContainer(victim);
           removed.add(victim);
           log.V(4).info("Removed dead container", { pod: podKey(worker.pod), containerID: victim });
         } catch (e) {
@@ -1338,7 +1232,7 @@ export class Kubelet {
   // generateAPIPodStatus + probeManager.UpdatePodStatus + conditions, then statusManager.SetPodStatus.
   // Returns the phase it set.
   #setAPIStatus(
-    worker: PodWorker,
+    worker: PodSyncStatus,
     runtimeStatus: kubecontainer.PodStatus,
     options: { podIsTerminal?: boolean } = {},
   ): PodStatus["phase"] {
@@ -1411,7 +1305,7 @@ export class Kubelet {
   #handlePLEGEvent(e: PodLifecycleEvent): void {
     // isSyncPodWorthy: everything but ContainerRemoved.
     if (e.type === "ContainerRemoved") return;
-    const worker = this.#workers.get(e.id);
+    const worker = this.#podWorkers.getPodSyncStatus(e.id);
     if (!worker) {
       log.V(4).info("SyncLoop (PLEG): pod does not exist, ignore irrelevant event", { event: e });
       return;
@@ -1421,7 +1315,7 @@ export class Kubelet {
       event: e,
     });
     if (e.type === "ContainerDied") worker.died.add(e.data);
-    this.#dispatch(worker);
+    this.#podWorkers.updatePod({ updateType: "sync", pod: worker.pod });
   }
 
   #handleUpdate(u: Update, type: "liveness" | "readiness" | "startup"): void {
@@ -1474,14 +1368,7 @@ export class Kubelet {
         log.error(e, "Housekeeping failed, will retry at the next tick");
       }
       try {
-        const now = this.clock.now();
-        for (const worker of this.#workers.values()) {
-          // A terminating pod whose last teardown attempt failed is retried.
-          if (worker.terminating) void this.#attemptTeardown(worker);
-          else if (worker.nextSyncAt <= now || this.#shouldSync(worker.pod)) {
-            this.#dispatch(worker);
-          }
-        }
+        this.#podWorkers.syncDuePods((pod) => this.#shouldSync(pod));
       } finally {
         this.#scheduleSyncTick();
       }
@@ -1498,7 +1385,7 @@ export class Kubelet {
   // once every source is ready, drop statuses of unknown pods and delete orphaned mirror pods.
   #housekeeping(): void {
     // Terminating pods keep their readiness workers until they are removed, as in kubelet.
-    const desired = new Set([...this.#workers.keys()]);
+    const desired = new Set(this.#podWorkers.knownPods());
     this.probeManager.cleanupPods(desired);
     this.backoff.gc();
     if (this.clock.now() - this.#lastOrphanCleanup >= housekeepingPeriodMs) {
@@ -1506,7 +1393,7 @@ export class Kubelet {
       if (this.#options.kubeClient && this.#sourcesReady()) {
         const { pods, mirrorPods } = this.podManager.getPodsAndMirrorPods();
         const known = new Set([...pods, ...mirrorPods].map((p) => p.metadata.uid ?? ""));
-        for (const uid of this.#workers.keys()) known.add(uid);
+        for (const uid of this.#podWorkers.knownPods()) known.add(uid);
         this.statusManager.removeOrphanedStatuses(known);
         void this.#cleanupOrphanedMirrorPods();
       }
@@ -1520,7 +1407,7 @@ export class Kubelet {
   // Mirror pods whose static pod is gone are deleted (unless that pod is still terminating).
   async #cleanupOrphanedMirrorPods(): Promise<void> {
     for (const fullName of this.podManager.getOrphanedMirrorPodNames()) {
-      const terminating = [...this.#workers.values()].some((w) =>
+      const terminating = [...this.#podWorkers.podSyncStatuses()].some((w) =>
         w.terminating && getPodFullName(w.pod) === fullName
       );
       if (terminating) continue;
@@ -1537,8 +1424,9 @@ export class Kubelet {
    */
   garbageCollect(): Promise<void> {
     if (this.#containerGCRun) return this.#containerGCRun;
+    // The loops collect from run() on; before it there is nothing of this agent's to collect.
+    if (!this.#started) return Promise.resolve();
     const gc = this.#containerGC;
-    if (!gc) return Promise.resolve();
     this.#lastContainerGC = this.clock.now();
     this.#containerGCRun = gc.garbageCollect(this.#options.gcPolicy ?? defaultGCPolicy, {
       allSourcesReady: this.#sourcesReady(),
@@ -1558,13 +1446,12 @@ export class Kubelet {
     if (!this.#sourcesReady()) return Promise.resolve();
     this.#lastOrphanCleanup = this.clock.now();
     const runtimeManager = this.#runtimeManager;
-    if (!runtimeManager) return Promise.resolve();
     this.#orphanCleanup = (async () => {
       try {
         for (const pod of await runtimeManager.listManagedPods()) {
           const uid = pod.metadata.uid ?? "";
           if (this.#stopped) return;
-          if (this.#workers.has(uid) || this.#desired.has(uid)) continue;
+          if (this.#podWorkers.isKnown(uid) || this.#desired.has(uid)) continue;
           if (this.#finished.has(uid)) {
             if (!this.#finished.get(uid)) this.#finished.set(uid, await this.#stopFinishedPod(uid));
             continue;
@@ -1595,7 +1482,7 @@ export class Kubelet {
   async #cleanupOrphanedPodDirs(): Promise<void> {
     if (!this.#volumeManager) return;
     const active = new Set([
-      ...this.#workers.keys(),
+      ...this.#podWorkers.knownPods(),
       ...this.#desired.keys(),
       ...this.#finished.keys(),
     ]);
@@ -1615,7 +1502,7 @@ export class Kubelet {
   async #stopFinishedPod(uid: string): Promise<boolean> {
     const pod = this.podManager.getPodByUID(uid);
     const runtimeManager = this.#runtimeManager;
-    if (!pod || !runtimeManager) return false;
+    if (!pod) return false;
     try {
       const status = await runtimeManager.getPodStatus(pod);
       const running = status.containerStatuses.some((c) => c.state === "running") ||
@@ -1631,71 +1518,34 @@ export class Kubelet {
   }
 
   /**
-   * Tears a pod down: stop its liveness and startup probes, kill its containers and sandbox with
-   * the pod's grace period, stop the remaining probes, remove the sandbox and forget the pod.
-   * Kubelet's SyncTerminatingPod + SyncTerminatedPod + removal. A failed attempt leaves the pod
-   * terminating (its status and readiness kept, a same-name replacement waiting) and is retried at
-   * the next resync, as kubelet retries SyncTerminatingPod.
+   * The pod workers' SyncTerminatingPod of a pod being torn down: stop its liveness and startup
+   * probes, kill its containers and sandbox with `gracePeriod`, stop the remaining probes, then
+   * remove the sandbox, the pod's folder, volumes and tokens (kubelet's SyncTerminatedPod and
+   * removal). Throws when the runtime fails; the pod workers retry at the next resync.
    */
-  #terminatePod(worker: PodWorker): Promise<void> {
-    if (worker.terminated) return worker.terminated;
-    worker.terminating = true;
-    worker.terminated = new Promise((resolve) => worker.markTerminated = resolve);
-    this.#attemptTeardown(worker);
-    return worker.terminated;
-  }
-
-  /** Starts a teardown attempt unless one is running; resolves with whether it succeeded. */
-  #attemptTeardown(worker: PodWorker): Promise<boolean> {
-    if (worker.teardown) return worker.teardown;
-    const attempt = this.#teardownOnce(worker).finally(() => worker.teardown = undefined);
-    worker.teardown = attempt;
-    return attempt;
-  }
-
-  async #teardownOnce(worker: PodWorker): Promise<boolean> {
-    while (worker.running) await worker.running.catch(() => {});
+  async #syncTerminatingPodAndRemove(worker: PodSyncStatus, gracePeriod: number): Promise<void> {
     const pod = worker.pod;
     const runtimeManager = this.#runtimeManager;
-    // kubelet's calculateEffectiveGracePeriod: a deletion's grace period wins when shorter.
-    const { gracePeriod } = calculateEffectiveGracePeriod(worker.gracePeriod, pod, {
-      override: shutdownGracePeriodOverride(pod, this.#stopGracePeriodOverride),
+    const before = await runtimeManager.getPodStatus(pod);
+    log.V(2).info("Killing pod", { pod: podKey(pod), podUID: pod.metadata.uid, gracePeriod });
+    // The final status names how each container ended; the API server needs it only while the
+    // agent runs.
+    const after = await this.#syncTerminatingPod(worker, before, {
+      gracePeriodOverrideSeconds: gracePeriod,
+      recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
     });
-    worker.gracePeriod = gracePeriod;
-    try {
-      if (runtimeManager) {
-        const before = await runtimeManager.getPodStatus(pod);
-        log.V(2).info("Killing pod", { pod: podKey(pod), podUID: pod.metadata.uid, gracePeriod });
-        // The final status names how each container ended; the API server needs it only while
-        // the agent runs.
-        const after = await this.#syncTerminatingPod(worker, before, {
-          gracePeriodOverrideSeconds: gracePeriod,
-          recordStatus: !this.#stopped && this.#options.kubeClient !== undefined,
-        });
-        await runtimeManager.removePod(pod, after);
-        await this.#removePodDir(pod);
-      }
-      // kubelet's reconciler unmounts the volumes of a pod gone from the desired state; its
-      // tokens go with it.
-      await this.#volumeManager?.unmountPodVolumes(pod.metadata.uid ?? "");
-      this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
-      log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
-    } catch (e) {
-      if (!this.#stopped) {
-        log.error(e, "Failed to tear down pod, will retry at the next resync", {
-          pod: podKey(pod),
-          podUID: pod.metadata.uid,
-        });
-        return false;
-      }
-      log.error(e, "Failed to tear down pod during shutdown, giving up", { pod: podKey(pod) });
-    }
-    this.#forgetPod(worker);
-    return true;
+    await runtimeManager.removePod(pod, after);
+    await this.#removePodDir(pod);
+    // kubelet's reconciler unmounts the volumes of a pod gone from the desired state; its
+    // tokens go with it.
+    await this.#volumeManager.unmountPodVolumes(pod.metadata.uid ?? "");
+    this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
+    log.info("Pod terminated and removed", { pod: podKey(pod), podUID: pod.metadata.uid });
   }
 
-  // The pod is gone from the runtime (or the agent is shutting down): drop every trace of it.
-  #forgetPod(worker: PodWorker): void {
+  // The pod workers' SyncTerminatedPod: the pod is gone from the runtime (or the agent is
+  // shutting down) and from the pod workers; drop every trace of it.
+  #syncTerminatedPod(worker: PodSyncStatus): void {
     const pod = worker.pod;
     this.probeManager.removePod(pod);
     const uid = pod.metadata.uid ?? "";
@@ -1710,11 +1560,9 @@ export class Kubelet {
       this.statusManager.deletePodStatus(uid);
       this.podManager.removePod(pod);
     }
-    if (this.#workers.get(uid) === worker) this.#workers.delete(uid);
-    worker.markTerminated?.();
     // Re-added (same UID) while it was going down: kubelet's HandlePodCleanups restarts it.
     const again = this.#desired.get(uid);
-    if (again && !this.#stopped && !this.#workers.has(uid)) {
+    if (again && !this.#stopped && !this.#podWorkers.isKnown(uid)) {
       log.V(3).info(
         "Pod will be restarted because it is in the desired set and not known to the pod workers (likely due to UID reuse)",
         { podUID: uid },
@@ -1728,7 +1576,8 @@ export class Kubelet {
    * runtime state's "PLEG" health check, which the node's Ready condition reads).
    */
   plegHealthy(): { ok: boolean; message: string } {
-    return this.#pleg?.healthy() ?? { ok: false, message: "pleg has yet to be successful" };
+    if (!this.#started) return { ok: false, message: "pleg has yet to be successful" };
+    return this.#pleg.healthy();
   }
 
   /**
@@ -1737,8 +1586,9 @@ export class Kubelet {
    * manager is needed, so it is there once the agent has started.
    */
   get streaming(): StreamingHost | undefined {
+    // Not served before run(), as before the loops run the pods are not known.
+    if (!this.#started) return undefined;
     const runtimeManager = this.#runtimeManager;
-    if (!runtimeManager) return undefined;
     return newStreamingHost({
       runtime: this.runtime,
       getPods: () => runtimeManager.getPods(),
@@ -1752,7 +1602,7 @@ export class Kubelet {
    */
   pods(): PodWithStatus[] {
     const out: PodWithStatus[] = [];
-    for (const worker of this.#workers.values()) {
+    for (const worker of this.#podWorkers.podSyncStatuses()) {
       const uid = worker.pod.metadata.uid ?? "";
       const status = this.statusManager.getPodStatus(uid) ??
         { phase: "Pending", startTime: worker.startTime };
@@ -1760,7 +1610,7 @@ export class Kubelet {
     }
     for (const [uid, pod] of this.#rejected) {
       const status = this.statusManager.getPodStatus(uid);
-      if (this.#workers.has(uid) || !status) continue;
+      if (this.#podWorkers.isKnown(uid) || !status) continue;
       out.push({ ...structuredClone(pod), status });
     }
     return out;
@@ -1768,7 +1618,7 @@ export class Kubelet {
 
   /** The pod with this name (and namespace, default `default`), if running here. */
   getPod(name: string, namespace = "default"): PodWithStatus | undefined {
-    const matches = [...this.#workers.values()].filter((w) =>
+    const matches = [...this.#podWorkers.podSyncStatuses()].filter((w) =>
       w.pod.metadata.name === name && (w.pod.metadata.namespace ?? "default") === namespace
     );
     // A replaced manifest briefly has two pods of one name: prefer the one not going away.
@@ -1780,7 +1630,7 @@ export class Kubelet {
     return { ...structuredClone(worker.pod), status };
   }
 
-  /** Whether `start()` ran and `stop()` has not. */
+  /** Whether `run()` ran and `stop()` has not. */
   get running(): boolean {
     return this.#started && !this.#stopped;
   }
@@ -1797,11 +1647,10 @@ export class Kubelet {
     if (this.#stopped || this.#shuttingDown) return;
     // From here no sync starts: a container restarted now (a liveness kill, a crash) would only
     // be stopped again, and its grace period would come on top of the others'.
-    this.#shuttingDown = true;
     // Like the node shutdown manager: no pod gets longer than the shutdown grace period.
-    this.#stopGracePeriodOverride = options.gracePeriodOverrideSeconds;
+    this.#podWorkers.shutdown(options.gracePeriodOverrideSeconds);
     log.info("Shutting down probelet node agent", {
-      pods: this.#workers.size,
+      pods: this.#podWorkers.size,
       leavePodsRunning: options.leavePodsRunning === true,
     });
     // Nothing reaches the API server from here on: pods stopped with the agent are not deleted
@@ -1814,24 +1663,8 @@ export class Kubelet {
     this.#syncTimer?.stop();
     await this.#pleg?.stop();
     await this.#containerLogManager?.stop();
-    const workers = [...this.#workers.values()];
-    if (options.leavePodsRunning) {
-      this.#stopped = true;
-      // A sync in progress finishes (a half-created container would be left unstarted otherwise).
-      await Promise.all(workers.map((w) => w.running?.catch(() => {})));
-      await Promise.all(workers.map((w) => w.teardown));
-    } else {
-      // Tear down while syncs can still finish, then refuse new ones.
-      for (const w of workers) void this.#terminatePod(w);
-      this.#stopped = true;
-      // Pods whose teardown failed before (or fails now) get one more attempt; a failure once
-      // stopped is logged and given up on, so this ends.
-      let pending = workers;
-      while (pending.length > 0) {
-        const done = await Promise.all(pending.map((w) => this.#attemptTeardown(w)));
-        pending = pending.filter((_, i) => !done[i]);
-      }
-    }
+    // Syncs in progress finish; then either every pod is torn down or all are left running.
+    await this.#podWorkers.stop({ leavePodsRunning: options.leavePodsRunning });
     await this.#orphanCleanup;
     await this.#containerGCRun;
     this.probeManager.cleanupPods(new Set());
@@ -1842,18 +1675,66 @@ export class Kubelet {
 }
 
 /**
- * The grace period a stop of the agent gives `pod`, as kubelet's node shutdown manager computes
- * it: the shutdown grace period, or the pod's own terminationGracePeriodSeconds when that is
- * shorter. Passing the shutdown period alone would lengthen a short pod grace up to it (a pod
- * whose PID 1 ignores SIGTERM then held the stop until the shutdown cap killed the agent).
+ * Builds the kubelet and every part of it (kubelet's NewMainKubelet): the runtime is asked for its
+ * name unless `options.runtimeName` gives it. `run()` then starts the loops.
+ *
+ * @example
+ * ```ts
+ * import type { RuntimeService } from "../cri_client/runtime_service.ts";
+ *
+ * declare const runtime: RuntimeService;
+ *
+ * const kubelet = await newMainKubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet" });
+ * await kubelet.run();
+ * await kubelet.stop();
+ * ```
  */
-export function shutdownGracePeriodOverride(
-  pod: Pod,
-  shutdownGracePeriodSeconds: number | undefined,
-): number | undefined {
-  if (shutdownGracePeriodSeconds === undefined) return undefined;
-  const own = pod.spec.terminationGracePeriodSeconds;
-  return own !== undefined && own <= shutdownGracePeriodSeconds ? own : shutdownGracePeriodSeconds;
+export async function newMainKubelet(options: KubeletOptions): Promise<Kubelet> {
+  const runtimeName = options.runtimeName ?? (await options.runtime.version()).runtimeName;
+  return new Kubelet({ ...options, runtimeName });
+}
+
+// The volume host and its managers: config maps, secrets and tokens through the API server when
+// there is one (an HTTP clientset's REST client; the node authorizer limits them to pods bound
+// here).
+function newVolumeManagers(
+  options: KubeletOptions,
+  made: {
+    clock: Clock;
+    recorder: EventRecorder;
+    getNodeAllocatable: () => Record<string, string>;
+  },
+): {
+  volumeManager: VolumeManager;
+  tokenManager?: TokenManager;
+  configMapManager?: ConfigMapManager;
+  secretManager?: SecretManager;
+} {
+  const rest = (options.kubeClient as { rest?: JSONRequester } | undefined)?.rest;
+  const noAPI = (what: string) => () =>
+    Promise.reject(new Error(`${what} cannot be read: this node has no API server`));
+  const tokens = rest
+    ? new TokenManager({ getToken: tokenRequester(rest), clock: made.clock })
+    : undefined;
+  const configMaps = rest ? newSimpleConfigMapManager(rest) : undefined;
+  const secrets = rest ? newSimpleSecretManager(rest) : undefined;
+  const host: VolumeHost = {
+    podsDir: resolve(options.rootDir, "pods"),
+    getConfigMap: configMaps
+      ? (ns, name) => configMaps.getConfigMap(ns, name)
+      : noAPI("config maps"),
+    getSecret: secrets ? (ns, name) => secrets.getSecret(ns, name) : noAPI("secrets"),
+    getServiceAccountToken: tokens
+      ? (ns, name, tr) => tokens.getServiceAccountToken(ns, name, tr)
+      : noAPI("service account tokens"),
+    getNodeAllocatable: made.getNodeAllocatable,
+  };
+  return {
+    volumeManager: new VolumeManager({ host, recorder: made.recorder }),
+    tokenManager: tokens,
+    configMapManager: configMaps,
+    secretManager: secrets,
+  };
 }
 
 export { ContainersReady, PodReady };

@@ -10,9 +10,9 @@
  * declare const runtime: RuntimeService;
  * declare const pod: Pod;
  *
- * import { Kubelet } from "./mod.ts";
- * const kubelet = new Kubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet" });
- * await kubelet.start();
+ * import { newMainKubelet } from "./mod.ts";
+ * const kubelet = await newMainKubelet({ runtime, nodeName: "laptop", rootDir: ".run/probelet" });
+ * await kubelet.run();
  * kubelet.setPods([pod]);
  * await kubelet.stop();
  * ```
@@ -23,6 +23,7 @@ export {
   defaultBackOffMaxMs,
   Kubelet,
   type KubeletOptions,
+  newMainKubelet,
   type PodWithStatus,
 } from "./kubelet.ts";
 export { EventStore, type StoredEvent } from "./kubelet_events.ts";

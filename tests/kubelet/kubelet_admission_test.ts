@@ -8,7 +8,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import { join } from "node:path";
 import type { Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
-import { Kubelet } from "../../src/kubelet/kubelet.ts";
+import { newMainKubelet } from "../../src/kubelet/kubelet.ts";
 import { EmbeddedRuntimeService } from "../../src/runtime/embedded/mod.ts";
 import { FakeClock, settle } from "../../src/util/clock.ts";
 import * as log from "../../src/util/log.ts";
@@ -45,7 +45,7 @@ Deno.test("TestStaticPodRejectedForUnsupportedField (fake CRI runtime)", async (
   const recorder = new FakeRecorder();
   const rootDir = await Deno.makeTempDir({ prefix: "probelet-admission-test-" });
   const previous = log.setLogSink(() => {});
-  const kubelet = new Kubelet({
+  const kubelet = await newMainKubelet({
     runtime,
     runtimeName: "containerd",
     clock,
@@ -55,7 +55,7 @@ Deno.test("TestStaticPodRejectedForUnsupportedField (fake CRI runtime)", async (
     random: () => 0,
   });
   try {
-    await kubelet.start();
+    await kubelet.run();
     kubelet.setPods([stopSignalPod(["sleep", "600"])]);
     await kubelet.podUpdatesHandled();
     await clock.step(0);
@@ -95,7 +95,7 @@ Deno.test({
     const runtime = new EmbeddedRuntimeService({ rootDir: join(rootDir, "runtime") });
     const recorder = new FakeRecorder();
     const previous = log.setLogSink(() => {});
-    const kubelet = new Kubelet({
+    const kubelet = await newMainKubelet({
       runtime,
       nodeName: "node",
       rootDir,
@@ -103,7 +103,7 @@ Deno.test({
       random: () => 0,
     });
     try {
-      await kubelet.start();
+      await kubelet.run();
       const touch = (name: string) => ["sh", "-c", `touch ${markers}/${name}; sleep 600`];
       kubelet.setPods([
         stopSignalPod(touch("hooked")),
@@ -140,7 +140,7 @@ Deno.test("TestStaticPodRejectedForUnsafeSysctl (fake CRI runtime)", async () =>
   const recorder = new FakeRecorder();
   const rootDir = await Deno.makeTempDir({ prefix: "probelet-admission-test-" });
   const previous = log.setLogSink(() => {});
-  const kubelet = new Kubelet({
+  const kubelet = await newMainKubelet({
     runtime,
     runtimeName: "containerd",
     clock,
@@ -150,7 +150,7 @@ Deno.test("TestStaticPodRejectedForUnsafeSysctl (fake CRI runtime)", async () =>
     random: () => 0,
   });
   try {
-    await kubelet.start();
+    await kubelet.run();
     kubelet.setPods([
       staticPod("unsafe", {
         securityContext: { sysctls: [{ name: "kernel.msgmax", value: "65536" }] },

@@ -7,7 +7,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import type { Node, Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
-import { Kubelet } from "../../src/kubelet/kubelet.ts";
+import { newMainKubelet } from "../../src/kubelet/kubelet.ts";
 import { cgroupV1UnlimitedMemoryBytes } from "../../src/kubelet/cm/helpers_linux.ts";
 import { FakeClock, settle } from "../../src/util/clock.ts";
 import * as log from "../../src/util/log.ts";
@@ -76,7 +76,7 @@ async function setup(
   const recorder = new FakeRecorder();
   const rootDir = await Deno.makeTempDir({ prefix: "probelet-kubelet-api-test-" });
   const previous = log.setLogSink(() => {});
-  const kubelet = new Kubelet({
+  const kubelet = await newMainKubelet({
     runtime,
     runtimeName: options.runtimeName ?? "embedded",
     clock,
@@ -86,7 +86,7 @@ async function setup(
     random: () => 0,
     kubeClient: client,
   });
-  await kubelet.start();
+  await kubelet.run();
   const apiGet = (name: string) =>
     client.coreV1.pods("default").get(name).then((p) => p, () => undefined);
   const cleanup = async () => {

@@ -2,7 +2,7 @@ import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/stric
 import { join } from "node:path";
 import type { Pod } from "../../src/api/core/v1/mod.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
-import { Kubelet, type KubeletOptions } from "../../src/kubelet/kubelet.ts";
+import { type Kubelet, type KubeletOptions, newMainKubelet } from "../../src/kubelet/kubelet.ts";
 import { probeletNodeLabel } from "../../src/kubelet/kuberuntime/labels.ts";
 import { ExitError } from "../../src/util/exec/errors.ts";
 import { FakeClock, settle } from "../../src/util/clock.ts";
@@ -61,7 +61,7 @@ async function setup(
   const recorder = new FakeRecorder();
   const rootDir = await Deno.makeTempDir({ prefix: "probelet-kubelet-test-" });
   const previous = log.setLogSink(() => {});
-  const kubelet = new Kubelet({
+  const kubelet = await newMainKubelet({
     runtime,
     clock,
     nodeName: "node",
@@ -71,7 +71,7 @@ async function setup(
     syncFrequencyMs: 1000,
     ...overrides,
   });
-  await kubelet.start();
+  await kubelet.run();
   const status = () => kubelet.getPod("web")?.status;
   const app = () => status()?.containerStatuses?.find((c) => c.name === "app");
   // The runtime's ID of the app's current container (without the `<runtime>://` prefix).
@@ -353,8 +353,8 @@ Deno.test("TestRestartedAgentAdoptsRunningPods", async (t) => {
   const runtime = new FakeRuntime(clock);
   const rootDir = await Deno.makeTempDir({ prefix: "probelet-kubelet-test-" });
   const previous = log.setLogSink(() => {});
-  const agent = (recorder: FakeRecorder) =>
-    new Kubelet({
+  const agent = async (recorder: FakeRecorder) =>
+    await newMainKubelet({
       runtime,
       clock,
       nodeName: "node",
@@ -363,11 +363,11 @@ Deno.test("TestRestartedAgentAdoptsRunningPods", async (t) => {
       random: () => 0,
     });
   const first = new FakeRecorder();
-  const a = agent(first);
+  const a = await agent(first);
   const second = new FakeRecorder();
-  const b = agent(second);
+  const b = await agent(second);
   try {
-    await a.start();
+    await a.run();
     a.setPods([probedPod()]);
     const appOf = (k: Kubelet) => k.getPod("web")?.status?.containerStatuses?.[0];
     await until("ready", () => appOf(a)?.ready === true);
@@ -387,7 +387,7 @@ Deno.test("TestRestartedAgentAdoptsRunningPods", async (t) => {
     await clock.step(30_000);
 
     await t.step("a new agent adopts the pod: same ID, restarts, times; no events", async () => {
-      await b.start();
+      await b.run();
       b.setPods([probedPod()]);
       await until("status", () => appOf(b)?.state?.running !== undefined);
       const after = appOf(b)!;

@@ -1,8 +1,10 @@
 /** The grace period a stop of the agent gives each pod (kubelet's node shutdown manager). */
 import assert from "node:assert/strict";
 import type { Pod } from "../../src/api/core/v1/mod.ts";
-import { shutdownGracePeriodOverride } from "../../src/kubelet/kubelet.ts";
-import { calculateEffectiveGracePeriod } from "../../src/kubelet/pod_workers.ts";
+import {
+  calculateEffectiveGracePeriod,
+  shutdownGracePeriodOverride,
+} from "../../src/kubelet/pod_workers.ts";
 
 function pod(terminationGracePeriodSeconds?: number): Pod {
   return {

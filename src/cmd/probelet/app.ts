@@ -8,7 +8,7 @@
 import { join, resolve } from "node:path";
 import { newRemoteRuntimeService } from "../../cri_client/remote_runtime.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
-import { Kubelet, type KubeletOptions } from "../../kubelet/kubelet.ts";
+import { type Kubelet, type KubeletOptions, newMainKubelet } from "../../kubelet/kubelet.ts";
 import { EmbeddedRuntimeService } from "../../runtime/embedded/mod.ts";
 import {
   type KubeletServer,
@@ -204,7 +204,8 @@ interface AgentParts extends ClaimedAgent {
   imageService: RemoteImageService | undefined;
   broadcaster: EventBroadcaster | undefined;
   probePool: ProbePool | undefined;
-  kubelet: Kubelet;
+  /** Made first thing in the start (newMainKubelet asks the runtime for its name). */
+  kubelet: Kubelet | undefined;
   stopPodsOnExit: boolean;
   node: NodeAgent | undefined;
   serverCertificateManager: Manager | undefined;
@@ -245,9 +246,18 @@ async function startAgent(
     imageService,
     broadcaster,
     probePool,
+    kubelet: undefined,
+    stopPodsOnExit: flags.stopPodsOnExit ?? embedded !== undefined,
+    node: undefined,
+    serverCertificateManager: claimed.fileCertificateManager,
+  };
+  let stopped: Promise<void> | undefined;
+  const stop = () => stopped ??= stopAgent(parts);
+  let kubelet: Kubelet;
+  try {
     // The node agent reporting the Node starts after the kubelet (startNodeServices); the
     // kubelet reads it only once running.
-    kubelet: newAgentKubelet(flags, options, {
+    kubelet = parts.kubelet = await newAgentKubelet(flags, options, {
       runtime,
       clock,
       imageService,
@@ -255,16 +265,9 @@ async function startAgent(
       probePool,
       api,
       node: () => parts.node,
-    }),
-    stopPodsOnExit: flags.stopPodsOnExit ?? embedded !== undefined,
-    node: undefined,
-    serverCertificateManager: claimed.fileCertificateManager,
-  };
-  let stopped: Promise<void> | undefined;
-  const stop = () => stopped ??= stopAgent(parts);
-  try {
-    await startNodeServices(parts, { api, options });
-    await parts.kubelet.start();
+    });
+    await startNodeServices(parts, { api, options, kubelet });
+    await kubelet.run();
   } catch (e) {
     await stop().catch((err) => log.error(err, "Cleanup after a failed start failed"));
     throw e;
@@ -272,7 +275,7 @@ async function startAgent(
   const { server, secureServer } = parts;
   const host = server && (server.hostname.includes(":") ? `[${server.hostname}]` : server.hostname);
   return {
-    kubelet: parts.kubelet,
+    kubelet,
     runtime,
     server,
     secureServer,
@@ -298,9 +301,9 @@ function newAgentKubelet(
     api: RunKubeletOptions["clients"];
     node: () => NodeAgent | undefined;
   },
-): Kubelet {
+): Promise<Kubelet> {
   const { runtime, clock, imageService, recorders, probePool, api, node } = made;
-  return new Kubelet({
+  return newMainKubelet({
     runtime,
     clock,
     nodeName: flags.nodeName,
@@ -391,10 +394,10 @@ function newEventRecorders(
  */
 async function startNodeServices(
   parts: AgentParts,
-  context: { api: RunKubeletOptions["clients"]; options: RunKubeletOptions },
+  context: { api: RunKubeletOptions["clients"]; options: RunKubeletOptions; kubelet: Kubelet },
 ): Promise<void> {
-  const { flags, clock, kubelet, server, secureServer, tlsOptions } = parts;
-  const { api, options } = context;
+  const { flags, clock, server, secureServer, tlsOptions } = parts;
+  const { api, options, kubelet } = context;
   server?.setSource(kubelet);
   secureServer?.setSource(kubelet);
   if (api) {
@@ -444,10 +447,10 @@ async function stopAgent(parts: AgentParts): Promise<void> {
   try {
     const graceSeconds = Math.floor(flags.shutdownGracePeriodMs / 1000);
     await withDeadline(
-      parts.kubelet.stop({
+      parts.kubelet?.stop({
         leavePodsRunning: !parts.stopPodsOnExit,
         gracePeriodOverrideSeconds: graceSeconds,
-      }),
+      }) ?? Promise.resolve(),
       { clock, ms: flags.shutdownGracePeriodMs + stopSlackMs },
       () => {
         log.info("Shutdown grace period exceeded, killing what is left", {
