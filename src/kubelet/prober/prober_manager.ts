@@ -23,7 +23,7 @@ import { Result, type ResultsManager } from "./results/mod.ts";
 import { kubeletRestartGracePeriodMs, newWorker, type Worker } from "./worker.ts";
 
 /**
- * The kubelet feature gates the prober consults. Defaults are kubelet v1.35's.
+ * The kubelet feature gates the prober consults. Defaults are kubelet v1.36.3's (pkg/features).
  */
 export interface FeatureGates {
   /** Deprecated escape hatch (default false): reset container status after a kubelet restart. */
@@ -39,8 +39,8 @@ export interface FeatureGates {
 /** kubelet's defaults for the gates above. */
 export const defaultFeatureGates: Readonly<FeatureGates> = Object.freeze({
   ChangeContainerStatusOnKubeletRestart: false,
-  ContainerRestartRules: false,
-  RestartAllContainersOnContainerExits: false,
+  ContainerRestartRules: true,
+  RestartAllContainersOnContainerExits: true,
   ExecProbeTimeout: true,
 });
 

@@ -150,7 +150,7 @@ Deno.test("TestGrpcProberDetails", async (t) => {
       assert.equal(server.requests.length, 1);
       const [request] = server.requests;
       assert.equal(request.service, "my.Service");
-      assert.match(request.userAgent, /^kube-probe\/1\.35 /);
+      assert.match(request.userAgent, /^kube-probe\/1\.36 /);
       assert.deepEqual(request.customMetadataKeys, []);
     } finally {
       await server.close();

@@ -195,7 +195,7 @@ Deno.test("H2Conn: request frames, PING and SETTINGS answered, CONTINUATION and 
   assert.equal(request.headers.get("content-type"), "application/grpc");
   assert.equal(request.headers.get("te"), "trailers");
   assert.equal(request.headers.get("grpc-timeout"), "2000000u");
-  assert.match(request.headers.get("user-agent") ?? "", /^kube-probe\/1\.35 probelet-grpc$/);
+  assert.match(request.headers.get("user-agent") ?? "", /^kube-probe\/1\.36 probelet-grpc$/);
   // Length-prefixed HealthCheckRequest{service: "svc"}.
   assert.deepEqual([...request.body], [0, 0, 0, 0, 5, 0x0a, 3, 0x73, 0x76, 0x63]);
 });
