@@ -3,7 +3,7 @@
  * the live view, and shuts down cleanly on SIGINT/SIGTERM (exit 0). Bad flags exit with code 2.
  *
  * ```sh
- * deno run --allow-all --v8-flags=--max-semi-space-size=2 src/cmd/probelet/main.ts --pod-manifest-path fixtures/pods/host
+ * deno run --allow-all src/cmd/probelet/main.ts --pod-manifest-path fixtures/pods/host
  * ```
  * @module
  */
