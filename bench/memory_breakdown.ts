@@ -175,7 +175,7 @@ async function agent(options: {
     args: [
       "run",
       "-A",
-      "--v8-flags=--expose-gc",
+      `--v8-flags=--expose-gc${options.v8Flags ? `,${options.v8Flags}` : ""}`,
       childModule,
       "--child-agent",
       JSON.stringify(args),
@@ -207,6 +207,8 @@ async function agent(options: {
     "heapCommitted",
     "heapUsed",
     "newSpace",
+    "newSpaceUsed",
+    "newLargeObject",
     "oldSpace",
     "codeSpace",
     "codeAndMetadata",
@@ -243,7 +245,8 @@ async function agent(options: {
     "MiB except threads. anonymous: private memory (V8 heaps, malloc, stacks); fileBacked: pages of",
     "mapped files; denoBinary: of them, the deno executable's; mallocHeap: glibc's main heap;",
     "heapCommitted: V8 heap pages of the main isolate (pool threads and workers are isolates of",
-    "their own); newSpace/oldSpace: its young and old generation.",
+    "their own); newSpace/oldSpace: its young and old generation (newSpaceUsed: live bytes in it);",
+    "newLargeObject: the young generation's large-object space (objects over ~128 KiB).",
   );
   return rows;
 }

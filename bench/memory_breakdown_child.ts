@@ -86,9 +86,9 @@ function snapshot(v8: typeof import("node:v8")): Record<string, number> {
   const status = Deno.readTextFileSync("/proc/self/status");
   const heap = v8.getHeapStatistics();
   const code = v8.getHeapCodeStatistics();
-  const spaces = Object.fromEntries(
-    v8.getHeapSpaceStatistics().map((s) => [s.space_name, mib(s.space_size)]),
-  );
+  const spaceStats = v8.getHeapSpaceStatistics();
+  const spaces = Object.fromEntries(spaceStats.map((s) => [s.space_name, mib(s.space_size)]));
+  const used = Object.fromEntries(spaceStats.map((s) => [s.space_name, mib(s.space_used_size)]));
   // Resident pages of the deno executable's own mappings, and of glibc's malloc heap.
   let binary = 0;
   let mallocHeap = 0;
@@ -111,6 +111,8 @@ function snapshot(v8: typeof import("node:v8")): Record<string, number> {
     heapCommitted: mib(heap.total_physical_size),
     heapUsed: mib(heap.used_heap_size),
     newSpace: spaces.new_space ?? 0,
+    newSpaceUsed: used.new_space ?? 0,
+    newLargeObject: spaces.new_large_object_space ?? 0,
     oldSpace: spaces.old_space ?? 0,
     codeSpace: (spaces.code_space ?? 0) + (spaces.code_large_object_space ?? 0),
     codeAndMetadata: mib(code.code_and_metadata_size + code.bytecode_and_metadata_size),

@@ -27,7 +27,8 @@
  *   --before-repo DIR    also run that checkout's probelet ("probelet-before"), interleaved, for
  *                        before/after tables in one run
  *   --probelet-flag F    an extra probelet flag (repeatable), e.g. --probelet-flag=--probe-workers=0
- *   --probelet-v8-flags F  the V8 flags probelet runs with (default: none, as `deno run` starts it)
+ *   --probelet-v8-flags F  the V8 flags probelet runs with (default: those of the checkout's
+ *                        `deno task start`, as users start it; `--probelet-v8-flags=` for none)
  *   --json FILE          where the report goes;  --render FILE prints a saved report's table
  * @module
  */
@@ -53,7 +54,10 @@ export interface VsKubeletFlags {
   /** A checkout to run as "probelet-before" (the same figures before a change). */
   beforeRepo?: string;
   probeletFlags: string[];
-  /** V8 flags of the probelet process (`--v8-flags=`), e.g. --max-semi-space-size=2. */
+  /**
+   * V8 flags of the probelet process (`--v8-flags=`), e.g. --max-semi-space-size=2; when unset,
+   * those of the checkout's `start` task (startTaskV8Flags).
+   */
   probeletV8Flags?: string;
   firstStart: boolean;
   json: string;
@@ -197,6 +201,22 @@ const kubeletAgent: Agent = {
   },
 };
 
+/**
+ * The V8 flags (the value of `--v8-flags=`) of `deno task start` in the checkout at `repoDir`, or
+ * "" when it has none: probelet is measured as users start it.
+ *
+ * @example
+ * ```ts
+ * const v8Flags = await startTaskV8Flags("."); // "--max-semi-space-size=2"
+ * ```
+ */
+export async function startTaskV8Flags(repoDir: string): Promise<string> {
+  const config = JSON.parse(await Deno.readTextFile(join(repoDir, "deno.json")));
+  const start: string = config.tasks?.start ?? "";
+  const word = start.split(/\s+/).find((w) => w.startsWith("--v8-flags="));
+  return word?.slice("--v8-flags=".length) ?? "";
+}
+
 function probeletAgent(
   flags: VsKubeletFlags,
   which: { name: AgentName; repo: string },
@@ -224,6 +244,8 @@ function probeletAgent(
       await Deno.mkdir(join(state, "pki"), { recursive: true });
       if (!flags.firstStart) await ensureServingCert(state, api.nodeName, nodeIP);
       else await Deno.remove(join(state, "pki"), { recursive: true }).catch(() => {});
+      const v8Flags = flags.probeletV8Flags ?? await startTaskV8Flags(which.repo);
+      say(`${which.name}: V8 flags ${v8Flags === "" ? "none" : v8Flags}`);
       const log = await Deno.open(join(state, "probelet.log"), {
         create: true,
         append: true,
@@ -233,7 +255,7 @@ function probeletAgent(
         args: [
           "run",
           "-A",
-          ...(flags.probeletV8Flags ? [`--v8-flags=${flags.probeletV8Flags}`] : []),
+          ...(v8Flags ? [`--v8-flags=${v8Flags}`] : []),
           join(which.repo, "src", "cmd", "probelet", "main.ts"),
           "--kubeconfig",
           api.nodeKubeconfig,
