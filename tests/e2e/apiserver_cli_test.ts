@@ -260,7 +260,6 @@ spec:
             );
           }
           assert((await Deno.stat(join(markers, "web"))).isFile);
-          webStatusPatches = webPatches();
         },
       );
 
@@ -298,6 +297,10 @@ spec:
           const killing = (await events()).find((e) => e.reason === "Killing");
           assert(killing, "a Killing event");
           assertEquals(killing.message, "Container app failed liveness probe, will be restarted");
+          // web has been Ready for seconds now (its readiness probe runs each second). Counted from
+          // here, not at Ready: once the API shows a pod Running, kubelet v1.36's next status carries
+          // the pod cgroup's resources (status.resources), one more patch after Running and Ready.
+          webStatusPatches = webPatches();
         },
       );
 
