@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { runKubelet, type RunningKubelet } from "../../src/cmd/probelet/app.ts";
 import * as log from "../../src/util/log.ts";
 import { realKubeApiServer } from "../testing/apiserver_targets.ts";
-import { criEndpoint, integrationSkipReason, testImage } from "../integration/helpers.ts";
+import { integrationSkipReason, testImage } from "../integration/helpers.ts";
 import { waitFor } from "./helpers.ts";
 import {
   have,
@@ -19,7 +19,9 @@ import {
   kubectl as kubectlCommand,
   nodeIP,
   run,
+  secureAgentOptions,
   secureNodeSkipReason,
+  waitForSecurePort,
 } from "./secure_node.ts";
 
 const real = await realKubeApiServer();
@@ -117,26 +119,9 @@ Deno.test({
     let agent: RunningKubelet | undefined;
     const children: Deno.ChildProcess[] = [];
     try {
-      agent = await runKubelet({
-        kubeconfig: api.nodeKubeconfig,
-        nodeName: api.nodeName,
-        containerRuntimeEndpoint: criEndpoint(),
-        podManifestPath: join(dir, "pods"),
-        rootDir: join(dir, "root"),
-        port: -1,
-        securePort: 0,
-        address: nodeIP,
-        nodeIP,
-        clientCAFile: join(pki, "ca.crt"),
-        authorizationMode: "Webhook",
-        authenticationTokenWebhook: true,
-        nodeStatusUpdateFrequencyMs: 1000,
-      });
+      agent = await runKubelet(secureAgentOptions(api, dir));
       const securePort = agent.secureServer!.port;
-      await waitFor("node with the secure port", async () => {
-        const res = await api.admin("GET", `/api/v1/nodes/${api.nodeName}`);
-        return res.body?.status?.daemonEndpoints?.kubeletEndpoint?.Port === securePort;
-      });
+      await waitForSecurePort(api, agent);
       const created = await api.admin("POST", "/api/v1/namespaces/default/pods", {
         body: podManifest(api.nodeName),
       });
@@ -333,27 +318,10 @@ Deno.test({
     let agent: RunningKubelet | undefined;
     const children: Deno.ChildProcess[] = [];
     try {
-      agent = await runKubelet({
-        kubeconfig: api.nodeKubeconfig,
-        nodeName: api.nodeName,
-        containerRuntimeEndpoint: "",
-        podManifestPath: join(dir, "pods"),
-        rootDir: join(dir, "root"),
-        port: -1,
-        securePort: 0,
-        address: nodeIP,
-        nodeIP,
-        clientCAFile: join(pki, "ca.crt"),
-        authorizationMode: "Webhook",
-        authenticationTokenWebhook: true,
-        nodeStatusUpdateFrequencyMs: 1000,
-        stopPodsOnExit: true,
-      });
-      const securePort = agent.secureServer!.port;
-      await waitFor("node with the secure port", async () => {
-        const res = await api.admin("GET", `/api/v1/nodes/${api.nodeName}`);
-        return res.body?.status?.daemonEndpoints?.kubeletEndpoint?.Port === securePort;
-      });
+      agent = await runKubelet(
+        secureAgentOptions(api, dir, { containerRuntimeEndpoint: "", stopPodsOnExit: true }),
+      );
+      await waitForSecurePort(api, agent);
       const created = await api.admin("POST", "/api/v1/namespaces/default/pods", {
         body: {
           apiVersion: "v1",

@@ -9,9 +9,16 @@ import { join } from "node:path";
 import { runKubelet, type RunningKubelet } from "../../src/cmd/probelet/app.ts";
 import * as log from "../../src/util/log.ts";
 import { realKubeApiServer } from "../testing/apiserver_targets.ts";
-import { criEndpoint, integrationSkipReason, testImage } from "../integration/helpers.ts";
+import { integrationSkipReason, testImage } from "../integration/helpers.ts";
 import { waitFor } from "./helpers.ts";
-import { kubeApiPki, kubectl, nodeIP, secureNodeSkipReason } from "./secure_node.ts";
+import {
+  kubeApiPki,
+  kubectl,
+  nodeIP,
+  secureAgentOptions,
+  secureNodeSkipReason,
+  waitForSecurePort,
+} from "./secure_node.ts";
 
 const real = await realKubeApiServer();
 const pki = kubeApiPki;
@@ -59,31 +66,12 @@ Deno.test({
     await api.admin("DELETE", `/api/v1/nodes/${api.nodeName}`);
     let agent: RunningKubelet | undefined;
     try {
-      agent = await runKubelet({
-        kubeconfig: api.nodeKubeconfig,
-        nodeName: api.nodeName,
-        containerRuntimeEndpoint: criEndpoint(),
-        podManifestPath: join(dir, "pods"),
-        rootDir: join(dir, "root"),
-        port: -1,
-        securePort: 0,
-        address: nodeIP,
-        nodeIP,
-        clientCAFile: join(pki, "ca.crt"),
-        authorizationMode: "Webhook",
-        authenticationTokenWebhook: true,
-        nodeStatusUpdateFrequencyMs: 1000,
-      });
+      agent = await runKubelet(secureAgentOptions(api, dir));
       const securePort = agent.secureServer!.port;
       // The node advertises the secure port and an address the API server dials.
-      const node = await waitFor("node with the secure port", async () => {
-        const res = await api.admin("GET", `/api/v1/nodes/${api.nodeName}`);
-        return res.body?.status?.daemonEndpoints?.kubeletEndpoint?.Port === securePort && res.body;
-      });
+      const node = await waitForSecurePort(api, agent);
       assert(
-        node.status.addresses.some((a: { type: string; address: string }) =>
-          a.type === "InternalIP" && a.address === nodeIP
-        ),
+        node.status?.addresses?.some((a) => a.type === "InternalIP" && a.address === nodeIP),
       );
       const applied = await new Deno.Command("kubectl", {
         args: ["--kubeconfig", admin, "apply", "-f", "-"],
@@ -255,29 +243,14 @@ Deno.test({
     let agent: RunningKubelet | undefined;
     let follow: Deno.ChildProcess | undefined;
     try {
-      agent = await runKubelet({
-        kubeconfig: api.nodeKubeconfig,
-        nodeName: api.nodeName,
-        containerRuntimeEndpoint: criEndpoint(),
-        podManifestPath: join(dir, "pods"),
-        rootDir: join(dir, "root"),
-        port: -1,
-        securePort: 0,
-        address: nodeIP,
-        nodeIP,
-        clientCAFile: join(pki, "ca.crt"),
-        authorizationMode: "Webhook",
-        nodeStatusUpdateFrequencyMs: 1000,
+      agent = await runKubelet(secureAgentOptions(api, dir, {
+        authenticationTokenWebhook: false,
         // kubelet's log manager rotates (rename, then CRI ReopenContainerLog) every ~4 KiB.
         containerLogMaxSizeBytes: 4096,
         containerLogMaxFiles: 5,
         containerLogMonitorIntervalMs: 1000,
-      });
-      const securePort = agent.secureServer!.port;
-      await waitFor("node with the secure port", async () => {
-        const res = await api.admin("GET", `/api/v1/nodes/${api.nodeName}`);
-        return res.body?.status?.daemonEndpoints?.kubeletEndpoint?.Port === securePort;
-      });
+      }));
+      await waitForSecurePort(api, agent);
       const pod = JSON.parse(podManifest(api.nodeName));
       pod.metadata.name = "fast";
       pod.spec.containers[0].command[2] =

@@ -10,12 +10,16 @@ import { join } from "node:path";
 import { runKubelet, type RunningKubelet } from "../../src/cmd/probelet/app.ts";
 import * as log from "../../src/util/log.ts";
 import { realKubeApiServer } from "../testing/apiserver_targets.ts";
-import { criEndpoint, integrationSkipReason, testImage } from "../integration/helpers.ts";
+import { integrationSkipReason, testImage } from "../integration/helpers.ts";
 import { waitFor } from "./helpers.ts";
-import { kubeApiPki, kubectl, nodeIP, secureNodeSkipReason } from "./secure_node.ts";
+import {
+  kubectl,
+  secureAgentOptions,
+  secureNodeSkipReason,
+  waitForSecurePort,
+} from "./secure_node.ts";
 
 const real = await realKubeApiServer();
-const pki = kubeApiPki;
 const skip = await secureNodeSkipReason(real) || (await integrationSkipReason() ?? "");
 if (skip) console.log(`kubectl_top_test: skipped: ${skip}`);
 
@@ -62,26 +66,9 @@ Deno.test({
     await api.admin("DELETE", `/api/v1/nodes/${api.nodeName}`);
     let agent: RunningKubelet | undefined;
     try {
-      agent = await runKubelet({
-        kubeconfig: api.nodeKubeconfig,
-        nodeName: api.nodeName,
-        containerRuntimeEndpoint: criEndpoint(),
-        podManifestPath: join(dir, "pods"),
-        rootDir: join(dir, "root"),
-        port: -1,
-        securePort: 0,
-        address: nodeIP,
-        nodeIP,
-        clientCAFile: join(pki, "ca.crt"),
-        authorizationMode: "Webhook",
-        authenticationTokenWebhook: true,
-        nodeStatusUpdateFrequencyMs: 1000,
-      });
+      agent = await runKubelet(secureAgentOptions(api, dir));
       const securePort = agent.secureServer!.port;
-      await waitFor("node with the secure port", async () => {
-        const res = await api.admin("GET", `/api/v1/nodes/${api.nodeName}`);
-        return res.body?.status?.daemonEndpoints?.kubeletEndpoint?.Port === securePort;
-      });
+      await waitForSecurePort(api, agent);
       const applied = await new Deno.Command("kubectl", {
         args: ["--kubeconfig", admin, "apply", "-f", "-"],
         stdin: "piped",

@@ -6,7 +6,11 @@
  * @module
  */
 import { join } from "node:path";
-import { repoRoot } from "../integration/helpers.ts";
+import type { Node } from "../../src/api/core/v1/mod.ts";
+import type { RunKubeletOptions, RunningKubelet } from "../../src/cmd/probelet/app.ts";
+import { criEndpoint, repoRoot } from "../integration/helpers.ts";
+import type { ApiTarget } from "../testing/apiserver_targets.ts";
+import { waitFor } from "./helpers.ts";
 
 /** The node's InternalIP and listen address: one the API server may dial and proxy to. */
 export const nodeIP: string = Deno.env.get("PROBELET_NODE_IP") ?? "10.88.99.1";
@@ -81,4 +85,45 @@ export function kubectl(
     ["--kubeconfig", kubeconfig, "--request-timeout", options.timeout ?? "20s", ...args],
     options.stdin,
   );
+}
+
+/** What the agent under test needs of the local control plane (realKubeApiServer()'s answer). */
+export type SecureNodeApi = Pick<ApiTarget, "nodeKubeconfig" | "nodeName" | "admin">;
+
+/**
+ * The agent's options for a node the API server dials: pods from `<dir>/pods`, state in
+ * `<dir>/root`, no read-only port, the secure port on `nodeIP` (a free port), clients checked
+ * against the local CA, SubjectAccessReview and TokenReview; `overrides` win.
+ */
+export function secureAgentOptions(
+  api: SecureNodeApi,
+  dir: string,
+  overrides: RunKubeletOptions = {},
+): RunKubeletOptions {
+  return {
+    kubeconfig: api.nodeKubeconfig,
+    nodeName: api.nodeName,
+    containerRuntimeEndpoint: criEndpoint(),
+    podManifestPath: join(dir, "pods"),
+    rootDir: join(dir, "root"),
+    port: -1,
+    securePort: 0,
+    address: nodeIP,
+    nodeIP,
+    clientCAFile: join(kubeApiPki, "ca.crt"),
+    authorizationMode: "Webhook",
+    authenticationTokenWebhook: true,
+    nodeStatusUpdateFrequencyMs: 1000,
+    ...overrides,
+  };
+}
+
+/** Waits until the Node advertises `agent`'s secure port, and returns the Node. */
+export function waitForSecurePort(api: SecureNodeApi, agent: RunningKubelet): Promise<Node> {
+  const securePort = agent.secureServer!.port;
+  return waitFor("node with the secure port", async () => {
+    const res = await api.admin("GET", `/api/v1/nodes/${api.nodeName}`);
+    const node = res.body as Node | undefined;
+    return node?.status?.daemonEndpoints?.kubeletEndpoint?.Port === securePort && node;
+  }) as Promise<Node>;
 }

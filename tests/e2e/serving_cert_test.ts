@@ -14,7 +14,7 @@ import * as log from "../../src/util/log.ts";
 import { realKubeApiServer } from "../testing/apiserver_targets.ts";
 import { repoRoot } from "../integration/helpers.ts";
 import { waitFor } from "./helpers.ts";
-import { kubectl, nodeIP, secureNodeSkipReason } from "./secure_node.ts";
+import { kubectl, nodeIP, secureAgentOptions, secureNodeSkipReason } from "./secure_node.ts";
 
 const real = await realKubeApiServer();
 const state = join(repoRoot, ".run", "kube-apiserver");
@@ -95,23 +95,13 @@ Deno.test({
     const before = new Set((await listCsrs()).map((c) => c.metadata.name));
     let agent: RunningKubelet | undefined;
     try {
-      agent = await runKubelet({
-        kubeconfig: api.nodeKubeconfig,
-        nodeName: api.nodeName,
-        containerRuntimeEndpoint: "",
-        podManifestPath: join(dir, "pods"),
-        rootDir: join(dir, "root"),
-        port: -1,
-        securePort: 0,
-        address: nodeIP,
-        nodeIP,
-        clientCAFile: join(state, "pki", "ca.crt"),
-        authorizationMode: "Webhook",
-        authenticationTokenWebhook: true,
-        rotateServerCertificates: true,
-        nodeStatusUpdateFrequencyMs: 1000,
-        stopPodsOnExit: true,
-      });
+      agent = await runKubelet(
+        secureAgentOptions(api, dir, {
+          containerRuntimeEndpoint: "",
+          rotateServerCertificates: true,
+          stopPodsOnExit: true,
+        }),
+      );
       const port = agent.secureServer!.port;
       // The node's CSR, for the addresses its status reports.
       const csr = await waitFor("the node's CSR", async () => {
