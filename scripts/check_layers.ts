@@ -2,9 +2,8 @@
  * The layer check run by `deno task check`: every import between packages of `src/` points down
  *
  * ```
- * api  <  util | version | third_party  <  probe | client | cri_client | cri_streaming
- *      |  credentialprovider
- *      <  volume  <  kubelet | runtime  <  cmd
+ * api  <  util | version | third_party  <  probe | client | cri_client | credentialprovider
+ *      <  volume | cri_streaming  <  kubelet | runtime  <  cmd
  * ```
  *
  * Packages on one rank are siblings and import nothing from each other. Inside `kubelet`, a
@@ -32,9 +31,10 @@ export const layerRanks: Readonly<Record<string, number>> = {
   probe: 2,
   client: 2,
   cri_client: 2,
-  // A CRI runtime's streaming server (exec, attach, port-forward), beside the CRI client.
-  cri_streaming: 2,
   credentialprovider: 2,
+  // A CRI runtime's streaming server (exec, attach, port-forward): it serves the CRI API's
+  // requests (cri_client/api.ts), as k8s.io/cri-streaming imports k8s.io/cri-api.
+  cri_streaming: 3,
   // volume plugins read Secrets and ConfigMaps through client and are used by kubelet's
   // volume manager: above client, below kubelet.
   volume: 3,

@@ -29,38 +29,22 @@ import {
   type StreamOptions,
   supportedStreamingProtocols,
 } from "./remotecommand.ts";
+import type {
+  AttachRequest,
+  ExecRequest,
+  PortForwardRequest,
+  StreamingResponse,
+} from "../cri_client/api.ts";
 import { RequestCache, StreamingError } from "./request_cache.ts";
 import { SpdyConnection, type SpdyStream } from "./spdy/connection.ts";
 
-/** CRI `ExecRequest` (the fields a streaming server reads). */
-export interface ExecRequest {
-  containerId: string;
-  cmd: string[];
-  tty: boolean;
-  stdin: boolean;
-  stdout: boolean;
-  stderr: boolean;
-}
-
-/** CRI `AttachRequest`. */
-export interface AttachRequest {
-  containerId: string;
-  stdin: boolean;
-  tty: boolean;
-  stdout: boolean;
-  stderr: boolean;
-}
-
-/** CRI `PortForwardRequest`. */
-export interface PortForwardRequest {
-  podSandboxId: string;
-  port: number[];
-}
-
-/** CRI's answer to `Exec`, `Attach` and `PortForward`. */
-export interface StreamingResponse {
-  url: string;
-}
+// The CRI requests and answer it serves are the CRI API's (cri-streaming imports cri-api too).
+export type {
+  AttachRequest,
+  ExecRequest,
+  PortForwardRequest,
+  StreamingResponse,
+} from "../cri_client/api.ts";
 
 /**
  * What a runtime does behind the streaming server (cri-streaming's `Runtime`). `exec` and `attach`
