@@ -11,14 +11,17 @@
  *   probelet) at each `--slots` pod count on the local control plane and containerd: VmRSS, the
  *   anonymous and file-backed parts (/proc/self/smaps_rollup), threads, and V8's view
  *   (`node:v8` heap statistics: used and committed heap, its young and old generation, code,
- *   malloced, external), without forcing a GC (a full GC resizes the young generation).
+ *   malloced, external), without forcing a GC (a full GC resizes the young generation), and its
+ *   CPU (all threads' CPU seconds over `--cpu-window` seconds after the `--settle`, % of a core).
  *
  * Each figure is the median of `--repeat` runs (modules, isolates). Needs `--v8-flags=--expose-gc`
  * for the GC figures; `agent` needs `scripts/containerd.sh up` and `scripts/kube-apiserver.sh up`.
  *
  *   deno run -A --v8-flags=--expose-gc bench/memory_breakdown.ts [--sections modules,isolates,agent]
- *     [--slots 0,30,100] [--settle S] [--repeat N] [--probelet-flag=--probe-workers=0 ...]
+ *     [--slots 0,30,100] [--settle S] [--cpu-window S] [--repeat N]
+ *     [--probelet-flag=--probe-workers=0 ...]
  *     [--v8-flags F] (the agent's V8 flags, e.g. --max-semi-space-size=1)
+ *     [--env=NAME=VALUE ...] (the agent's environment, e.g. --env=MALLOC_ARENA_MAX=2)
  * @module
  */
 import { join } from "node:path";
@@ -42,6 +45,11 @@ const packages: { name: string; before?: string[] }[] = [
 
 // ------------------------------------------------------------------------------------------------
 // The parent
+
+/** The 1-, 5- and 15-minute load averages, printed beside every figure. */
+function loadAverage(): string {
+  return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+}
 
 function settle(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -132,8 +140,10 @@ async function isolates(repeat: number): Promise<string[]> {
 async function agent(options: {
   slots: number[];
   settleS: number;
+  cpuWindowS: number;
   probeletFlags: string[];
   v8Flags?: string;
+  env: Record<string, string>;
 }): Promise<string[]> {
   const api = await realKubeApiServer();
   if (typeof api === "string") return [`agent: skipped (${api})`];
@@ -181,6 +191,7 @@ async function agent(options: {
       JSON.stringify(args),
     ],
     cwd: repo,
+    env: options.env,
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -198,6 +209,7 @@ async function agent(options: {
     return line;
   };
   const columns = [
+    "cpuPercent",
     "rss",
     "anonymous",
     "fileBacked",
@@ -216,8 +228,8 @@ async function agent(options: {
     "external",
   ];
   const rows = [
-    `| pods | ${columns.join(" | ")} |`,
-    `|--:|${columns.map(() => "--:").join("|")}|`,
+    `| pods | ${columns.join(" | ")} | load |`,
+    `|--:|${columns.map(() => "--:").join("|")}|--|`,
   ];
   try {
     await waitNodeReady(api, api.nodeName, 120_000, () => child.pid);
@@ -226,12 +238,18 @@ async function agent(options: {
       if (slot > pods) await createAndWaitReady(api, api.nodeName, { from: pods, to: slot });
       pods = slot;
       await settle(options.settleS * 1000);
+      // CPU over a window after the settle: the agent's own CPU seconds (all its threads).
+      child.kill("SIGUSR2");
+      const first = JSON.parse(await nextLine());
+      await settle(options.cpuWindowS * 1000);
       child.kill("SIGUSR2");
       const snap = JSON.parse(await nextLine());
+      snap.cpuPercent = (snap.cpuSeconds - first.cpuSeconds) * 100 /
+        ((snap.atMs - first.atMs) / 1000);
       rows.push(
         `| ${pods} | ${
           columns.map((c) => c === "threads" ? String(snap[c]) : snap[c].toFixed(1)).join(" | ")
-        } |`,
+        } | ${loadAverage()} |`,
       );
     }
   } finally {
@@ -242,7 +260,8 @@ async function agent(options: {
   }
   rows.push(
     "",
-    "MiB except threads. anonymous: private memory (V8 heaps, malloc, stacks); fileBacked: pages of",
+    "MiB except threads and cpuPercent (the agent's CPU seconds over the window after the settle,",
+    "as % of one core). anonymous: private memory (V8 heaps, malloc, stacks); fileBacked: pages of",
     "mapped files; denoBinary: of them, the deno executable's; mallocHeap: glibc's main heap;",
     "heapCommitted: V8 heap pages of the main isolate (pool threads and workers are isolates of",
     "their own); newSpace/oldSpace: its young and old generation (newSpaceUsed: live bytes in it);",
@@ -260,11 +279,7 @@ async function main(args: string[]): Promise<void> {
   };
   const sections = (get("sections") ?? "modules,isolates,agent").split(",");
   const repeat = Number(get("repeat") ?? 3);
-  const out: string[] = [
-    `memory breakdown, ${new Date().toISOString()}, load ${
-      Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ")
-    }`,
-  ];
+  const out: string[] = [`memory breakdown, ${new Date().toISOString()}, load ${loadAverage()}`];
   if (sections.includes("modules")) out.push("", ...(await modules(repeat)));
   if (sections.includes("isolates")) out.push("", ...(await isolates(repeat)));
   if (sections.includes("agent")) {
@@ -273,6 +288,13 @@ async function main(args: string[]): Promise<void> {
       ...(await agent({
         slots: (get("slots") ?? "0,30,100").split(",").map(Number),
         settleS: Number(get("settle") ?? 20),
+        cpuWindowS: Number(get("cpu-window") ?? 30),
+        env: Object.fromEntries(
+          args.filter((a) => a.startsWith("--env=")).map((a) => {
+            const [k, ...v] = a.slice("--env=".length).split("=");
+            return [k, v.join("=")];
+          }),
+        ),
         v8Flags: get("v8-flags"),
         probeletFlags: args.filter((a) => a.startsWith("--probelet-flag=")).map((a) =>
           a.slice("--probelet-flag=".length)
