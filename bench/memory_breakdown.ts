@@ -37,7 +37,6 @@ const nodeFloor = ["node:http2", "node:crypto", "node:net", "node:tls"];
 /** The npm packages of deno.json the agent may load, each with what must load first. */
 const packages: { name: string; before?: string[] }[] = [
   { name: "yaml" },
-  { name: "prom-client" },
   { name: "@grpc/proto-loader" },
   { name: "@grpc/grpc-js" },
   { name: "@peculiar/x509", before: ["reflect-metadata"] },

@@ -5,7 +5,8 @@
  * float sums), blank lines between metrics, series order after a removal, and the content type.
  * The process figures' values change from run to run: their lines are pinned with the value
  * masked. Pinned from prom-client 15.1.3's output before the metrics moved to
- * src/util/prometheus/ (docs/benchmarks/memory.md, "The idle floor").
+ * src/util/prometheus/ (docs/benchmarks/memory.md, "The idle floor"); the CPU counters now count
+ * from the process's start, as Go's process collector does.
  * @module
  */
 import { deepStrictEqual as assertEquals, ok } from "node:assert/strict";
@@ -303,4 +304,11 @@ Deno.test("/metrics: the process figures are this process's", async () => {
   const user = sample("process_cpu_user_seconds_total");
   const system = sample("process_cpu_system_seconds_total");
   ok(Math.abs(sample("process_cpu_seconds_total") - (user + system)) < 1e-6, body);
+  // The CPU the process used since it started, as Go's process collector counts it (prom-client
+  // counted from its first scrape): /proc/self/stat read a moment later is at most a little more.
+  const stat = Deno.readTextFileSync("/proc/self/stat");
+  const ticks = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const procSeconds = (Number(ticks[11]) + Number(ticks[12])) / 100;
+  const counted = sample("process_cpu_seconds_total");
+  ok(counted <= procSeconds && counted >= procSeconds - 0.05, `${counted} vs ${procSeconds}`);
 });
