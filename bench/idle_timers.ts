@@ -2,10 +2,11 @@
  * Every timer an agent sets while it runs, by call site, printed as a table: how often each fires
  * a minute and with what delay, so an idle agent's wake-ups can be read beside kubelet's periods
  * (docs/benchmarks/memory.md, "The idle floor"). The agent runs in this process with the CLI
- * flags after `--`; timers are counted through `RealClock.afterFunc` (which the agent's loops and
- * sleeps use) and the global `setTimeout`/`setInterval` (everything else; the clock's own shared
- * `setTimeout` is left out). A call site is the first three frames in `src/` outside the clock and
- * the wait helpers.
+ * flags after `--`; timers are counted through `RealClock.afterFunc` and `RealClock.sleep` (which
+ * the agent's loops use) and the global `setTimeout`/`setInterval` (everything else; the clock's
+ * own shared `setTimeout` is left out). A call site is the first three frames in `src/` outside the
+ * clock and the wait helpers, and the delay to two digits (loops whose stack an await cut short
+ * share a call site).
  *
  *   deno run -A bench/idle_timers.ts [--seconds 120] [--skip 30] -- <probelet flags>
  *
@@ -24,27 +25,45 @@ let counting = false;
 
 /** The call site of the caller of a timer: the first frames in src/ outside the timer helpers. */
 function callSite(): string {
-  const frames = (new Error().stack ?? "").split("\n").slice(1)
+  const lines = (new Error().stack ?? "").split("\n").slice(1)
+    .filter((l) => !l.includes("bench/idle_timers.ts"));
+  const frames = lines
     .map((l) => /\/(src\/[^:)]+):(\d+)/.exec(l))
     .filter((m): m is RegExpExecArray => m !== null)
     .filter((m) => !/src\/util\/(clock|wait\/wait)\.ts/.test(m[1]))
     .map((m) => `${m[1].replace(/^src\//, "")}:${m[2]}`);
-  return frames.slice(0, 3).join(" < ") || "(outside src/)";
+  if (frames.length > 0) return frames.slice(0, 3).join(" < ");
+  // No frame of ours: the runtime's or a package's, named by its innermost frames.
+  return lines.slice(0, 2).map((l) => l.trim().replace(/^at /, "")).join(" < ") || "(unknown)";
 }
 
 function record(ms: number): void {
   if (!counting) return;
-  const site = callSite();
+  // Loops whose stack is lost across an await (wait.jitterUntil's) share a call site: the delay,
+  // to two significant digits, tells them apart.
+  const site = `${callSite()} @${Number(ms.toPrecision(2))}`;
   const entry = sites.get(site) ?? { count: 0, delays: [] };
   entry.count++;
   if (entry.delays.length < 1000) entry.delays.push(ms);
   sites.set(site, entry);
 }
 
+// A sleep is counted where it is called; the afterFunc it sets is not counted again.
+let inSleep = false;
 const afterFunc = RealClock.prototype.afterFunc;
 RealClock.prototype.afterFunc = function (ms, fn) {
-  record(ms);
+  if (!inSleep) record(ms);
   return afterFunc.call(this, ms, fn);
+};
+const sleep = RealClock.prototype.sleep;
+RealClock.prototype.sleep = function (ms, options) {
+  record(ms);
+  inSleep = true;
+  try {
+    return sleep.call(this, ms, options);
+  } finally {
+    inSleep = false;
+  }
 };
 const globalSetTimeout = globalThis.setTimeout;
 const globalSetInterval = globalThis.setInterval;
