@@ -25,8 +25,8 @@ function settle(ms = 200): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** The `node:` modules every agent loads (as bench/memory_breakdown.ts measures over). */
-const nodeFloor = ["node:http2", "node:crypto", "node:net", "node:tls"];
+/** `node:` modules every agent loads, loaded before an isolate is measured. */
+const nodeFloor = ["node:crypto", "node:net", "node:tls"];
 
 async function childImport(floor: string[], measured: string[]): Promise<void> {
   gc();
