@@ -20,13 +20,14 @@ function withoutTransientSteps(history: string): string {
 }
 
 /**
- * A status history without the step that shows the containers terminated under a non-terminal
- * phase right before the terminal phase with the same containers.
+ * A status history where the step that shows the containers terminated under a non-terminal phase
+ * right before the terminal phase with the same containers names no phase: the phase held back is
+ * Running when the node saw the containers run, else Pending.
  */
-function withoutTerminatedBeforeTerminal(history: string): string {
+function withHeldPhaseMasked(history: string): string {
   return history.replace(
     / → (?:Running|Pending)((?: \S+=terminated:\S+)+)(?= → (?:Succeeded|Failed)\1(?: → |$))/g,
-    "",
+    " → <held>$1",
   );
 }
 
@@ -50,18 +51,14 @@ const runToCompletion = [
 /** Every allowed difference; the suite fails on any other. */
 export const differentialAllowList: AllowEntry[] = [
   {
-    path: /^status\.conditions\[PodReadyToStartContainers\]/,
-    kind: "feature",
-    issue: 20,
-    reason: "a run-to-completion pod's final status on containerd still shows the sandbox ready " +
-      "(True) where kubelet's, generated after StopPodSandbox, shows False",
-  },
-  {
     path: /^status\.((init)?[cC]ontainerStatuses\[[^\]]+\]\.)?(resources|allocatedResources)\b/,
-    kind: "feature",
+    kind: "timing",
     issue: 20,
-    reason: "a run-to-completion pod's final status lacks the pod cgroup's view (cgroup v1's " +
-      "unlimited memory limit) that kubelet's shows once the API saw the pod Running",
+    reason: "the pod-level resources are the pod cgroup's view (cgroup v1's unlimited memory " +
+      "limit) in a status generated while the API's copy of the pod says Running, else the " +
+      "spec's ({} here): whether a node's last status before the read was generated before or " +
+      "after the API showed Running (or, at the end, Succeeded/Failed) depends on when it synced " +
+      "and when its watch delivered the pod; kubelet does the same (convertToAPIPodLevelResourcesStatus)",
   },
   {
     path: /^events\[Warning Unhealthy spec\.containers\{app\}: Startup probe failed: /,
@@ -70,13 +67,6 @@ export const differentialAllowList: AllowEntry[] = [
     reason:
       "how many startup probes fail (0-3) before the container's file appears 3 s after its " +
       "start depends on when each node's first probe ran",
-  },
-  {
-    path: /^events\[Normal Killing spec\.containers\{app\}: Stopping container app\]/,
-    scenarios: ["forced-delete"],
-    kind: "feature",
-    issue: 20,
-    reason: "on a forced delete (grace 0) kubelet still records Killing; probelet records nothing",
   },
   {
     path: /^events\[Warning Unhealthy spec\.containers\{app\}: Readiness probe failed: \]\.count$/,
@@ -103,16 +93,15 @@ export const differentialAllowList: AllowEntry[] = [
   {
     path: /^history$/,
     scenarios: runToCompletion,
-    kind: "feature",
+    kind: "timing",
     issue: 20,
-    reason:
-      "kubelet posts the containers terminated with a non-terminal phase (Running, or Pending " +
-      "when it never saw them run) until its pod worker has stopped the pod, then the terminal " +
-      "phase; probelet posts the terminal phase at once " +
-      "(and a container that exits at once may or may not be seen running by either node)",
+    reason: "a container that exits at once may or may not be seen running by either node, and " +
+      "the phase each then holds back until its pod worker has stopped the pod is Running if it " +
+      "did, else Pending (the held step itself must be there on both)",
     equalAfter: (history) =>
-      withoutTerminatedBeforeTerminal(withoutTransientSteps(history))
-        .replace(/ → Running( \S+=running\S*)+(?= → )/g, ""),
+      withHeldPhaseMasked(
+        withoutTransientSteps(history).replace(/ → Running( \S+=running\S*)+(?= → )/g, ""),
+      ),
   },
   {
     path: /^history$/,
@@ -175,12 +164,12 @@ export const differentialAllowList: AllowEntry[] = [
   {
     path: /^history$/,
     scenarios: ["active-deadline"],
-    kind: "feature",
+    kind: "timing",
     issue: 20,
-    reason: "while the container is being killed kubelet holds the phase it had (Pending or " +
-      "Running) and posts Failed once the kill ends; probelet posts Failed at once (the status " +
-      "sequence before a terminal phase, closed on branch kubelet-parity); the steps before " +
-      "depend on when each node synced",
+    reason: "while the container is being killed both hold back the phase they had (Pending or " +
+      "Running); which steps each posts before Failed depends on when it synced, and a node " +
+      "whose status manager was sending a status generated before the kill when the kill ended " +
+      "posts Failed with the container still running, then terminated",
     equalAfter: (history) => history.replace(/^(\S+)(?: → [^→]+)*?( → Failed [^→]+)$/, "$1$2"),
   },
   {

@@ -757,6 +757,17 @@ async function runOnNode(
       timeoutMs: scenario.timeoutMs ?? 120_000,
       describe: () => ({ status: ctx.pod()?.status, events: events.map((e) => e.message) }),
     });
+    // A terminal pod's first terminal status may be one generated before its sandbox was stopped
+    // (the status manager sends the version it holds when the pod worker completes
+    // SyncTerminatingPod, on either node); the statuses after it are generated from the stopped
+    // sandbox (PodReadyToStartContainers False): wait (bounded) until the node posted one.
+    if (["Succeeded", "Failed"].includes(ctx.pod()?.status?.phase)) {
+      await waitFor(
+        "the status generated after StopPodSandbox",
+        () => condition(ctx.pod(), "PodReadyToStartContainers") !== "True",
+        { timeoutMs: 15_000 },
+      ).catch(() => {});
+    }
     // Events are posted after the status they explain: wait (bounded) until every container start
     // the status shows has its Started event, and the awaited events are there, then take the
     // events as they are.

@@ -674,6 +674,31 @@ Deno.test("TestTerminalPodSyncsWaitForTheNextRelist", async () => {
   }
 });
 
+Deno.test("TestForcedDeleteRecordsKilling", async () => {
+  // A forced delete (grace 0) still goes through killContainer, which records Killing before it
+  // applies the grace period override (kuberuntime_container.go), as on kubelet (issue 20).
+  const s = await setup();
+  try {
+    const pod = probedPod({ restartPolicy: "Always" });
+    s.kubelet.setPods([pod]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    const id = s.appID();
+    const deleted = structuredClone(pod);
+    deleted.metadata.deletionTimestamp = "2023-11-14T22:13:20Z";
+    deleted.metadata.deletionGracePeriodSeconds = 0;
+    s.kubelet.setPods([deleted]);
+    s.kubelet.setPods([]);
+    await until("gone", () => s.kubelet.getPod("web") === undefined);
+    assert(s.runtime.calls.includes(`stopContainer ${id}`), JSON.stringify(s.runtime.calls));
+    assertEquals(
+      s.recorder.events.filter((e) => e.startsWith("Normal Killing")),
+      ["Normal Killing Stopping container app"],
+    );
+  } finally {
+    await s.cleanup();
+  }
+});
+
 Deno.test("TestTerminalPodSyncRequestedDuringItsTeardownDoesNotRunIt", async () => {
   const s = await setup();
   try {
