@@ -149,14 +149,14 @@ Deno.test("the allow-list's history entries: the known step goes, the rest must 
     "Pending app=terminated:Completed → Succeeded app=terminated:Completed";
   const [allowed] = compareViews(history(kubelet), history(probelet), "job", differentialAllowList);
   assert(allowed.allowedBy, "the phase held back before the terminal one is Running or Pending");
-  // The held-back step itself must be there on both.
+  // A node whose status manager missed the window posts the terminal phase directly.
   const [atOnce] = compareViews(
     history(kubelet),
     history("Pending → Pending app=waiting:ContainerCreating → Succeeded app=terminated:Completed"),
     "job",
     differentialAllowList,
   );
-  assertEquals(atOnce.allowedBy, undefined);
+  assert(atOnce.allowedBy, "the held step may be missed");
   // A different terminal phase is not.
   const [refused] = compareViews(
     history(kubelet),
