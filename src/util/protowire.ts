@@ -156,7 +156,8 @@ export class ProtoReader {
   /** A length-delimited bytes value, copied out of the buffer (as Go's decoder copies it). */
   bytes(): Uint8Array {
     const end = this.end();
-    const out = this.buf.slice(this.pos, end);
+    // A plain copy, also when `buf` is a Node Buffer (whose slice() is a view).
+    const out = new Uint8Array(this.buf.subarray(this.pos, end));
     this.pos = end;
     return out;
   }
