@@ -336,9 +336,15 @@ function decoder(t: protobuf.Type): string[] {
     const wt = wireTypeOf(f);
     const tag = tagOf(f.id, wt);
     if (f.map) {
+      // protoc's name for a map's entry message: `label_selector` → `LabelSelectorEntry`.
+      const entry = `${fullName(t)}.${
+        camelCase(f.name).replace(/^./, (c) => c.toUpperCase())
+      }Entry`;
       out.push(
         `      case ${tag}:`,
-        `        r.stringMapEntry(${key}, ${JSON.stringify(`${fullName(t)}.${f.name}`)});`,
+        `        r.stringMapEntry(${key}, ${JSON.stringify(`${entry}.key`)}, ${
+          JSON.stringify(`${entry}.value`)
+        });`,
         "        break;",
       );
     } else if (f.resolvedType instanceof protobuf.Type) {

@@ -887,10 +887,18 @@ function readContainer(r: ProtoReader, end: number, m: Container = newContainer(
         m.createdAt = r.int64();
         break;
       case 66:
-        r.stringMapEntry(m.labels, "runtime.v1.Container.labels");
+        r.stringMapEntry(
+          m.labels,
+          "runtime.v1.Container.LabelsEntry.key",
+          "runtime.v1.Container.LabelsEntry.value",
+        );
         break;
       case 74:
-        r.stringMapEntry(m.annotations, "runtime.v1.Container.annotations");
+        r.stringMapEntry(
+          m.annotations,
+          "runtime.v1.Container.AnnotationsEntry.key",
+          "runtime.v1.Container.AnnotationsEntry.value",
+        );
         break;
       case 82:
         m.imageId = r.string("runtime.v1.Container.image_id");
@@ -927,10 +935,18 @@ function readContainerAttributes(
         m.metadata = readContainerMetadata(r, r.end(), m.metadata);
         break;
       case 26:
-        r.stringMapEntry(m.labels, "runtime.v1.ContainerAttributes.labels");
+        r.stringMapEntry(
+          m.labels,
+          "runtime.v1.ContainerAttributes.LabelsEntry.key",
+          "runtime.v1.ContainerAttributes.LabelsEntry.value",
+        );
         break;
       case 34:
-        r.stringMapEntry(m.annotations, "runtime.v1.ContainerAttributes.annotations");
+        r.stringMapEntry(
+          m.annotations,
+          "runtime.v1.ContainerAttributes.AnnotationsEntry.key",
+          "runtime.v1.ContainerAttributes.AnnotationsEntry.value",
+        );
         break;
       default:
         r.skip(tag);
@@ -1069,10 +1085,18 @@ function readContainerStatus(
         m.message = r.string("runtime.v1.ContainerStatus.message");
         break;
       case 98:
-        r.stringMapEntry(m.labels, "runtime.v1.ContainerStatus.labels");
+        r.stringMapEntry(
+          m.labels,
+          "runtime.v1.ContainerStatus.LabelsEntry.key",
+          "runtime.v1.ContainerStatus.LabelsEntry.value",
+        );
         break;
       case 106:
-        r.stringMapEntry(m.annotations, "runtime.v1.ContainerStatus.annotations");
+        r.stringMapEntry(
+          m.annotations,
+          "runtime.v1.ContainerStatus.AnnotationsEntry.key",
+          "runtime.v1.ContainerStatus.AnnotationsEntry.value",
+        );
         break;
       case 114:
         m.mounts.push(readMount(r, r.end()));
@@ -1110,7 +1134,11 @@ function readContainerStatusResponse(
         m.status = readContainerStatus(r, r.end(), m.status);
         break;
       case 18:
-        r.stringMapEntry(m.info, "runtime.v1.ContainerStatusResponse.info");
+        r.stringMapEntry(
+          m.info,
+          "runtime.v1.ContainerStatusResponse.InfoEntry.key",
+          "runtime.v1.ContainerStatusResponse.InfoEntry.value",
+        );
         break;
       default:
         r.skip(tag);
@@ -1360,7 +1388,11 @@ function readImageSpec(r: ProtoReader, end: number, m: ImageSpec = newImageSpec(
         m.image = r.string("runtime.v1.ImageSpec.image");
         break;
       case 18:
-        r.stringMapEntry(m.annotations, "runtime.v1.ImageSpec.annotations");
+        r.stringMapEntry(
+          m.annotations,
+          "runtime.v1.ImageSpec.AnnotationsEntry.key",
+          "runtime.v1.ImageSpec.AnnotationsEntry.value",
+        );
         break;
       case 146:
         m.userSpecifiedImage = r.string("runtime.v1.ImageSpec.user_specified_image");
@@ -1395,7 +1427,11 @@ function readImageStatusResponse(
         m.image = readImage(r, r.end(), m.image);
         break;
       case 18:
-        r.stringMapEntry(m.info, "runtime.v1.ImageStatusResponse.info");
+        r.stringMapEntry(
+          m.info,
+          "runtime.v1.ImageStatusResponse.InfoEntry.key",
+          "runtime.v1.ImageStatusResponse.InfoEntry.value",
+        );
         break;
       default:
         r.skip(tag);
@@ -1745,10 +1781,18 @@ function readPodSandbox(r: ProtoReader, end: number, m: PodSandbox = newPodSandb
         m.createdAt = r.int64();
         break;
       case 42:
-        r.stringMapEntry(m.labels, "runtime.v1.PodSandbox.labels");
+        r.stringMapEntry(
+          m.labels,
+          "runtime.v1.PodSandbox.LabelsEntry.key",
+          "runtime.v1.PodSandbox.LabelsEntry.value",
+        );
         break;
       case 50:
-        r.stringMapEntry(m.annotations, "runtime.v1.PodSandbox.annotations");
+        r.stringMapEntry(
+          m.annotations,
+          "runtime.v1.PodSandbox.AnnotationsEntry.key",
+          "runtime.v1.PodSandbox.AnnotationsEntry.value",
+        );
         break;
       case 58:
         m.runtimeHandler = r.string("runtime.v1.PodSandbox.runtime_handler");
@@ -1868,10 +1912,18 @@ function readPodSandboxStatus(
         m.linux = readLinuxPodSandboxStatus(r, r.end(), m.linux);
         break;
       case 58:
-        r.stringMapEntry(m.labels, "runtime.v1.PodSandboxStatus.labels");
+        r.stringMapEntry(
+          m.labels,
+          "runtime.v1.PodSandboxStatus.LabelsEntry.key",
+          "runtime.v1.PodSandboxStatus.LabelsEntry.value",
+        );
         break;
       case 66:
-        r.stringMapEntry(m.annotations, "runtime.v1.PodSandboxStatus.annotations");
+        r.stringMapEntry(
+          m.annotations,
+          "runtime.v1.PodSandboxStatus.AnnotationsEntry.key",
+          "runtime.v1.PodSandboxStatus.AnnotationsEntry.value",
+        );
         break;
       case 74:
         m.runtimeHandler = r.string("runtime.v1.PodSandboxStatus.runtime_handler");
@@ -1905,7 +1957,11 @@ function readPodSandboxStatusResponse(
         m.status = readPodSandboxStatus(r, r.end(), m.status);
         break;
       case 18:
-        r.stringMapEntry(m.info, "runtime.v1.PodSandboxStatusResponse.info");
+        r.stringMapEntry(
+          m.info,
+          "runtime.v1.PodSandboxStatusResponse.InfoEntry.key",
+          "runtime.v1.PodSandboxStatusResponse.InfoEntry.value",
+        );
         break;
       case 26:
         m.containersStatuses.push(readContainerStatus(r, r.end()));
@@ -2157,7 +2213,11 @@ function readStatusResponse(
         m.status = readRuntimeStatus(r, r.end(), m.status);
         break;
       case 18:
-        r.stringMapEntry(m.info, "runtime.v1.StatusResponse.info");
+        r.stringMapEntry(
+          m.info,
+          "runtime.v1.StatusResponse.InfoEntry.key",
+          "runtime.v1.StatusResponse.InfoEntry.value",
+        );
         break;
       default:
         r.skip(tag);

@@ -22,6 +22,15 @@ export const WireType = {
 const two32 = 4294967296;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * The short ASCII strings decoded last, by a hash of their bytes (one per slot, the newest wins).
+ * A relist decodes the same ids, names, labels and annotations every second; taking them from
+ * here saves allocating each again and lets every answer share one copy. Bounded: 4096 slots of
+ * strings up to 128 bytes (image references with their digest fit), at most ~0.6 MiB.
+ */
+const recentStrings: string[] = new Array(4096).fill("");
+const maxRecentLength = 128;
 const utf8Encoder = new TextEncoder();
 
 /**
@@ -126,26 +135,39 @@ export class ProtoReader {
     if (this.pos !== end) throw new Error(invalidWireFormat);
   }
 
-  /** A length-delimited string; `field` names it in the UTF-8 error, as Go's does. */
+  /**
+   * A length-delimited string; `field` names it in the UTF-8 error, as Go's does. Short ASCII
+   * strings come from a small cache of recent ones when the bytes match (see `recentStrings`).
+   */
   string(field: string): string {
     const end = this.end();
     const buf = this.buf;
-    let pos = this.pos;
-    // ASCII, the common case, without a call into the decoder.
-    if (end - pos <= 64) {
-      let out = "";
-      for (; pos < end; pos++) {
-        const c = buf[pos];
-        if (c >= 0x80) break;
-        out += String.fromCharCode(c);
-      }
-      if (pos === end) {
-        this.pos = end;
-        return out;
-      }
-      pos = this.pos;
-    }
+    const pos = this.pos;
     this.pos = end;
+    const n = end - pos;
+    if (n === 0) return "";
+    if (n <= maxRecentLength) {
+      // FNV-1a over the bytes, and whether all are ASCII, in one pass.
+      let hash = 0x811c9dc5;
+      let bits = 0;
+      for (let i = pos; i < end; i++) {
+        const b = buf[i];
+        bits |= b;
+        hash = Math.imul(hash ^ b, 0x01000193);
+      }
+      if (bits < 0x80) {
+        const slot = (hash ^ (hash >>> 16)) & (recentStrings.length - 1);
+        const recent = recentStrings[slot];
+        if (recent.length === n) {
+          let i = 0;
+          while (i < n && recent.charCodeAt(i) === buf[pos + i]) i++;
+          if (i === n) return recent;
+        }
+        const text = utf8.decode(buf.subarray(pos, end));
+        recentStrings[slot] = text;
+        return text;
+      }
+    }
     try {
       return utf8.decode(buf.subarray(pos, end));
     } catch {
@@ -215,21 +237,27 @@ export class ProtoReader {
 
   /**
    * One `map<string, string>` entry (a message of key = 1, value = 2, either may be missing) into
-   * `map`; a later entry with the same key replaces an earlier one. `field` names the map field.
+   * `map`; a later entry with the same key replaces an earlier one. `keyField` and `valueField`
+   * name the entry's fields for the UTF-8 error (`runtime.v1.Container.LabelsEntry.key`).
    */
-  stringMapEntry(map: Record<string, string>, field: string): void {
+  stringMapEntry(map: Record<string, string>, keyField: string, valueField: string): void {
     const end = this.end();
     let key = "";
     let value = "";
     while (this.pos < end) {
       const tag = this.tag();
-      if (tag === 10) key = this.string(`${field}.key`);
-      else if (tag === 18) value = this.string(`${field}.value`);
+      if (tag === 10) key = this.string(keyField);
+      else if (tag === 18) value = this.string(valueField);
       else this.skip(tag);
     }
     this.expectEnd(end);
     if (key === "__proto__") {
-      Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(map, key, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     } else {
       map[key] = value;
     }
