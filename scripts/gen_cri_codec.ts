@@ -41,7 +41,15 @@ const zeroWhenAbsent: ReadonlySet<string> = new Set([
   "runtime.v1.StatusResponse.status",
 ]);
 
-const services = ["runtime.v1.RuntimeService", "runtime.v1.ImageService"];
+/** What `generate` reads and how the output imports the wire format. */
+export interface GenerateOptions {
+  /** The .proto file, absolute. Default: the repository's api.proto. */
+  proto?: string;
+  /** The services whose methods are generated, by full name. Default: CRI's two. */
+  services?: string[];
+  /** The module specifier of protowire.ts in the output. Default: `../util/protowire.ts`. */
+  protowire?: string;
+}
 
 type Scalar = "string" | "bytes" | "bool" | "int32" | "uint32" | "int64" | "uint64";
 const scalars: ReadonlySet<string> = new Set([
@@ -538,9 +546,10 @@ function encoder(t: protobuf.Type): string[] {
 // The file
 
 /** The generated module's text, formatted as `deno fmt` leaves it. */
-export async function generate(): Promise<string> {
+export async function generate(options: GenerateOptions = {}): Promise<string> {
+  const services = options.services ?? ["runtime.v1.RuntimeService", "runtime.v1.ImageService"];
   const root = new protobuf.Root();
-  root.loadSync(`${repo}/${protoPath}`, { keepCase: true });
+  root.loadSync(options.proto ?? `${repo}/${protoPath}`, { keepCase: true });
   root.resolveAll();
   const methods = services.flatMap((s) =>
     root.lookupService(s).methodsArray.map((m) => ({ service: root.lookupService(s), method: m }))
@@ -579,7 +588,9 @@ export async function generate(): Promise<string> {
     " * ```",
     " * @module",
     " */",
-    'import { ProtoReader, ProtoWriter } from "../util/protowire.ts";',
+    `import { ProtoReader, ProtoWriter } from ${
+      JSON.stringify(options.protowire ?? "../util/protowire.ts")
+    };`,
     "",
     "/** One CRI method: its name, its gRPC path, and its messages' codec. */",
     "export interface CriMethod<Request, Response> {",

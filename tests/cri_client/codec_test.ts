@@ -398,3 +398,73 @@ Deno.test("codec_gen.ts is what scripts/gen_cri_codec.ts writes (run `deno task 
   const committed = await Deno.readTextFile(`${repo}${outputPath}`);
   assert.ok(committed === await generate(), `${outputPath} is stale: run \`deno task gen:cri\``);
 });
+
+Deno.test("TestGeneratorPresence", async (t) => {
+  // What api.proto does not use yet: oneofs, proto3 optional, repeated enums, unpacked numbers.
+  const dir = await Deno.makeTempDir();
+  try {
+    const proto = `${dir}/presence.proto`;
+    const fields = `
+      oneof choice { string name = 1; int64 n = 2; Inner inner = 3; Color color = 4; }
+      optional int32 maybe = 5;
+      repeated int32 nums = 6;
+      repeated Color colors = 7;`;
+    await Deno.writeTextFile(
+      proto,
+      `syntax = "proto3";
+      package t.v1;
+      service S { rpc Call(Req) returns (Res) {} }
+      enum Color { RED = 0; BLUE = 1; }
+      message Inner { string s = 1; }
+      message Req { ${fields} }
+      message Res { ${fields} }`,
+    );
+    const file = `${dir}/codec.ts`;
+    await Deno.writeTextFile(
+      file,
+      await generate({
+        proto,
+        services: ["t.v1.S"],
+        protowire: new URL("../../src/util/protowire.ts", import.meta.url).href,
+      }),
+    );
+    const { SMethods } = await import(new URL(`file://${file}`).href);
+    const pb = new protobuf.Root();
+    pb.loadSync(proto, { keepCase: false });
+    const req = pb.lookupType("t.v1.Req");
+    const res = pb.lookupType("t.v1.Res");
+
+    await t.step("a oneof member and an optional field are sent even when zero", () => {
+      const bytes = SMethods.Call.encode({ n: 0, maybe: 0 });
+      assert.deepEqual([...bytes], [0x10, 0, 0x28, 0]);
+      const back = req.toObject(req.decode(bytes), { longs: String, oneofs: true });
+      assert.deepEqual(back, { n: "0", maybe: 0, choice: "n", _maybe: "maybe" });
+    });
+    await t.step("the last oneof member on the wire wins, the others are cleared", () => {
+      const bytes = new Uint8Array([
+        ...res.encode(res.fromObject({ name: "a" })).finish(),
+        ...res.encode(res.fromObject({ inner: { s: "x" } })).finish(),
+        ...res.encode(res.fromObject({ color: "BLUE" })).finish(),
+      ]);
+      const got = SMethods.Call.decode(bytes);
+      assert.equal(got.name, undefined);
+      assert.equal(got.inner, undefined);
+      assert.equal(got.color, "BLUE");
+      assert.equal(got.maybe, undefined);
+    });
+    await t.step("repeated numbers and enums, packed or not", () => {
+      const unpacked = [0x30, 1, 0x30, 0x7f, 0x38, 1, 0x38, 0];
+      const packed = [0x32, 2, 1, 0x7f, 0x3a, 2, 1, 0];
+      for (const bytes of [unpacked, packed]) {
+        const got = SMethods.Call.decode(new Uint8Array(bytes));
+        assert.deepEqual(got.nums, [1, 127]);
+        assert.deepEqual(got.colors, ["BLUE", "RED"]);
+      }
+      const sent = SMethods.Call.encode({ nums: [1, -1], colors: ["BLUE", "RED"] });
+      const back = req.toObject(req.decode(sent), { enums: String });
+      assert.deepEqual(back, { nums: [1, -1], colors: ["BLUE", "RED"] });
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
