@@ -21,6 +21,7 @@
  *   deno run -A --v8-flags=--expose-gc bench/memory_breakdown.ts [--sections modules,isolates,cri,agent]
  *     [--slots 0,30,100] [--settle S] [--repeat N] [--probelet-flag=--probe-workers=0 ...]
  *     [--v8-flags F] (the agent's V8 flags, e.g. --max-semi-space-size=1)
+ *     [--gc-before-snapshot] (a full GC in the agent before each snapshot: live memory only)
  * @module
  */
 import { join } from "node:path";
@@ -136,6 +137,7 @@ async function agent(options: {
   settleS: number;
   probeletFlags: string[];
   v8Flags?: string;
+  gcBeforeSnapshot?: boolean;
 }): Promise<string[]> {
   const api = await realKubeApiServer();
   if (typeof api === "string") return [`agent: skipped (${api})`];
@@ -185,6 +187,7 @@ async function agent(options: {
     cwd: repo,
     stdout: "piped",
     stderr: "inherit",
+    env: options.gcBeforeSnapshot ? { MEMORY_BREAKDOWN_GC: "1" } : {},
   }).spawn();
   const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
@@ -292,6 +295,7 @@ async function main(args: string[]): Promise<void> {
         slots: (get("slots") ?? "0,30,100").split(",").map(Number),
         settleS: Number(get("settle") ?? 20),
         v8Flags: get("v8-flags"),
+        gcBeforeSnapshot: args.includes("--gc-before-snapshot"),
         probeletFlags: args.filter((a) => a.startsWith("--probelet-flag=")).map((a) =>
           a.slice("--probelet-flag=".length)
         ),

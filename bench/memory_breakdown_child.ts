@@ -133,7 +133,13 @@ async function childAgent(argsJson: string): Promise<void> {
   // The parent asks for a snapshot with SIGUSR2 (SIGUSR1 would open Node's inspector) and ends
   // the agent with SIGTERM. No forced GC: a full GC resizes V8's young generation, the figure
   // being measured.
-  Deno.addSignalListener("SIGUSR2", () => console.log(JSON.stringify(snapshot(v8))));
+  // With --gc-before-snapshot (MEMORY_BREAKDOWN_GC=1), a full GC first: what is live, not what
+  // V8 has not yet collected (it also shrinks the young generation, so it is not the default).
+  const collectFirst = Deno.env.get("MEMORY_BREAKDOWN_GC") === "1";
+  Deno.addSignalListener("SIGUSR2", () => {
+    if (collectFirst) gc();
+    console.log(JSON.stringify(snapshot(v8)));
+  });
   await new Promise<void>((resolve) => Deno.addSignalListener("SIGTERM", () => resolve()));
   await agent.stop();
   Deno.exit(0);
