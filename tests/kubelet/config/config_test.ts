@@ -390,3 +390,30 @@ Deno.test("merge stamps config.source and config.seen, keeps the first-seen time
     "2026-11-23T05:00:00.250Z",
   );
 });
+
+Deno.test("merge of a re-sent set: the same objects are no change, new objects are compared", () => {
+  const config = new PodConfig({ recorder: new FakeRecorder(), clock: new FakeClock(0) });
+  const api = config.channel("api");
+  const web = createValidPod("web", "default");
+  const db = createValidPod("db", "default");
+  api({ op: "SET", source: "api", pods: [web, db] });
+  assertEquals(config.updates().tryReceive()?.value?.op, "ADD");
+  // The API source re-sends its whole set after every watch event, mostly the same objects.
+  api({ op: "SET", source: "api", pods: [web, db] });
+  expectNoPodUpdate(config.updates());
+  // A new object with another status only (as after a status patch) is a reconcile...
+  const webRunning: Pod = { ...web, status: { phase: "Running" } };
+  api({ op: "SET", source: "api", pods: [webRunning, db] });
+  expectPodUpdate(config.updates(), createPodUpdate("RECONCILE", "api", webRunning));
+  // ...an equal copy of it is no change, and a new spec is an update.
+  api({ op: "SET", source: "api", pods: [structuredClone(webRunning), db] });
+  expectNoPodUpdate(config.updates());
+  const webLabelled: Pod = {
+    ...webRunning,
+    metadata: { ...webRunning.metadata, labels: { tier: "front" } },
+  };
+  api({ op: "SET", source: "api", pods: [webLabelled, db] });
+  expectPodUpdate(config.updates(), createPodUpdate("UPDATE", "api", webLabelled));
+  assertEquals(web.metadata.annotations, undefined);
+  assertEquals(webLabelled.metadata.annotations, undefined);
+});
