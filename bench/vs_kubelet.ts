@@ -8,7 +8,10 @@
  * - RSS (VmRSS of the agent's process, every `--sample` s over `--window` s after `--settle` s)
  *   and CPU (% of one core, utime + stime over the window) at 0, 30 and 100 pods;
  * - start-up: 30 pods created at once, each pod's create → Ready (seen by polling the API every
- *   250 ms), p50 / p99, and the time until all were Ready;
+ *   250 ms), p50 / p99, the time until all were Ready, and the agent's CPU seconds from the first
+ *   create until all were Ready, per pod (where each pod's time goes: bench/startup_timeline.ts
+ *   on the agents' logs, kept in `.run/vs-kubelet/<agent>/`; PROBELET_KUBELET_V=4 and
+ *   `--probelet-flag=--v=4` make them detailed enough);
  * - the 1-minute load average beside every figure (its range over the window).
  *
  * kubelet runs through `scripts/kubelet.sh up|down` (its own containerd; the script builds or

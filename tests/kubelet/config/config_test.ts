@@ -417,3 +417,26 @@ Deno.test("merge of a re-sent set: the same objects are no change, new objects a
   assertEquals(web.metadata.annotations, undefined);
   assertEquals(webLabelled.metadata.annotations, undefined);
 });
+
+Deno.test("merge of a re-sent set of 30 unchanged pods copies none of them", () => {
+  const config = new PodConfig({ recorder: new FakeRecorder(), clock: new FakeClock(0) });
+  const api = config.channel("api");
+  const pods = Array.from({ length: 30 }, (_, i) => createValidPod(`web-${i}`, "default"));
+  api({ op: "SET", source: "api", pods });
+  assertEquals(config.updates().tryReceive()?.value?.pods.length, 30);
+  // Deep copies of every pod on every send were O(pods²) while pods start (one send per watch
+  // event): count them for a send that changes nothing.
+  const original = globalThis.structuredClone;
+  let copies = 0;
+  globalThis.structuredClone = ((value: unknown, options?: StructuredSerializeOptions) => {
+    copies++;
+    return original(value, options);
+  }) as typeof structuredClone;
+  try {
+    api({ op: "SET", source: "api", pods });
+  } finally {
+    globalThis.structuredClone = original;
+  }
+  expectNoPodUpdate(config.updates());
+  assertEquals(copies, 0);
+});
