@@ -11,7 +11,8 @@
  * pod`) → pulled (the `Pulled` event) → created (the `Created` event) → started (the `Started`
  * event) → probed (the first readiness `Probe succeeded`) → ready (the status patch that sets the
  * Ready condition True, logged once the API server answered). Prints each phase's duration (from
- * the phase before) and its time since creation, p50 / p99 / max over the pods.
+ * the phase before) and its time since creation, p50 / p99 / max over the pods. klog's header has
+ * local time without a year: it is read as UTC of this year (the agents here run with TZ UTC).
  * @module
  */
 import { quantile } from "./proc_stats.ts";
