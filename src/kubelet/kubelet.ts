@@ -1612,20 +1612,24 @@ export class Kubelet {
 
   /**
    * Pods with their latest status, in the order they were added; then the pods admission refused
-   * (Failed, with the reason), as kubelet's pod manager lists them too.
+   * (Failed, with the reason), as kubelet's pod manager lists them too. Copies, unless `shared`:
+   * then the kubelet's own objects, for a caller that only reads them at once (the live view,
+   * every 500 ms, would otherwise deep-copy every pod and status).
    */
-  pods(): PodWithStatus[] {
+  pods(options: { shared?: boolean } = {}): PodWithStatus[] {
+    const { shared = false } = options;
+    const copy = <T>(v: T): T => shared ? v : structuredClone(v);
     const out: PodWithStatus[] = [];
     for (const worker of this.#podWorkers.podSyncStatuses()) {
       const uid = worker.pod.metadata.uid ?? "";
-      const status = this.statusManager.getPodStatus(uid) ??
+      const status = this.statusManager.getPodStatus(uid, { shared }) ??
         { phase: "Pending", startTime: worker.startTime };
-      out.push({ ...structuredClone(worker.pod), status });
+      out.push({ ...copy(worker.pod), status });
     }
     for (const [uid, pod] of this.#rejected) {
-      const status = this.statusManager.getPodStatus(uid);
+      const status = this.statusManager.getPodStatus(uid, { shared });
       if (this.#podWorkers.isKnown(uid) || !status) continue;
-      out.push({ ...structuredClone(pod), status });
+      out.push({ ...copy(pod), status });
     }
     return out;
   }
