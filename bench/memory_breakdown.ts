@@ -7,6 +7,8 @@
  *   agent's own module graph (src/cmd/probelet/app.ts) over all of them;
  * - `isolates`: RSS one extra V8 isolate costs: a probe-pool thread (started, one TCP probe run),
  *   the manifest-decoding worker (one manifest decoded), and what stays after each is terminated;
+ * - `cri`: RSS the CRI client adds (src/cri_client/mod.ts imported, its two services made), over
+ *   the `node:` modules;
  * - `agent`: the agent itself (runKubelet in a child process, with the flags `--vs-kubelet` gives
  *   probelet) at each `--slots` pod count on the local control plane and containerd: VmRSS, the
  *   anonymous and file-backed parts (/proc/self/smaps_rollup), threads, and V8's view
@@ -17,11 +19,12 @@
  * Each figure is the median of `--repeat` runs (modules, isolates). Needs `--v8-flags=--expose-gc`
  * for the GC figures; `agent` needs `scripts/containerd.sh up` and `scripts/kube-apiserver.sh up`.
  *
- *   deno run -A --v8-flags=--expose-gc bench/memory_breakdown.ts [--sections modules,isolates,agent]
+ *   deno run -A --v8-flags=--expose-gc bench/memory_breakdown.ts [--sections modules,isolates,cri,agent]
  *     [--slots 0,30,100] [--settle S] [--cpu-window S] [--repeat N]
  *     [--probelet-flag=--probe-workers=0 ...]
  *     [--v8-flags F] (the agent's V8 flags, e.g. --max-semi-space-size=1)
  *     [--env=NAME=VALUE ...] (the agent's environment, e.g. --env=MALLOC_ARENA_MAX=2)
+ *     [--gc-before-snapshot] (a full GC in the agent before each snapshot: live memory only)
  * @module
  */
 import { join } from "node:path";
@@ -171,6 +174,7 @@ async function agent(options: {
   probeletFlags: string[];
   v8Flags?: string;
   env: Record<string, string>;
+  gcBeforeSnapshot?: boolean;
 }): Promise<string[]> {
   const api = await realKubeApiServer();
   if (typeof api === "string") return [`agent: skipped (${api})`];
@@ -218,7 +222,7 @@ async function agent(options: {
       JSON.stringify(args),
     ],
     cwd: repo,
-    env: options.env,
+    env: { ...options.env, ...(options.gcBeforeSnapshot ? { MEMORY_BREAKDOWN_GC: "1" } : {}) },
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -300,6 +304,21 @@ async function agent(options: {
   return rows;
 }
 
+async function cri(repeat: number): Promise<string[]> {
+  const deltas: number[] = [];
+  for (let i = 0; i < repeat; i++) {
+    const r = await runChild(["--child-cri"]);
+    deltas.push(r.after - r.before);
+  }
+  return [
+    "| imported | + RSS (MiB) |",
+    "|---|--:|",
+    `| src/cri_client/mod.ts + a RemoteRuntimeService and a RemoteImageService, over the node: modules | ${
+      median(deltas).toFixed(1)
+    } (${deltas.map((d) => d.toFixed(1)).join(", ")}) |`,
+  ];
+}
+
 async function main(args: string[]): Promise<void> {
   const get = (name: string) => {
     const i = args.indexOf(`--${name}`);
@@ -307,11 +326,12 @@ async function main(args: string[]): Promise<void> {
       ? args[i + 1]
       : args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   };
-  const sections = (get("sections") ?? "modules,isolates,agent").split(",");
+  const sections = (get("sections") ?? "modules,isolates,cri,agent").split(",");
   const repeat = Number(get("repeat") ?? 3);
   const out: string[] = [`memory breakdown, ${new Date().toISOString()}, load ${loadAverage()}`];
   if (sections.includes("modules")) out.push("", ...(await modules(repeat)));
   if (sections.includes("isolates")) out.push("", ...(await isolates(repeat)));
+  if (sections.includes("cri")) out.push("", ...(await cri(repeat)));
   if (sections.includes("agent")) {
     out.push(
       "",
@@ -326,6 +346,7 @@ async function main(args: string[]): Promise<void> {
           }),
         ),
         v8Flags: get("v8-flags"),
+        gcBeforeSnapshot: args.includes("--gc-before-snapshot"),
         probeletFlags: args.filter((a) => a.startsWith("--probelet-flag=")).map((a) =>
           a.slice("--probelet-flag=".length)
         ),

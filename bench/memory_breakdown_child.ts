@@ -5,6 +5,7 @@
  *   --child-import FLOOR_JSON MEASURED_JSON   RSS bare, after the floor's imports, after the rest
  *   --child-isolate pool-thread|decode-worker RSS before, with the isolate alive, after it ended
  *   --child-agent ARGS_JSON                   runs the agent; a snapshot per SIGUSR2; SIGTERM ends
+ *   --child-cri                               RSS before and after the CRI client's services
  * @module
  */
 
@@ -164,14 +165,41 @@ async function childAgent(argsJson: string): Promise<void> {
   // The parent asks for a snapshot with SIGUSR2 (SIGUSR1 would open Node's inspector) and ends
   // the agent with SIGTERM. No forced GC: a full GC resizes V8's young generation, the figure
   // being measured.
-  Deno.addSignalListener("SIGUSR2", () => console.log(JSON.stringify(snapshot(v8))));
+  // With --gc-before-snapshot (MEMORY_BREAKDOWN_GC=1), a full GC first: what is live, not what
+  // V8 has not yet collected (it also shrinks the young generation, so it is not the default).
+  const collectFirst = Deno.env.get("MEMORY_BREAKDOWN_GC") === "1";
+  Deno.addSignalListener("SIGUSR2", () => {
+    if (collectFirst) gc();
+    console.log(JSON.stringify(snapshot(v8)));
+  });
   await new Promise<void>((resolve) => Deno.addSignalListener("SIGTERM", () => resolve()));
   await agent.stop();
   Deno.exit(0);
+}
+
+/**
+ * RSS before and after the CRI client is imported and its two services are made (the first
+ * service made is what loaded and parsed api.proto while the client used @grpc/proto-loader).
+ */
+async function childCri(): Promise<void> {
+  for (const spec of nodeFloor) await import(spec);
+  gc();
+  await settle();
+  const before = rssMiB();
+  const cri = await import("../src/cri_client/mod.ts");
+  const runtime = new cri.RemoteRuntimeService("unix:///nonexistent/cri.sock");
+  const images = new cri.RemoteImageService("unix:///nonexistent/cri.sock");
+  gc();
+  await settle();
+  const after = rssMiB();
+  runtime.close();
+  images.close();
+  console.log(JSON.stringify({ bare: 0, before, after }));
 }
 
 const [mode, arg] = Deno.args;
 if (mode === "--child-import") await childImport(JSON.parse(arg), JSON.parse(Deno.args[2]));
 else if (mode === "--child-isolate") await childIsolate(arg);
 else if (mode === "--child-agent") await childAgent(arg);
+else if (mode === "--child-cri") await childCri();
 else throw new Error(`unknown mode ${mode}`);

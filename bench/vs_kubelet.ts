@@ -8,7 +8,10 @@
  * - RSS (VmRSS of the agent's process, every `--sample` s over `--window` s after `--settle` s)
  *   and CPU (% of one core, utime + stime over the window) at 0, 30 and 100 pods;
  * - start-up: 30 pods created at once, each pod's create → Ready (seen by polling the API every
- *   250 ms), p50 / p99, and the time until all were Ready;
+ *   250 ms), p50 / p99, the time until all were Ready, and the agent's CPU seconds from the first
+ *   create until all were Ready, per pod (where each pod's time goes: bench/startup_timeline.ts
+ *   on the agents' logs, kept in `.run/vs-kubelet/<agent>/`; PROBELET_KUBELET_V=4 and
+ *   `--probelet-flag=--v=4` make them detailed enough);
  * - the 1-minute load average beside every figure (its range over the window).
  *
  * kubelet runs through `scripts/kubelet.sh up|down` (its own containerd; the script builds or
@@ -27,6 +30,8 @@
  *   --before-repo DIR    also run that checkout's probelet ("probelet-before"), interleaved, for
  *                        before/after tables in one run
  *   --probelet-flag F    an extra probelet flag (repeatable), e.g. --probelet-flag=--probe-workers=0
+ *   --probelet-deno-flag F  an extra `deno run` flag of probelet (repeatable), e.g.
+ *                        --probelet-deno-flag=--cpu-prof-dir=.run/prof
  *   --probelet-v8-flags F  the V8 flags probelet runs with (default: those of the checkout's
  *                        `deno task start`, as users start it; `--probelet-v8-flags=` for none)
  *   --probelet-env NAME=VALUE  an environment variable of probelet (repeatable; default: those
@@ -56,6 +61,8 @@ export interface VsKubeletFlags {
   /** A checkout to run as "probelet-before" (the same figures before a change). */
   beforeRepo?: string;
   probeletFlags: string[];
+  /** Extra `deno run` flags of the probelet process, e.g. `--cpu-prof-dir=DIR`. */
+  probeletDenoFlags: string[];
   /**
    * V8 flags of the probelet process (`--v8-flags=`), e.g. --max-semi-space-size=2; when unset,
    * those of the checkout's `start` task (startTaskV8Flags).
@@ -93,6 +100,11 @@ export interface Startup {
   p50Ms: number;
   p99Ms: number;
   allReadyMs: number;
+  /**
+   * The agent's CPU seconds (utime + stime) from the first create until all were Ready, per pod:
+   * a start-up cost that does not depend on the machine's load.
+   */
+  cpuSecondsPerPod?: number;
   load: [number, number];
 }
 
@@ -136,6 +148,9 @@ export function parseVsKubeletFlags(args: string[]): VsKubeletFlags {
     beforeRepo: get("before-repo"),
     probeletFlags: args.filter((a) => a.startsWith("--probelet-flag=")).map((a) =>
       a.slice("--probelet-flag=".length)
+    ),
+    probeletDenoFlags: args.filter((a) => a.startsWith("--probelet-deno-flag=")).map((a) =>
+      a.slice("--probelet-deno-flag=".length)
     ),
     probeletV8Flags: get("probelet-v8-flags"),
     probeletEnv: probeletEnv(args),
@@ -202,6 +217,12 @@ const kubeletAgent: Agent = {
       nodeName: kv.node ?? "kubelet-oracle",
       version: kv.version,
       stop: async () => {
+        // `down` removes kubelet's state: its log is kept beside probelet's, one per start.
+        if (kv.log) {
+          const keep = join(repo, ".run", "vs-kubelet", "kubelet");
+          await Deno.mkdir(keep, { recursive: true });
+          await Deno.copyFile(kv.log, join(keep, `kubelet-${Date.now()}.log`)).catch(() => {});
+        }
         const down = await run(["bash", join(repo, "scripts", "kubelet.sh"), "down"]);
         if (!down.ok) say(`scripts/kubelet.sh down failed:\n${down.text}`);
       },
@@ -314,6 +335,7 @@ function probeletAgent(
           "run",
           "-A",
           ...(v8Flags ? [`--v8-flags=${v8Flags}`] : []),
+          ...flags.probeletDenoFlags,
           join(which.repo, "src", "cmd", "probelet", "main.ts"),
           "--kubeconfig",
           api.nodeKubeconfig,
@@ -334,6 +356,12 @@ function probeletAgent(
           state,
           "--live-view",
           "never",
+          // As scripts/kubelet.sh configures kubelet: without them every sandbox adds two
+          // MissingClusterDNS events.
+          "--cluster-dns",
+          "10.96.0.10",
+          "--cluster-domain",
+          "cluster.local",
           ...flags.probeletFlags,
         ],
         cwd: which.repo,
@@ -583,11 +611,13 @@ async function runAgent(
         const loadBefore = load1();
         say(`${agent.name}: ${slot - pods} pods at once (${pods} → ${slot})`);
         const start = performance.now();
+        const cpuBefore = procCpuSeconds(running.pid);
         const latencies = await createAndWaitReady(api, running.nodeName, {
           from: pods,
           to: slot,
         });
         const allReadyMs = performance.now() - start;
+        const cpuSeconds = procCpuSeconds(running.pid) - cpuBefore;
         // The first batch, from no pods, is the start-up figure.
         if (pods === 0) {
           const sorted = latencies.toSorted((a, b) => a - b);
@@ -596,6 +626,7 @@ async function runAgent(
             p50Ms: quantile(sorted, 0.5),
             p99Ms: quantile(sorted, 0.99),
             allReadyMs,
+            cpuSecondsPerPod: cpuSeconds / (slot - pods),
             load: [Math.min(loadBefore, load1()), Math.max(loadBefore, load1())],
           };
         }
@@ -753,13 +784,14 @@ export function formatVsKubelet(report: VsKubeletReport): string {
       ["p50", (r: AgentRun) => startup(r) && startup(r)!.p50Ms / 1000],
       ["p99", (r: AgentRun) => startup(r) && startup(r)!.p99Ms / 1000],
       ["all Ready", (r: AgentRun) => startup(r) && startup(r)!.allReadyMs / 1000],
+      ["agent CPU per pod", (r: AgentRun) => startup(r)?.cpuSecondsPerPod],
     ] as const
   ) {
     rows.push([
-      `${n} pods created at once → Ready, ${label} (s)`,
-      cell("kubelet", pick, (r) => startup(r)?.load, 2),
-      ...before(pick, (r) => startup(r)?.load, 2),
-      cell("probelet", pick, (r) => startup(r)?.load, 2),
+      `${n} pods created at once → Ready, ${label} (${label.startsWith("agent") ? "CPU s" : "s"})`,
+      cell("kubelet", pick, (r) => startup(r)?.load, label.startsWith("agent") ? 3 : 2),
+      ...before(pick, (r) => startup(r)?.load, label.startsWith("agent") ? 3 : 2),
+      cell("probelet", pick, (r) => startup(r)?.load, label.startsWith("agent") ? 3 : 2),
       ratio(pick),
     ]);
   }

@@ -33,6 +33,7 @@
 # /run/probelet-kubelet, so that the last of several clones' kubelets restores them) and the
 # iptables chains first; `down` writes the sysctls back, deletes chains that were not there before,
 # removes the cgroups.
+# kubelet logs at klog -v 2; PROBELET_KUBELET_V sets another level (4 for per-pod start-up timelines).
 # State lives under <repo>/.run/kubelet (git-ignored). Ports: the kubelet's port from 10350 on the
 # node IP and its healthz port (+1) on 127.0.0.1, moved up in steps of 10 while taken. Processes are
 # stopped by pid file, never by name. Output is key=value lines.
@@ -442,7 +443,7 @@ cmd_up() {
   setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidfile" "$binary" \
     --config "$base/config.yaml" --kubeconfig "$base/kubelet.kubeconfig" \
     --root-dir "$base/root" --cert-dir "$base/root/pki" \
-    --hostname-override "$node_name" --node-ip "$node_ip" --v 2 \
+    --hostname-override "$node_name" --node-ip "$node_ip" --v "${PROBELET_KUBELET_V:-2}" \
     </dev/null >>"$base/kubelet.log" 2>&1 &
   for _ in $(seq 1 50); do
     [ -s "$pidfile" ] && break

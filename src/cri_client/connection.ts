@@ -8,11 +8,11 @@
  * The transport is our own HTTP/2 client (src/util/h2/) on `Deno.connect({ transport: "unix" })`,
  * not grpc-js: grpc-js dials unix sockets with `node:net`, whose sockets Deno 2.9.3 closes twice
  * (the second close can destroy another thread's descriptor; scripts/node_net_unix_double_close.ts).
- * Messages are (de)serialised by @grpc/proto-loader's definitions.
+ * Messages are (de)serialised by the static codec generated from proto/runtime/v1/api.proto
+ * (codec_gen.ts), which needs no protobuf library at run time.
  * @module
  */
-import * as protoLoader from "@grpc/proto-loader";
-import { fileURLToPath } from "node:url";
+import type { CriMethod } from "./codec_gen.ts";
 import { grpcCodeName, GrpcStatus } from "../util/grpc_codes.ts";
 import {
   grpcFrame,
@@ -155,31 +155,6 @@ export const defaultConnectTimeoutMs = 5_000;
 /** cri-client's `maxMsgSize`: 16 MiB instead of gRPC's 4 MiB. */
 export const maxMsgSize = 16 * 1024 * 1024;
 
-const protoPath = fileURLToPath(new URL("../../proto/runtime/v1/api.proto", import.meta.url));
-let cachedDefinition: protoLoader.PackageDefinition | undefined;
-
-/** One RPC of a service: its path and message (de)serialisers. */
-interface MethodDefinition {
-  path: string;
-  requestSerialize(value: unknown): Uint8Array;
-  responseDeserialize(bytes: Uint8Array): unknown;
-}
-
-/** The methods of `runtime.v1.<service>` from `proto/runtime/v1/api.proto` (loaded once). */
-function serviceMethods(service: string): Record<string, MethodDefinition> {
-  if (!cachedDefinition) {
-    cachedDefinition = protoLoader.loadSync(protoPath, {
-      keepCase: false, // camelCase field names, as our TypeScript types
-      longs: String, // int64 as decimal strings, turned into bigint by the converters
-      enums: String, // enum values by name
-      defaults: true, // proto3 zero values present, like Go's getters
-      arrays: true,
-      objects: true,
-    });
-  }
-  return cachedDefinition[`runtime.v1.${service}`] as unknown as Record<string, MethodDefinition>;
-}
-
 /**
  * CRI methods that may be sent a second time after an `Unavailable` error: reads, and writes
  * whose repetition has the same effect (stop, remove, pull). An `Unavailable` call may still have
@@ -239,7 +214,6 @@ export class Connection {
   readonly requestTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly #service: string;
-  readonly #methods: Record<string, MethodDefinition>;
   #closed = false;
   // Aborted by close(): ends in-flight calls, dials and waits.
   readonly #closing = new AbortController();
@@ -255,33 +229,37 @@ export class Connection {
     this.requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
     this.connectTimeoutMs = options.connectTimeoutMs ?? defaultConnectTimeoutMs;
     this.#service = service;
-    this.#methods = serviceMethods(service);
   }
 
   /**
-   * Calls `method` (the proto's method name, e.g. `ContainerStatus`) and resolves with the
-   * proto-loader response object. Rejects with a `CriError`, or with the signal's reason when
-   * `options.signal` aborted the call.
+   * Calls `method` (one of codec_gen.ts's `RuntimeServiceMethods` or `ImageServiceMethods`) and
+   * resolves with its decoded response. Rejects with a `CriError`, or with the signal's reason
+   * when `options.signal` aborted the call.
    */
-  async unary(method: string, request: unknown, options: UnaryOptions): Promise<unknown> {
-    const fullMethod = `/runtime.v1.${this.#service}/${method}`;
+  async unary<Request, Response>(
+    method: CriMethod<Request, Response>,
+    request: Request,
+    options: UnaryOptions,
+  ): Promise<Response> {
+    const fullMethod = method.path;
+    if (!fullMethod.startsWith(`/runtime.v1.${this.#service}/`)) {
+      throw new Error(`unknown CRI method ${this.#service}: ${fullMethod}`);
+    }
     if (this.#closed) throw this.#status(GrpcStatus.Unavailable, closingText, fullMethod);
-    const definition = this.#methods[method];
-    if (!definition) throw new Error(`unknown CRI method ${this.#service}/${method}`);
     const deadline = options.timeoutMs > 0 && Number.isFinite(options.timeoutMs)
       ? Date.now() + options.timeoutMs
       : Infinity;
     const call = new Call(deadline, [options.signal, this.#closing.signal]);
     try {
-      const body = grpcFrame(definition.requestSerialize(request));
+      const body = grpcFrame(method.encode(request));
       try {
-        return await this.#invoke(definition, body, call);
+        return await this.#invoke(method, body, call);
       } catch (err) {
         if (grpcCode(err) !== GrpcStatus.Unavailable || call.signal.aborted) throw err;
         // No socket at all: the runtime is down, not restarting. Say so at once.
         if (!socketExists(this.endpoint.socketPath)) throw this.#unreachable(err, fullMethod);
         // The call may have reached the runtime: repeat only what is safe to repeat.
-        if (!retriableMethods.has(method)) throw err;
+        if (!retriableMethods.has(method.name)) throw err;
         // The runtime dropped the connection or is restarting: wait for a new connection, then
         // retry an idempotent call once.
         const ready = await this.#waitForReady(
@@ -290,7 +268,7 @@ export class Connection {
         );
         if (!ready) throw this.#unreachable(err, fullMethod);
         try {
-          return await this.#invoke(definition, body, call);
+          return await this.#invoke(method, body, call);
         } catch (retryErr) {
           if (grpcCode(retryErr) === GrpcStatus.Unavailable && !call.signal.aborted) {
             throw this.#unreachable(retryErr, fullMethod);
@@ -316,7 +294,11 @@ export class Connection {
   }
 
   /** One attempt on the current connection (dialled if needed); throws a `CriError`. */
-  async #invoke(definition: MethodDefinition, body: Uint8Array, call: Call): Promise<unknown> {
+  async #invoke<Response>(
+    definition: CriMethod<unknown, Response>,
+    body: Uint8Array,
+    call: Call,
+  ): Promise<Response> {
     const method = definition.path;
     for (let attempt = 1;; attempt++) {
       const h2 = await this.#transport(call, method);
@@ -347,7 +329,7 @@ export class Connection {
       const result = unaryResult(response, { maxReceiveMessageLength: maxMsgSize });
       if (!(result instanceof Uint8Array)) throw this.#status(result.code, result.details, method);
       try {
-        return definition.responseDeserialize(result);
+        return definition.decode(result);
       } catch (err) {
         throw this.#status(
           GrpcStatus.Internal,

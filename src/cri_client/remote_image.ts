@@ -12,12 +12,7 @@ import type {
   PodSandboxConfig,
 } from "./api.ts";
 import { Connection, type ConnectionOptions, validatedService } from "./connection.ts";
-import {
-  imageFilterToProto,
-  imageFromProto,
-  infoFromProto,
-  podSandboxConfigToProto,
-} from "./convert.ts";
+import { ImageServiceMethods as methods } from "./codec_gen.ts";
 import type { CallOptions, ImageManagerService } from "./runtime_service.ts";
 
 /**
@@ -54,7 +49,7 @@ export class RemoteImageService implements ImageManagerService {
   /** One cheap call within the connect timeout; the error names the endpoint. */
   async validateServiceConnection(): Promise<void> {
     try {
-      await this.#conn.unary("ImageStatus", { image: { image: "probelet.invalid/none:0" } }, {
+      await this.#conn.unary(methods.ImageStatus, { image: { image: "probelet.invalid/none:0" } }, {
         timeoutMs: this.#conn.connectTimeoutMs,
       });
     } catch (err) {
@@ -69,31 +64,29 @@ export class RemoteImageService implements ImageManagerService {
   }
 
   async listImages(filter?: ImageFilter, options: CallOptions = {}): Promise<Image[]> {
-    const raw = await this.#conn.unary("ListImages", { filter: imageFilterToProto(filter) }, {
+    const { images } = await this.#conn.unary(methods.ListImages, { filter }, {
       timeoutMs: this.#conn.requestTimeoutMs,
       signal: options.signal,
-    }) as { images?: unknown[] } | null;
-    return (raw?.images ?? []).map(imageFromProto).filter((i): i is Image => i !== undefined);
+    });
+    return images;
   }
 
   async imageStatus(
     image: ImageSpec,
     options: CallOptions & { verbose?: boolean } = {},
   ): Promise<ImageStatusResponse> {
-    const raw = await this.#conn.unary("ImageStatus", {
+    const raw = await this.#conn.unary(methods.ImageStatus, {
       image,
       verbose: options.verbose ?? false,
-    }, { timeoutMs: this.#conn.requestTimeoutMs, signal: options.signal }) as
-      | { image?: unknown; info?: unknown }
-      | null;
-    const found = imageFromProto(raw?.image);
+    }, { timeoutMs: this.#conn.requestTimeoutMs, signal: options.signal });
+    const found = raw.image;
     if (found) {
       // cri-client: an image without an ID or size is a runtime bug.
       if (found.id === "" || found.size === 0n) {
         throw new Error(`Id or size of image ${JSON.stringify(image.image)} is not set`);
       }
     }
-    return { image: found, info: infoFromProto(raw?.info) };
+    return { image: found, info: raw.info };
   }
 
   /**
@@ -104,12 +97,11 @@ export class RemoteImageService implements ImageManagerService {
     image: ImageSpec,
     options: CallOptions & { auth?: AuthConfig; sandboxConfig?: PodSandboxConfig } = {},
   ): Promise<string> {
-    const raw = await this.#conn.unary("PullImage", {
+    const { imageRef: ref } = await this.#conn.unary(methods.PullImage, {
       image,
       auth: options.auth,
-      sandboxConfig: options.sandboxConfig && podSandboxConfigToProto(options.sandboxConfig),
-    }, { timeoutMs: 0, signal: options.signal }) as { imageRef?: string } | null;
-    const ref = raw?.imageRef ?? "";
+      sandboxConfig: options.sandboxConfig,
+    }, { timeoutMs: 0, signal: options.signal });
     if (ref === "") throw new Error(`imageRef of image ${JSON.stringify(image.image)} is not set`);
     return ref;
   }

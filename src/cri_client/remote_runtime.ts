@@ -30,19 +30,12 @@ import {
   validatedService,
 } from "./connection.ts";
 import {
-  containerConfigToProto,
-  containerFilterToProto,
-  containerFromProto,
-  containerStatusFromProto,
-  infoFromProto,
-  podSandboxConfigToProto,
-  podSandboxFilterToProto,
-  podSandboxFromProto,
-  podSandboxStatusFromProto,
-  toBigInt,
-  toBytes,
-  versionFromProto,
-} from "./convert.ts";
+  type ContainerStatus as ContainerStatusMessage,
+  type CriMethod,
+  type PodSandboxStatus as PodSandboxStatusMessage,
+  RuntimeServiceMethods as methods,
+  type UInt64Value,
+} from "./codec_gen.ts";
 import type { CallOptions, ContainerStats, RuntimeService } from "./runtime_service.ts";
 import { CommandTimedOutError, ExitError } from "../util/exec/errors.ts";
 
@@ -92,7 +85,7 @@ export class RemoteRuntimeService implements RuntimeService {
   /** Calls `Version` within the connect timeout; the error names the endpoint. */
   async validateServiceConnection(): Promise<void> {
     try {
-      await this.#conn.unary("Version", { version: kubeRuntimeAPIVersion }, {
+      await this.#conn.unary(methods.Version, { version: kubeRuntimeAPIVersion }, {
         timeoutMs: this.#conn.connectTimeoutMs,
       });
     } catch (err) {
@@ -115,8 +108,7 @@ export class RemoteRuntimeService implements RuntimeService {
     apiVersion = kubeRuntimeAPIVersion,
     options: CallOptions = {},
   ): Promise<VersionResponse> {
-    const raw = await this.#call("Version", { version: apiVersion }, options);
-    const v = versionFromProto(raw);
+    const v = await this.#call(methods.Version, { version: apiVersion }, options);
     const missing = [
       ["Version", v.version],
       ["RuntimeName", v.runtimeName],
@@ -130,14 +122,7 @@ export class RemoteRuntimeService implements RuntimeService {
   }
 
   async status(options: CallOptions & { verbose?: boolean } = {}): Promise<StatusResponse> {
-    const raw = await this.#call("Status", { verbose: options.verbose ?? false }, options);
-    const conditions = (raw?.status?.conditions ?? []).map((c: Record<string, unknown>) => ({
-      type: String(c.type ?? ""),
-      status: c.status === true,
-      reason: String(c.reason ?? ""),
-      message: String(c.message ?? ""),
-    }));
-    return { status: { conditions }, info: infoFromProto(raw?.info) };
+    return await this.#call(methods.Status, { verbose: options.verbose ?? false }, options);
   }
 
   async runPodSandbox(
@@ -145,16 +130,12 @@ export class RemoteRuntimeService implements RuntimeService {
     options: CallOptions & { runtimeHandler?: string } = {},
   ): Promise<string> {
     // Sandboxes get twice the request timeout (4 minutes by default), as in kubelet.
-    const raw = await this.#call(
-      "RunPodSandbox",
-      {
-        config: podSandboxConfigToProto(config),
-        runtimeHandler: options.runtimeHandler ?? "",
-      },
+    const { podSandboxId: id } = await this.#call(
+      methods.RunPodSandbox,
+      { config, runtimeHandler: options.runtimeHandler ?? "" },
       options,
       this.#timeout(2),
     );
-    const id = raw?.podSandboxId ?? "";
     if (id === "") {
       throw new Error(`PodSandboxId is not set for sandbox ${JSON.stringify(config.metadata)}`);
     }
@@ -162,33 +143,31 @@ export class RemoteRuntimeService implements RuntimeService {
   }
 
   async stopPodSandbox(podSandboxId: string, options: CallOptions = {}): Promise<void> {
-    await this.#call("StopPodSandbox", { podSandboxId }, options);
+    await this.#call(methods.StopPodSandbox, { podSandboxId }, options);
   }
 
   async removePodSandbox(podSandboxId: string, options: CallOptions = {}): Promise<void> {
-    await this.#call("RemovePodSandbox", { podSandboxId }, options);
+    await this.#call(methods.RemovePodSandbox, { podSandboxId }, options);
   }
 
   async podSandboxStatus(
     podSandboxId: string,
     options: CallOptions & { verbose?: boolean } = {},
   ): Promise<PodSandboxStatusResponse> {
-    const raw = await this.#call("PodSandboxStatus", {
+    const raw = await this.#call(methods.PodSandboxStatus, {
       podSandboxId,
       verbose: options.verbose ?? false,
     }, options);
-    const status = podSandboxStatusFromProto(raw?.status);
+    const status = raw.status;
     if (!status) {
       throw new Error(`PodSandboxStatus of ${podSandboxId}: the runtime returned no status`);
     }
-    verifySandboxStatus(status, raw.status);
+    verifySandboxStatus(status);
     return {
       status,
-      info: infoFromProto(raw.info),
-      containersStatuses: (raw.containersStatuses ?? [])
-        .map(containerStatusFromProto)
-        .filter((s: ContainerStatus | undefined): s is ContainerStatus => s !== undefined),
-      timestamp: toBigInt(raw.timestamp),
+      info: raw.info,
+      containersStatuses: raw.containersStatuses.map(withContainerMetadata),
+      timestamp: raw.timestamp,
     };
   }
 
@@ -196,12 +175,15 @@ export class RemoteRuntimeService implements RuntimeService {
     filter?: PodSandboxFilter,
     options: CallOptions = {},
   ): Promise<PodSandbox[]> {
-    const raw = await this.#call(
-      "ListPodSandbox",
-      { filter: podSandboxFilterToProto(filter) },
-      options,
-    );
-    return (raw?.items ?? []).map(podSandboxFromProto);
+    const { items } = await this.#call(methods.ListPodSandbox, {
+      filter: filter && {
+        id: filter.id,
+        // The state goes into its wrapper message: present (even for SANDBOX_READY, 0) = filter.
+        state: filter.state === undefined ? undefined : { state: filter.state },
+        labelSelector: filter.labelSelector,
+      },
+    }, options);
+    return items;
   }
 
   async createContainer(
@@ -209,12 +191,11 @@ export class RemoteRuntimeService implements RuntimeService {
     config: ContainerConfig,
     options: CallOptions & { sandboxConfig?: PodSandboxConfig } = {},
   ): Promise<string> {
-    const raw = await this.#call("CreateContainer", {
+    const { containerId: id } = await this.#call(methods.CreateContainer, {
       podSandboxId,
-      config: containerConfigToProto(config),
-      sandboxConfig: options.sandboxConfig ? podSandboxConfigToProto(options.sandboxConfig) : null,
+      config,
+      sandboxConfig: options.sandboxConfig,
     }, options);
-    const id = raw?.containerId ?? "";
     if (id === "") {
       throw new Error(`ContainerId is not set for container ${JSON.stringify(config.metadata)}`);
     }
@@ -222,7 +203,7 @@ export class RemoteRuntimeService implements RuntimeService {
   }
 
   async startContainer(containerId: string, options: CallOptions = {}): Promise<void> {
-    await this.#call("StartContainer", { containerId }, options);
+    await this.#call(methods.StartContainer, { containerId }, options);
   }
 
   async stopContainer(
@@ -232,48 +213,51 @@ export class RemoteRuntimeService implements RuntimeService {
     // The grace period plus the request timeout, leaving time for SIGKILL and the round trip.
     const seconds = Math.max(0, Math.trunc(options.timeoutMs / 1000));
     await this.#call(
-      "StopContainer",
-      { containerId, timeout: String(seconds) },
+      methods.StopContainer,
+      { containerId, timeout: seconds },
       options,
       this.#timeout(1, seconds * 1000),
     );
   }
 
   async removeContainer(containerId: string, options: CallOptions = {}): Promise<void> {
-    await this.#call("RemoveContainer", { containerId }, options);
+    await this.#call(methods.RemoveContainer, { containerId }, options);
   }
 
   async reopenContainerLog(containerId: string, options: CallOptions = {}): Promise<void> {
-    await this.#call("ReopenContainerLog", { containerId }, options);
+    await this.#call(methods.ReopenContainerLog, { containerId }, options);
   }
 
   async listContainers(filter?: ContainerFilter, options: CallOptions = {}): Promise<Container[]> {
-    const raw = await this.#call(
-      "ListContainers",
-      { filter: containerFilterToProto(filter) },
-      options,
-    );
-    return (raw?.containers ?? []).map(containerFromProto);
+    const { containers } = await this.#call(methods.ListContainers, {
+      filter: filter && {
+        id: filter.id,
+        // As in listPodSandbox: a present wrapper filters, even on CONTAINER_CREATED (0).
+        state: filter.state === undefined ? undefined : { state: filter.state },
+        podSandboxId: filter.podSandboxId,
+        labelSelector: filter.labelSelector,
+      },
+    }, options);
+    return containers;
   }
 
   async listContainerStats(options: CallOptions = {}): Promise<ContainerStats[]> {
-    const raw = await this.#call("ListContainerStats", { filter: {} }, options);
-    // deno-lint-ignore no-explicit-any
-    return (raw?.stats ?? []).map((s: any): ContainerStats => ({
+    const { stats } = await this.#call(methods.ListContainerStats, { filter: {} }, options);
+    return stats.map((s): ContainerStats => ({
       id: s.attributes?.id ?? "",
       name: s.attributes?.metadata?.name ?? "",
       labels: s.attributes?.labels ?? {},
       cpu: s.cpu?.usageCoreNanoSeconds
         ? {
-          timestampNs: BigInt(s.cpu.timestamp ?? 0),
-          usageCoreNanoSeconds: BigInt(s.cpu.usageCoreNanoSeconds.value ?? 0),
+          timestampNs: s.cpu.timestamp,
+          usageCoreNanoSeconds: s.cpu.usageCoreNanoSeconds.value,
           usageNanoCores: uint64Value(s.cpu.usageNanoCores),
         }
         : undefined,
       memory: s.memory?.workingSetBytes
         ? {
-          timestampNs: BigInt(s.memory.timestamp ?? 0),
-          workingSetBytes: BigInt(s.memory.workingSetBytes.value ?? 0),
+          timestampNs: s.memory.timestamp,
+          workingSetBytes: s.memory.workingSetBytes.value,
           usageBytes: uint64Value(s.memory.usageBytes),
           rssBytes: uint64Value(s.memory.rssBytes),
           availableBytes: uint64Value(s.memory.availableBytes),
@@ -283,7 +267,7 @@ export class RemoteRuntimeService implements RuntimeService {
         : undefined,
       writableLayer: s.writableLayer
         ? {
-          timestampNs: BigInt(s.writableLayer.timestamp ?? 0),
+          timestampNs: s.writableLayer.timestamp,
           usedBytes: uint64Value(s.writableLayer.usedBytes),
           inodesUsed: uint64Value(s.writableLayer.inodesUsed),
           mountpoint: s.writableLayer.fsId?.mountpoint || undefined,
@@ -296,14 +280,14 @@ export class RemoteRuntimeService implements RuntimeService {
     containerId: string,
     options: CallOptions & { verbose?: boolean } = {},
   ): Promise<ContainerStatusResponse> {
-    const raw = await this.#call("ContainerStatus", {
+    const raw = await this.#call(methods.ContainerStatus, {
       containerId,
       verbose: options.verbose ?? false,
     }, options);
-    const status = containerStatusFromProto(raw?.status);
+    const status = raw.status;
     if (!status) throw new Error("container status is nil");
-    verifyContainerStatus(status, raw.status);
-    return { status, info: infoFromProto(raw.info) };
+    verifyContainerStatus(status);
+    return { status, info: raw.info };
   }
 
   /**
@@ -321,12 +305,8 @@ export class RemoteRuntimeService implements RuntimeService {
     let raw;
     try {
       raw = await this.#call(
-        "ExecSync",
-        {
-          containerId,
-          cmd,
-          timeout: String(Math.trunc(timeoutMs / 1000)),
-        },
+        methods.ExecSync,
+        { containerId, cmd, timeout: Math.trunc(timeoutMs / 1000) },
         options,
         deadlineMs,
       );
@@ -337,9 +317,7 @@ export class RemoteRuntimeService implements RuntimeService {
       }
       throw err;
     }
-    const stdout = toBytes(raw?.stdout);
-    const stderr = toBytes(raw?.stderr);
-    const exitCode: number = raw?.exitCode ?? 0;
+    const { stdout, stderr, exitCode } = raw;
     if (exitCode !== 0) {
       const output = new Uint8Array(stdout.length + stderr.length);
       output.set(stdout);
@@ -356,12 +334,12 @@ export class RemoteRuntimeService implements RuntimeService {
 
   /** CRI `Exec` within the request timeout; rejects with `URL is not set` on an empty answer. */
   async exec(request: ExecRequest, options: CallOptions = {}): Promise<StreamingResponse> {
-    return urlSet(await this.#call("Exec", request, options));
+    return urlSet(await this.#call(methods.Exec, request, options));
   }
 
   /** CRI `Attach` within the request timeout; rejects with `URL is not set` on an empty answer. */
   async attach(request: AttachRequest, options: CallOptions = {}): Promise<StreamingResponse> {
-    return urlSet(await this.#call("Attach", request, options));
+    return urlSet(await this.#call(methods.Attach, request, options));
   }
 
   /**
@@ -372,7 +350,7 @@ export class RemoteRuntimeService implements RuntimeService {
     request: PortForwardRequest,
     options: CallOptions = {},
   ): Promise<StreamingResponse> {
-    return urlSet(await this.#call("PortForward", request, options));
+    return urlSet(await this.#call(methods.PortForward, request, options));
   }
 
   // The request timeout times `factor`, plus `extraMs`; 0 (no deadline) when the timeout is 0.
@@ -381,8 +359,12 @@ export class RemoteRuntimeService implements RuntimeService {
     return base > 0 ? base * factor + extraMs : 0;
   }
 
-  // deno-lint-ignore no-explicit-any
-  #call(method: string, request: unknown, options: CallOptions, timeoutMs?: number): Promise<any> {
+  #call<Request, Response>(
+    method: CriMethod<Request, Response>,
+    request: Request,
+    options: CallOptions,
+    timeoutMs?: number,
+  ): Promise<Response> {
     return this.#conn.unary(method, request, {
       timeoutMs: timeoutMs ?? this.#timeout(1),
       signal: options.signal,
@@ -391,16 +373,17 @@ export class RemoteRuntimeService implements RuntimeService {
 }
 
 /** cri-client's check of a streaming answer: the runtime must name a URL. */
-function urlSet(raw: { url?: string } | undefined): StreamingResponse {
-  const url = raw?.url ?? "";
+function urlSet({ url }: { url: string }): StreamingResponse {
   if (url === "") throw new Error("URL is not set");
   return { url };
 }
 
 /** cri-client's verifySandboxStatus: the fields kubelet relies on must be set. */
-function verifySandboxStatus(status: PodSandboxStatus, raw: { metadata?: unknown }): void {
+function verifySandboxStatus(
+  status: PodSandboxStatusMessage,
+): asserts status is PodSandboxStatusMessage & PodSandboxStatus {
   if (status.id === "") throw new Error("status.Id is not set");
-  if (!raw.metadata) throw new Error("status.Metadata is not set");
+  if (!status.metadata) throw new Error("status.Metadata is not set");
   const m = status.metadata;
   if (m.name === "" || m.namespace === "" || m.uid === "") {
     throw new Error(
@@ -411,9 +394,11 @@ function verifySandboxStatus(status: PodSandboxStatus, raw: { metadata?: unknown
 }
 
 /** cri-client's verifyContainerStatus. */
-function verifyContainerStatus(status: ContainerStatus, raw: { metadata?: unknown }): void {
+function verifyContainerStatus(
+  status: ContainerStatusMessage,
+): asserts status is ContainerStatusMessage & ContainerStatus {
   if (status.id === "") throw new Error("status.Id is not set");
-  if (!raw.metadata) throw new Error("status.Metadata is not set");
+  if (!status.metadata) throw new Error("status.Metadata is not set");
   if (status.metadata.name === "") {
     throw new Error(`metadata.Name is not in metadata ${JSON.stringify(status.metadata)}`);
   }
@@ -423,7 +408,15 @@ function verifyContainerStatus(status: ContainerStatus, raw: { metadata?: unknow
 }
 
 // A CRI UInt64Value message (absent = not reported).
-// deno-lint-ignore no-explicit-any
-function uint64Value(v: any): bigint | undefined {
-  return v ? BigInt(v.value ?? 0) : undefined;
+function uint64Value(v: UInt64Value | undefined): bigint | undefined {
+  return v?.value;
+}
+
+/**
+ * A container status of a sandbox's evented-PLEG answer (not verified, as in cri-client) with
+ * its metadata read as the zero value when absent, as the client's types promise.
+ */
+function withContainerMetadata(status: ContainerStatusMessage): ContainerStatus {
+  status.metadata ??= { name: "", attempt: 0 };
+  return status as ContainerStatusMessage & ContainerStatus;
 }

@@ -1052,7 +1052,7 @@ export class Kubelet {
       // Kubelet's SyncPod returns "terminal" before any set-up; its pod worker then runs
       // SyncTerminatingPod, which stops the sandbox (and with it the pod's network).
       if (phase === "Succeeded" || phase === "Failed") {
-        await this.#syncTerminalPod(worker, runtimeStatus);
+        await this.#syncTerminalPod(worker);
         return undefined;
       }
       if (this.#mirrorClient && isStaticPod(pod)) {
@@ -1111,24 +1111,38 @@ export class Kubelet {
   }
 
   /**
-   * Kubelet's SyncTerminatingPod for a pod whose phase became terminal: stop liveness and startup
-   * probes, kill what still runs and stop the sandbox, drop the probe workers, record the final
-   * status. The exited containers stay (for their logs and statuses) until the pod is removed.
-   * Throws when the runtime fails; the pod is then synced again after the back-off period.
+   * The pod worker's syncs after a SyncPod that found the pod terminal: SyncTerminatingPod (its
+   * first status, stop liveness and startup probes, kill what still runs and stop the sandbox, drop
+   * the probe workers, its last status), then SyncTerminatedPod (a status generated as terminal,
+   * volumes and tokens released, the status manager's final version). Each starts as kubelet's pod
+   * worker starts a sync: with a pod status newer than the end of the previous sync
+   * (`podCache.GetNewerThan(lastSyncTime)`), i.e. after the PLEG's next relist. Until
+   * SyncTerminatingPod completes, the status manager holds the terminal phase back (the API shows
+   * the containers terminated under the phase it had). The exited containers stay (for their logs
+   * and statuses) until the pod is removed. Throws when the runtime fails; the pod is then synced
+   * again after the back-off period.
    */
-  async #syncTerminalPod(
-    worker: PodSyncStatus,
-    runtimeStatus: kubecontainer.PodStatus,
-  ): Promise<void> {
+  async #syncTerminalPod(worker: PodSyncStatus): Promise<void> {
     const pod = worker.pod;
+    const runtimeManager = this.#runtimeManager;
     log.V(4).info("Pod is terminal, stopping it", { pod: podKey(pod), podUID: pod.metadata.uid });
-    await this.#syncTerminatingPod(worker, runtimeStatus, { recordStatus: true });
+    // SyncTerminatingPod.
+    await this.#pleg.waitNewerThan(this.clock.now());
+    const before = await runtimeManager.getPodStatus(pod);
+    this.#setAPIStatus(worker, before);
+    const after = await this.#syncTerminatingPod(worker, before, { recordStatus: true });
+    // SyncTerminatedPod.
+    await this.#pleg.waitNewerThan(this.clock.now());
+    const terminated = preserveDataFromBeforeStopping(
+      await runtimeManager.getPodStatus(pod),
+      after,
+    );
+    this.#setAPIStatus(worker, terminated, { podIsTerminal: true });
     // kubelet unmounts the volumes of a terminated pod (a finished Job's secrets leave the node's
     // memory) while the pod object stays.
     await this.#volumeManager.unmountPodVolumes(pod.metadata.uid ?? "");
     this.#tokenManager?.deleteServiceAccountToken(pod.metadata.uid ?? "");
-    // kubelet's SyncTerminatedPod marks the final status: a new version the status manager
-    // sends now that the terminal phase is no longer held back.
+    // The status manager's final version (TerminatePod), sent whatever changed.
     if (!this.#stopped) this.statusManager.terminatePod(pod);
     worker.finished = true;
     log.V(2).info("Pod is terminal, its sandbox is stopped", {
@@ -1600,20 +1614,24 @@ export class Kubelet {
 
   /**
    * Pods with their latest status, in the order they were added; then the pods admission refused
-   * (Failed, with the reason), as kubelet's pod manager lists them too.
+   * (Failed, with the reason), as kubelet's pod manager lists them too. Copies, unless `shared`:
+   * then the kubelet's own objects, for a caller that only reads them at once (the live view,
+   * every 500 ms, would otherwise deep-copy every pod and status).
    */
-  pods(): PodWithStatus[] {
+  pods(options: { shared?: boolean } = {}): PodWithStatus[] {
+    const { shared = false } = options;
+    const copy = <T>(v: T): T => shared ? v : structuredClone(v);
     const out: PodWithStatus[] = [];
     for (const worker of this.#podWorkers.podSyncStatuses()) {
       const uid = worker.pod.metadata.uid ?? "";
-      const status = this.statusManager.getPodStatus(uid) ??
+      const status = this.statusManager.getPodStatus(uid, { shared }) ??
         { phase: "Pending", startTime: worker.startTime };
-      out.push({ ...structuredClone(worker.pod), status });
+      out.push({ ...copy(worker.pod), status });
     }
     for (const [uid, pod] of this.#rejected) {
-      const status = this.statusManager.getPodStatus(uid);
+      const status = this.statusManager.getPodStatus(uid, { shared });
       if (this.#podWorkers.isKnown(uid) || !status) continue;
-      out.push({ ...structuredClone(pod), status });
+      out.push({ ...copy(pod), status });
     }
     return out;
   }

@@ -21,9 +21,9 @@ function withoutTransientSteps(history: string): string {
 
 /**
  * A status history without the step that shows the containers terminated under a non-terminal
- * phase right before the terminal phase with the same containers.
+ * phase (the phase held back) right before the terminal phase with the same containers.
  */
-function withoutTerminatedBeforeTerminal(history: string): string {
+function withoutHeldPhase(history: string): string {
   return history.replace(
     / → (?:Running|Pending)((?: \S+=terminated:\S+)+)(?= → (?:Succeeded|Failed)\1(?: → |$))/g,
     "",
@@ -50,18 +50,14 @@ const runToCompletion = [
 /** Every allowed difference; the suite fails on any other. */
 export const differentialAllowList: AllowEntry[] = [
   {
-    path: /^status\.conditions\[PodReadyToStartContainers\]/,
-    kind: "feature",
-    issue: 20,
-    reason: "a run-to-completion pod's final status on containerd still shows the sandbox ready " +
-      "(True) where kubelet's, generated after StopPodSandbox, shows False",
-  },
-  {
     path: /^status\.((init)?[cC]ontainerStatuses\[[^\]]+\]\.)?(resources|allocatedResources)\b/,
-    kind: "feature",
+    kind: "timing",
     issue: 20,
-    reason: "a run-to-completion pod's final status lacks the pod cgroup's view (cgroup v1's " +
-      "unlimited memory limit) that kubelet's shows once the API saw the pod Running",
+    reason: "the pod-level resources are the pod cgroup's view (cgroup v1's unlimited memory " +
+      "limit) in a status generated while the API's copy of the pod says Running, else the " +
+      "spec's ({} here): whether a node's last status before the read was generated before or " +
+      "after the API showed Running (or, at the end, Succeeded/Failed) depends on when it synced " +
+      "and when its watch delivered the pod; kubelet does the same (convertToAPIPodLevelResourcesStatus)",
   },
   {
     path: /^events\[Warning Unhealthy spec\.containers\{app\}: Startup probe failed: /,
@@ -70,13 +66,6 @@ export const differentialAllowList: AllowEntry[] = [
     reason:
       "how many startup probes fail (0-3) before the container's file appears 3 s after its " +
       "start depends on when each node's first probe ran",
-  },
-  {
-    path: /^events\[Normal Killing spec\.containers\{app\}: Stopping container app\]/,
-    scenarios: ["forced-delete"],
-    kind: "feature",
-    issue: 20,
-    reason: "on a forced delete (grace 0) kubelet still records Killing; probelet records nothing",
   },
   {
     path: /^events\[Warning Unhealthy spec\.containers\{app\}: Readiness probe failed: \]\.count$/,
@@ -103,16 +92,18 @@ export const differentialAllowList: AllowEntry[] = [
   {
     path: /^history$/,
     scenarios: runToCompletion,
-    kind: "feature",
+    kind: "timing",
     issue: 20,
-    reason:
-      "kubelet posts the containers terminated with a non-terminal phase (Running, or Pending " +
-      "when it never saw them run) until its pod worker has stopped the pod, then the terminal " +
-      "phase; probelet posts the terminal phase at once " +
-      "(and a container that exits at once may or may not be seen running by either node)",
+    reason: "a container that exits at once may or may not be seen running by either node; " +
+      "both hold the terminal phase back until their pod worker has stopped the pod (the held " +
+      "phase is Running if the node saw the container run, else Pending), but a node whose " +
+      "status manager did not send a status in that window (from the sync that found the pod " +
+      "terminal to the end of SyncTerminatingPod: the next relist, up to 1 s, and the kill) " +
+      "posts the terminal phase directly, which a loaded machine sees on either node",
     equalAfter: (history) =>
-      withoutTerminatedBeforeTerminal(withoutTransientSteps(history))
-        .replace(/ → Running( \S+=running\S*)+(?= → )/g, ""),
+      withoutHeldPhase(
+        withoutTransientSteps(history).replace(/ → Running( \S+=running\S*)+(?= → )/g, ""),
+      ),
   },
   {
     path: /^history$/,
@@ -175,12 +166,12 @@ export const differentialAllowList: AllowEntry[] = [
   {
     path: /^history$/,
     scenarios: ["active-deadline"],
-    kind: "feature",
+    kind: "timing",
     issue: 20,
-    reason: "while the container is being killed kubelet holds the phase it had (Pending or " +
-      "Running) and posts Failed once the kill ends; probelet posts Failed at once (the status " +
-      "sequence before a terminal phase, closed on branch kubelet-parity); the steps before " +
-      "depend on when each node synced",
+    reason: "while the container is being killed both hold back the phase they had (Pending or " +
+      "Running); which steps each posts before Failed depends on when it synced, and a node " +
+      "whose status manager was sending a status generated before the kill when the kill ended " +
+      "posts Failed with the container still running, then terminated",
     equalAfter: (history) => history.replace(/^(\S+)(?: → [^→]+)*?( → Failed [^→]+)$/, "$1$2"),
   },
   {

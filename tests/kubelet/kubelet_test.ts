@@ -50,6 +50,18 @@ async function until(what: string, cond: () => boolean): Promise<void> {
   }
 }
 
+// As `until`, moving the fake time one PLEG relist period (1 s) at a time: the pod worker's syncs
+// after a terminal SyncPod each wait for the next relist (kubelet's podCache.GetNewerThan).
+async function untilRelisted(what: string, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 10 && !cond(); i++) {
+    await settle();
+    if (cond()) return;
+    await clockForUntil.step(1000);
+    await settle();
+  }
+  await until(what, cond);
+}
+
 async function setup(
   prepare?: (runtime: FakeRuntime) => Promise<void>,
   overrides: Partial<KubeletOptions> = {},
@@ -560,11 +572,11 @@ Deno.test("TestTerminalPodStopsItsSandbox", async () => {
     s.runtime.exit(id, 0);
     // The PLEG sees the exit; the sync finds the pod terminal (kubelet's SyncTerminatingPod).
     await s.clock.step(1000);
-    await until(
+    await untilRelisted(
       "sandbox stopped",
       () => s.runtime.calls.some((c) => c.startsWith("stopPodSandbox")),
     );
-    await until("Succeeded", () => s.status()?.phase === "Succeeded");
+    await untilRelisted("Succeeded", () => s.status()?.phase === "Succeeded");
     assertEquals(s.kubelet.probeManager.workerCount(), 0);
     assertEquals(s.app()?.state?.terminated?.exitCode, 0);
     // The stopped sandbox reports no IP; the final status keeps the one from before the stop
@@ -596,6 +608,92 @@ Deno.test("TestTerminalPodStopsItsSandbox", async () => {
       () => s.runtime.calls.some((c) => c.startsWith("removePodSandbox")),
     );
     assertEquals(s.runtime.containersNamed("app"), []);
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestTerminalPodSyncsWaitForTheNextRelist", async () => {
+  // kubelet's pod worker takes the status for each sync from its pod cache, newer than the end of
+  // the last sync (podCache.GetNewerThan(lastSyncTime)): after the SyncPod that found the pod
+  // terminal, SyncTerminatingPod starts after the PLEG's next relist, and SyncTerminatedPod after
+  // the one following SyncTerminatingPod. Meanwhile the status manager holds the terminal phase
+  // back, so the API shows the containers terminated under the phase it had (issue 20).
+  const s = await setup();
+  try {
+    const pod = probedPod({ restartPolicy: "Never" });
+    s.kubelet.setPods([pod]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    const statuses: string[] = [];
+    const setPodStatus = s.kubelet.statusManager.setPodStatus.bind(s.kubelet.statusManager);
+    s.kubelet.statusManager.setPodStatus = (p, status) => {
+      const ready = status.conditions?.find((c) => c.type === "PodReadyToStartContainers");
+      statuses.push(`${status.phase} PodReadyToStartContainers=${ready?.status}`);
+      setPodStatus(p, status);
+    };
+    let terminated = 0;
+    const terminatePod = s.kubelet.statusManager.terminatePod.bind(s.kubelet.statusManager);
+    s.kubelet.statusManager.terminatePod = (p) => {
+      terminated++;
+      terminatePod(p);
+    };
+    s.runtime.calls.length = 0;
+    s.runtime.exit(s.appID(), 0);
+    // The relist sees the exit; SyncPod finds the pod terminal.
+    await s.clock.step(1000);
+    await until(
+      "Succeeded generated",
+      () => statuses.includes("Succeeded PodReadyToStartContainers=True"),
+    );
+    await settle();
+    await s.clock.step(0);
+    await settle();
+    const stopped = () => s.runtime.calls.some((c) => c.startsWith("stopPodSandbox"));
+    assert(!stopped(), `SyncTerminatingPod ran before the next relist: ${s.runtime.calls}`);
+    // The next relist: SyncTerminatingPod stops the sandbox, its last status says so.
+    await s.clock.step(1000);
+    await until("sandbox stopped", stopped);
+    await until(
+      "SyncTerminatingPod's last status",
+      () => statuses.at(-1) === "Succeeded PodReadyToStartContainers=False",
+    );
+    const afterTerminating = statuses.length;
+    await settle();
+    await s.clock.step(0);
+    await settle();
+    assertEquals(terminated, 0, "SyncTerminatedPod ran before the next relist");
+    // The relist after it: SyncTerminatedPod generates the status once more (as terminal), then
+    // the status manager's final version.
+    await s.clock.step(1000);
+    await until("SyncTerminatedPod", () => terminated === 1);
+    assertEquals(statuses.length, afterTerminating + 1);
+    assertEquals(statuses.at(-1), "Succeeded PodReadyToStartContainers=False");
+    assertEquals(s.status()?.phase, "Succeeded");
+  } finally {
+    await s.cleanup();
+  }
+});
+
+Deno.test("TestForcedDeleteRecordsKilling", async () => {
+  // A forced delete (grace 0) still goes through killContainer, which records Killing before it
+  // applies the grace period override (kuberuntime_container.go), as on kubelet (issue 20).
+  const s = await setup();
+  try {
+    const pod = probedPod({ restartPolicy: "Always" });
+    s.kubelet.setPods([pod]);
+    await until("running", () => s.app()?.state?.running !== undefined);
+    const id = s.appID();
+    const deleted = structuredClone(pod);
+    deleted.metadata.deletionTimestamp = "2023-11-14T22:13:20Z";
+    deleted.metadata.deletionGracePeriodSeconds = 0;
+    s.kubelet.setPods([deleted]);
+    s.kubelet.setPods([]);
+    await until("gone", () => s.kubelet.getPod("web") === undefined);
+    assert(s.runtime.calls.includes(`stopContainer ${id}`), JSON.stringify(s.runtime.calls));
+    assertEquals(
+      s.recorder.events.filter((e) => e.startsWith("Normal Killing")),
+      ["Normal Killing Stopping container app"],
+    );
   } finally {
     await s.cleanup();
   }
@@ -927,11 +1025,11 @@ Deno.test("TestActiveDeadlineFailsThePodAtItsDeadline", async () => {
       s.status()?.message,
       "Pod was active on the node longer than the specified deadline",
     );
-    await until(
+    await untilRelisted(
       "sandbox stopped",
       () => s.runtime.calls.some((c) => c.startsWith("stopPodSandbox")),
     );
-    await until("app terminated", () => s.app()?.state?.terminated !== undefined);
+    await untilRelisted("app terminated", () => s.app()?.state?.terminated !== undefined);
     assertEquals(s.runtime.containersNamed("app").map((c) => c.state), ["CONTAINER_EXITED"]);
     assert(s.recorder.events.includes(
       "Normal DeadlineExceeded Pod was active on the node longer than the specified deadline",

@@ -18,7 +18,8 @@ export interface ResultsGetter {
 
 /** What the view reads. */
 export interface LiveViewSource {
-  pods(): PodWithStatus[];
+  /** With `shared`, the source's own objects: read here and dropped, never kept or changed. */
+  pods(options?: { shared?: boolean }): PodWithStatus[];
   events: { list(): StoredEvent[] };
   livenessManager: ResultsGetter;
   readinessManager: ResultsGetter;
@@ -85,7 +86,7 @@ function age(ms: number): string {
 export function buildRows(source: LiveViewSource, now: number): ContainerRow[] {
   const events = source.events.list();
   const rows: ContainerRow[] = [];
-  for (const pod of source.pods()) {
+  for (const pod of source.pods({ shared: true })) {
     const status = pod.status;
     const ready = status.conditions?.find((c) => c.type === "Ready")?.status ?? "Unknown";
     const podName = `${pod.metadata.namespace ?? "default"}/${pod.metadata.name ?? ""}`;

@@ -137,6 +137,8 @@ class PodStorage {
   #sourcesSeen = new Set<string>();
   #recorder: EventRecorder;
   #clock: Clock;
+  /** A stored pod → the sender's object it was last merged from. */
+  #merged = new WeakMap<Pod, Pod>();
 
   // `send` delivers in order, also when the channel is full (queued senders keep their order).
   constructor(
@@ -200,14 +202,26 @@ class PodStorage {
     const updatePodsFunc = (newPods: Pod[], oldPods: Map<string, Pod>, into: Map<string, Pod>) => {
       const filtered = this.#filterInvalidPods(newPods, source);
       for (const incoming of filtered) {
-        // The sender's object stays untouched.
-        const ref = structuredClone(incoming);
-        ref.metadata.annotations ??= {};
-        ref.metadata.annotations[ConfigSourceAnnotationKey] = source;
-        const uid = ref.metadata.uid ?? "";
+        const uid = incoming.metadata.uid ?? "";
         const existing = oldPods.get(uid);
+        // A source sends its whole set on every change (the API source after every watch event),
+        // mostly the very objects of its last send: one already merged is unchanged.
+        if (existing && this.#merged.get(existing) === incoming) {
+          into.set(uid, existing);
+          continue;
+        }
+        // kubelet annotates the source's object itself; here the sender's object stays untouched
+        // and only what is written (metadata, annotations) is copied: nothing below writes into
+        // spec or status, which are replaced whole. (A deep copy of every pod on every send was
+        // the agent's largest start-up cost: O(pods²).)
+        const annotations: Record<string, string> = {
+          ...incoming.metadata.annotations,
+          [ConfigSourceAnnotationKey]: source,
+        };
+        const ref: Pod = { ...incoming, metadata: { ...incoming.metadata, annotations } };
         if (existing) {
           into.set(uid, existing);
+          this.#merged.set(existing, incoming);
           const { needUpdate, needReconcile, needGracefulDelete } = checkAndUpdatePod(
             existing,
             ref,
@@ -218,8 +232,9 @@ class PodStorage {
           continue;
         }
         log.V(4).info("Receiving a new pod", { pod: log.kObj(ref) });
-        ref.metadata.annotations[ConfigFirstSeenAnnotationKey] = newTimestamp(this.#clock);
+        annotations[ConfigFirstSeenAnnotationKey] = newTimestamp(this.#clock);
         into.set(uid, ref);
+        this.#merged.set(ref, incoming);
         addPods.push(ref);
       }
     };

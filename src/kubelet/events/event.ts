@@ -6,7 +6,7 @@
  * @module
  */
 import type { ObjectReference } from "../../api/core/v1/mod.ts";
-import { info, type LogFields } from "../../util/log.ts";
+import { type LogFields, V } from "../../util/log.ts";
 
 /** `Normal` or `Warning`, as core/v1's event types. */
 export type EventType = "Normal" | "Warning";
@@ -75,9 +75,12 @@ export class FakeRecorder implements EventRecorder {
   }
 }
 
+/** The verbosity events are logged at: kubelet's `eventBroadcaster.StartStructuredLogging(3)`. */
+export const eventLogVerbosity = 3;
+
 /**
- * Writes each event as one structured log line (`"Event occurred"`), as client-go's event
- * broadcaster does when it logs events.
+ * Writes each event as one structured log line (`"Event occurred"`) at verbosity
+ * `eventLogVerbosity`, as client-go's event broadcaster does when kubelet starts it logging.
  *
  * @example
  * ```ts
@@ -100,6 +103,6 @@ export class LogRecorder implements EventRecorder {
     fields.type = options.type;
     fields.reason = options.reason;
     fields.message = options.message;
-    info("Event occurred", fields);
+    V(eventLogVerbosity).info("Event occurred", fields);
   }
 }

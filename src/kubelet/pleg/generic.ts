@@ -137,6 +137,13 @@ export class GenericPLEG {
   #timer?: ClockTimer;
   #running = false;
   #relisting?: Promise<void>;
+  /**
+   * When the last successful relist began (kubelet's pod cache timestamp, which Relist sets with
+   * `UpdateTime` once it is done); -Infinity before the first.
+   */
+  #cacheTimestamp = -Infinity;
+  /** Callers of {@linkcode waitNewerThan}, each with the time it waits past. */
+  #newerThanWaiters: { minTime: number; resolve: () => void }[] = [];
 
   /** Creates a stopped PLEG. */
   constructor(options: GenericPLEGOptions) {
@@ -172,6 +179,42 @@ export class GenericPLEG {
     this.#timer?.stop();
     await this.#relisting;
     this.#events.close();
+    // Nothing will relist any more: no one waits for it.
+    for (const w of this.#newerThanWaiters.splice(0)) w.resolve();
+  }
+
+  /**
+   * Resolves once a relist that began after `minTime` (ms) has completed, or when the PLEG
+   * stops: kubelet's `cache.GetNewerThan`, with which the pod worker takes the pod status for its
+   * next sync (newer than the end of its last one). probelet's syncs read the runtime themselves,
+   * so what is kept is the wait: the next sync starts after the next relist.
+   *
+   * @example
+   * ```ts
+   * import type { Clock } from "../../util/clock.ts";
+   *
+   * declare const clock: Clock;
+   * declare const pleg: GenericPLEG;
+   *
+   * const lastSyncTime = clock.now();
+   * await pleg.waitNewerThan(lastSyncTime); // up to one relist period later
+   * ```
+   */
+  waitNewerThan(minTime: number): Promise<void> {
+    if (this.#cacheTimestamp > minTime || !this.#running) return Promise.resolve();
+    return new Promise((resolve) => this.#newerThanWaiters.push({ minTime, resolve }));
+  }
+
+  // kubelet's cache.UpdateTime: the relist that began at `timestamp` is done.
+  #updateTime(timestamp: number): void {
+    this.#cacheTimestamp = timestamp;
+    if (this.#newerThanWaiters.length === 0) return;
+    const waiting = this.#newerThanWaiters;
+    this.#newerThanWaiters = [];
+    for (const w of waiting) {
+      if (timestamp > w.minTime) w.resolve();
+      else this.#newerThanWaiters.push(w);
+    }
   }
 
   /** Whether a relist succeeded within the threshold (kubelet's `Healthy`). */
@@ -234,6 +277,7 @@ export class GenericPLEG {
         }
       }
     }
+    this.#updateTime(timestamp);
   }
 
   #setCurrent(pods: RuntimePod[]): void {

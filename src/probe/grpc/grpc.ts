@@ -7,7 +7,7 @@
  * must not keep a socket per probe). The HTTP/2 client is our own on `Deno.connect`
  * (src/util/h2/): `node:http2` client sessions leak heap in Deno 2.9.3, and grpc-js's channel
  * machinery cost ≈ 0.5 ms of CPU per probe. kubelet dials a fresh connection per probe too. The
- * request and response messages are encoded by hand (one string field, one enum field).
+ * request and response messages (one string field, one enum field) go through src/util/protowire.ts.
  *
  * Like grpc-go's blocking dial, failed connection attempts are retried with grpc-go's back-off
  * (1 s, ×1.6, ±20 %) until the probe's single deadline; the connection is ready once the server's
@@ -33,6 +33,7 @@ import {
   unaryResult,
 } from "../../util/h2/mod.ts";
 import { errorText } from "../../util/errors.ts";
+import { ProtoReader, ProtoWriter } from "../../util/protowire.ts";
 
 /**
  * Checks a container with the gRPC health checking protocol. Never returns an error: every
@@ -282,19 +283,10 @@ function statusOf(response: H2Response): string {
 /** `HealthCheckRequest{service}`: field 1, length-delimited; proto3 omits the empty string. */
 export function encodeHealthCheckRequest(service: string): Uint8Array {
   if (service === "") return new Uint8Array(0);
-  const text = new TextEncoder().encode(service);
-  const out: number[] = [0x0a];
-  for (let n = text.length;; n = Math.floor(n / 128)) {
-    if (n < 128) {
-      out.push(n);
-      break;
-    }
-    out.push((n % 128) | 0x80);
-  }
-  const bytes = new Uint8Array(out.length + text.length);
-  bytes.set(out);
-  bytes.set(text, out.length);
-  return bytes;
+  const w = new ProtoWriter();
+  w.uint32(10);
+  w.string(service);
+  return w.finish();
 }
 
 const servingStatusNames: ServingStatus[] = [
@@ -304,9 +296,6 @@ const servingStatusNames: ServingStatus[] = [
   "SERVICE_UNKNOWN",
 ];
 
-/** Go protobuf's one text for any malformed wire data (`protoimpl`'s errDecode). */
-const invalidWireFormat = "proto: cannot parse invalid wire-format data";
-
 /**
  * `HealthCheckResponse.status` (field 1, enum) by name, decoded as Go's protobuf does: a missing
  * field is UNKNOWN, a number without a name prints as the number (an enum is the low 32 bits of the
@@ -314,59 +303,12 @@ const invalidWireFormat = "proto: cannot parse invalid wire-format data";
  * skipped as an unknown field. Malformed wire data throws Go protobuf's single error text.
  */
 export function decodeHealthCheckResponse(bytes: Uint8Array): string {
+  const r = new ProtoReader(bytes);
   let status = 0;
-  let off = 0;
-  // The varint at `off`; `low32` keeps its low 32 bits exactly (a double would round a 10-byte one).
-  let low32 = 0;
-  const varint = (): number => {
-    let value = 0;
-    low32 = 0;
-    for (let i = 0; i < 10; i++) {
-      if (off >= bytes.length) throw new Error(invalidWireFormat);
-      const b = bytes[off++];
-      if (i < 5) low32 |= (b & 0x7f) << (7 * i);
-      value += (b & 0x7f) * 2 ** (7 * i);
-      if ((b & 0x80) === 0) {
-        if (i === 9 && b > 1) break; // more than 64 bits
-        return value;
-      }
-    }
-    throw new Error(invalidWireFormat);
-  };
-  const skip = (length: number) => {
-    if (length > bytes.length - off) throw new Error(invalidWireFormat);
-    off += length;
-  };
-  // Skips one field's value of `wireType`; a group runs to its matching end-group tag.
-  const skipValue = (field: number, wireType: number): void => {
-    if (wireType === 0) varint();
-    else if (wireType === 1) skip(8);
-    else if (wireType === 5) skip(4);
-    else if (wireType === 2) skip(varint());
-    else if (wireType === 3) {
-      for (;;) {
-        const [inner, innerType] = tag();
-        if (innerType === 4) {
-          if (inner !== field) throw new Error(invalidWireFormat);
-          return;
-        }
-        skipValue(inner, innerType);
-      }
-    } else throw new Error(invalidWireFormat);
-  };
-  const tag = (): [number, number] => {
-    const key = varint();
-    const field = Math.floor(key / 8);
-    if (field === 0 || field > 0x1fffffff) throw new Error(invalidWireFormat);
-    return [field, key % 8];
-  };
-  while (off < bytes.length) {
-    const [field, wireType] = tag();
-    if (field === 1 && wireType === 0) {
-      varint();
-      status = low32 | 0;
-    } else if (wireType === 4) throw new Error(invalidWireFormat);
-    else skipValue(field, wireType);
+  while (r.pos < bytes.length) {
+    const tag = r.tag();
+    if (tag === 8) status = r.int32();
+    else r.skip(tag);
   }
   return servingStatusNames[status] ?? String(status);
 }

@@ -78,3 +78,22 @@ Deno.test("TestLiveViewRedrawsInPlace", () => {
     "second frame moves up and clears",
   );
 });
+
+Deno.test("buildRows reads the pods shared and leaves them as they were", () => {
+  const clock = new FakeClock(10_000);
+  const s = source(clock);
+  const asked: ({ shared?: boolean } | undefined)[] = [];
+  const pods = s.pods();
+  const before = structuredClone(pods);
+  const rows = buildRows({
+    ...s,
+    pods: (options?: { shared?: boolean }) => {
+      asked.push(options);
+      return pods;
+    },
+  }, clock.now());
+  assertEquals(rows.length, 1);
+  // Every redraw would otherwise deep-copy every pod and its status.
+  assertEquals(asked, [{ shared: true }]);
+  assertEquals(pods, before);
+});

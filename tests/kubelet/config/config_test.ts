@@ -390,3 +390,53 @@ Deno.test("merge stamps config.source and config.seen, keeps the first-seen time
     "2026-11-23T05:00:00.250Z",
   );
 });
+
+Deno.test("merge of a re-sent set: the same objects are no change, new objects are compared", () => {
+  const config = new PodConfig({ recorder: new FakeRecorder(), clock: new FakeClock(0) });
+  const api = config.channel("api");
+  const web = createValidPod("web", "default");
+  const db = createValidPod("db", "default");
+  api({ op: "SET", source: "api", pods: [web, db] });
+  assertEquals(config.updates().tryReceive()?.value?.op, "ADD");
+  // The API source re-sends its whole set after every watch event, mostly the same objects.
+  api({ op: "SET", source: "api", pods: [web, db] });
+  expectNoPodUpdate(config.updates());
+  // A new object with another status only (as after a status patch) is a reconcile...
+  const webRunning: Pod = { ...web, status: { phase: "Running" } };
+  api({ op: "SET", source: "api", pods: [webRunning, db] });
+  expectPodUpdate(config.updates(), createPodUpdate("RECONCILE", "api", webRunning));
+  // ...an equal copy of it is no change, and a new spec is an update.
+  api({ op: "SET", source: "api", pods: [structuredClone(webRunning), db] });
+  expectNoPodUpdate(config.updates());
+  const webLabelled: Pod = {
+    ...webRunning,
+    metadata: { ...webRunning.metadata, labels: { tier: "front" } },
+  };
+  api({ op: "SET", source: "api", pods: [webLabelled, db] });
+  expectPodUpdate(config.updates(), createPodUpdate("UPDATE", "api", webLabelled));
+  assertEquals(web.metadata.annotations, undefined);
+  assertEquals(webLabelled.metadata.annotations, undefined);
+});
+
+Deno.test("merge of a re-sent set of 30 unchanged pods copies none of them", () => {
+  const config = new PodConfig({ recorder: new FakeRecorder(), clock: new FakeClock(0) });
+  const api = config.channel("api");
+  const pods = Array.from({ length: 30 }, (_, i) => createValidPod(`web-${i}`, "default"));
+  api({ op: "SET", source: "api", pods });
+  assertEquals(config.updates().tryReceive()?.value?.pods.length, 30);
+  // Deep copies of every pod on every send were O(pods²) while pods start (one send per watch
+  // event): count them for a send that changes nothing.
+  const original = globalThis.structuredClone;
+  let copies = 0;
+  globalThis.structuredClone = ((value: unknown, options?: StructuredSerializeOptions) => {
+    copies++;
+    return original(value, options);
+  }) as typeof structuredClone;
+  try {
+    api({ op: "SET", source: "api", pods });
+  } finally {
+    globalThis.structuredClone = original;
+  }
+  expectNoPodUpdate(config.updates());
+  assertEquals(copies, 0);
+});

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeRecorder, LogRecorder } from "../../../src/kubelet/events/mod.ts";
-import { setLogSink } from "../../../src/util/log.ts";
+import { getVerbosity, setLogSink, setVerbosity } from "../../../src/util/log.ts";
 
 const ref = {
   kind: "Pod",
@@ -24,17 +24,27 @@ Deno.test("TestFakeRecorder", () => {
   assert.equal(r.refs[1], ref);
 });
 
-Deno.test("TestLogRecorder", () => {
+Deno.test("TestLogRecorder", async (t) => {
   const lines: string[] = [];
   const previous = setLogSink((l) => lines.push(l));
-  try {
+  const verbosity = getVerbosity();
+  const record = () =>
     new LogRecorder().event(ref, {
       type: "Warning",
       reason: "Unhealthy",
       message: "Readiness probe failed: HTTP probe failed with statuscode: 500",
     });
+  try {
+    await t.step("below -v=3 nothing is logged (kubelet: StartStructuredLogging(3))", () => {
+      setVerbosity(2);
+      record();
+      assert.deepEqual(lines, []);
+    });
+    setVerbosity(3);
+    record();
   } finally {
     setLogSink(previous);
+    setVerbosity(verbosity);
   }
   assert.equal(lines.length, 1);
   assert.match(lines[0], /^I\d{4} [\d:.]+ +\d+ event\.ts:\d+\] /);

@@ -170,3 +170,54 @@ Deno.test("TestRelistPeriod", async () => {
   assertEquals(runtime.calls, 6);
   assertEquals(pleg.watch().closed, true);
 });
+
+Deno.test("TestWaitNewerThan", async (t) => {
+  // kubelet's cache.GetNewerThan on the global timestamp: a relist that began after minTime, and
+  // is done, lets the waiter go; a failed relist does not.
+  const clock = new FakeClock(0);
+  const runtime = new FakeLister();
+  const pleg = new GenericPLEG({ runtime, clock });
+  pleg.start();
+  try {
+    await clock.step(0);
+    assertEquals(runtime.calls, 1);
+    let released = false;
+    const waiting = pleg.waitNewerThan(clock.now()).then(() => released = true);
+    await t.step("not by the relist that began at minTime", async () => {
+      await clock.step(500);
+      assertEquals(released, false);
+    });
+    await t.step("not by a failed relist", async () => {
+      runtime.error = new Error("unavailable");
+      await clock.step(500);
+      assertEquals(runtime.calls, 2);
+      assertEquals(released, false);
+    });
+    await t.step("by the next relist that succeeds", async () => {
+      runtime.error = undefined;
+      await clock.step(1000);
+      await waiting;
+      assertEquals(released, true);
+    });
+    await t.step("at once when a newer relist is done already", async () => {
+      let now = false;
+      await pleg.waitNewerThan(clock.now() - 1).then(() => now = true);
+      assertEquals(now, true);
+    });
+  } finally {
+    await pleg.stop();
+  }
+  await t.step("at once when stopped", async () => {
+    await pleg.waitNewerThan(clock.now() + 10_000);
+  });
+});
+
+Deno.test("TestWaitNewerThanReleasedByStop", async () => {
+  const clock = new FakeClock(0);
+  const pleg = new GenericPLEG({ runtime: new FakeLister(), clock });
+  pleg.start();
+  await clock.step(0);
+  const waiting = pleg.waitNewerThan(clock.now());
+  await pleg.stop();
+  await waiting;
+});
