@@ -19,7 +19,8 @@
  * repo-relative or `npm:pkg@version/...`), allocation by area (inclusive: a byte counts for every
  * area on its stack), the top call stacks and the top CPU self-time functions, each with the load
  * average. Raw profiles (`.heapprofile`, `.cpuprofile`, loadable in Chrome DevTools) and the
- * printed report go under `.run/alloc-profile/`. Needs `scripts/containerd.sh up` and
+ * printed report go under `.run/alloc-profile/`, with lines mapped to the TypeScript sources
+ * through the modules' inline source maps (V8 reports the transpiled JavaScript's lines). Needs `scripts/containerd.sh up` and
  * `scripts/kube-apiserver.sh up`.
  *
  * CDP is spoken over Deno's built-in WebSocket (a request/response map of a few lines); the npm
@@ -27,6 +28,8 @@
  *
  *   deno run -A bench/alloc_profile.ts [--pods 30,100] [--settle 30] [--window 60]
  *     [--interval 16384] [--top 25] [--v8-flags F] [--probelet-flag=--port=10350 ...]
+ *   deno run -A bench/alloc_profile.ts --analyse .run/alloc-profile/X.heapprofile
+ *     [--without npm:protobufjs,npm:@protobufjs] (a saved profile again, some areas left out)
  * @module
  */
 import { join } from "node:path";
@@ -46,13 +49,18 @@ export class Cdp {
   #ws: WebSocket;
   #nextId = 1;
   #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  #listeners = new Map<string, (params: Record<string, unknown>) => void>();
 
   private constructor(ws: WebSocket) {
     this.#ws = ws;
     ws.onmessage = (event) => {
       const message = JSON.parse(event.data as string);
-      const waiter = message.id === undefined ? undefined : this.#pending.get(message.id);
-      if (!waiter) return; // an event: nothing here subscribes to any
+      if (message.id === undefined) {
+        this.#listeners.get(message.method)?.(message.params);
+        return;
+      }
+      const waiter = this.#pending.get(message.id);
+      if (!waiter) return;
       this.#pending.delete(message.id);
       if (message.error) waiter.reject(new Error(`CDP: ${JSON.stringify(message.error)}`));
       else waiter.resolve(message.result);
@@ -79,6 +87,12 @@ export class Cdp {
     return new Promise((resolve, reject) =>
       this.#pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
     );
+  }
+
+  /** Calls `listener` with the params of every later `method` event (one listener a method). */
+  on(method: string, listener: ((params: Record<string, unknown>) => void) | undefined): void {
+    if (listener) this.#listeners.set(method, listener);
+    else this.#listeners.delete(method);
   }
 
   /** Closes the session. */
@@ -115,6 +129,109 @@ export interface CpuProfile {
   timeDeltas?: number[];
 }
 
+/** A decoded source map: per generated line, its segments as [column, original line], 0-based. */
+export type LineMap = [number, number][][];
+
+const base64Digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+function decodeVlq(segment: string): number[] {
+  const values: number[] = [];
+  let value = 0;
+  let shift = 0;
+  for (const ch of segment) {
+    const digit = base64Digits.indexOf(ch);
+    value += (digit & 31) * 2 ** shift;
+    if (digit & 32) {
+      shift += 5;
+      continue;
+    }
+    values.push(value % 2 ? -Math.floor(value / 2) : value / 2);
+    value = 0;
+    shift = 0;
+  }
+  return values;
+}
+
+/**
+ * The generated-to-original line table of a source map's `mappings` (one source per map, as
+ * Deno's inline maps of transpiled TypeScript have).
+ *
+ * @example
+ * ```ts
+ * decodeMappings("AAAA;AACA"); // [[[0, 0]], [[0, 1]]]
+ * ```
+ */
+export function decodeMappings(mappings: string): LineMap {
+  const lines: LineMap = [];
+  let originalLine = 0;
+  for (const text of mappings.split(";")) {
+    const segments: [number, number][] = [];
+    let column = 0;
+    for (const segment of text ? text.split(",") : []) {
+      const values = decodeVlq(segment);
+      column += values[0];
+      if (values.length >= 4) {
+        originalLine += values[2];
+        segments.push([column, originalLine]);
+      }
+    }
+    lines.push(segments);
+  }
+  return lines;
+}
+
+/** The original line (0-based) of generated `line`:`column` (0-based), or undefined. */
+export function originalLine(map: LineMap, line: number, column: number): number | undefined {
+  for (let l = Math.min(line, map.length - 1); l >= 0; l--) {
+    const segments = map[l];
+    if (segments.length === 0) continue;
+    if (l < line) return segments[segments.length - 1][1];
+    let found = segments[0][1];
+    for (const [c, original] of segments) {
+      if (c > column) break;
+      found = original;
+    }
+    return found;
+  }
+  return undefined;
+}
+
+/**
+ * The line tables of this checkout's transpiled modules in the inspected isolate, from the
+ * inline source maps `Debugger.scriptParsed` reports (the Debugger domain is on only for this).
+ */
+async function sourceMaps(cdp: Cdp): Promise<Map<string, LineMap>> {
+  const maps = new Map<string, LineMap>();
+  cdp.on("Debugger.scriptParsed", (params) => {
+    const url = params.url as string;
+    const sourceMapURL = params.sourceMapURL as string | undefined;
+    if (!url.startsWith(`file://${repo}/`) || !sourceMapURL?.startsWith("data:")) return;
+    try {
+      const json = JSON.parse(atob(sourceMapURL.slice(sourceMapURL.indexOf(",") + 1)));
+      maps.set(url, decodeMappings(json.mappings));
+    } catch { /* no usable map: the generated line stays */ }
+  });
+  await cdp.send("Debugger.enable");
+  await cdp.send("Debugger.disable");
+  cdp.on("Debugger.scriptParsed", undefined);
+  return maps;
+}
+
+/** Rewrites each frame's line to the TypeScript source's (V8 reports the transpiled JS's). */
+function mapFrames(frames: Iterable<CallFrame>, maps: Map<string, LineMap>): void {
+  for (const frame of frames) {
+    const map = maps.get(frame.url);
+    if (!map || frame.lineNumber < 0) continue;
+    frame.lineNumber = originalLine(map, frame.lineNumber, frame.columnNumber) ??
+      frame.lineNumber;
+  }
+}
+
+function* heapFrames(node: HeapNode): Generator<CallFrame> {
+  yield node.callFrame;
+  for (const child of node.children) yield* heapFrames(child);
+}
+
 /**
  * A script URL as a reader finds it: repo-relative for this checkout's files,
  * `npm:pkg@version/path` for npm packages, unchanged otherwise (`ext:`, `node:`).
@@ -144,7 +261,7 @@ export function frameName(frame: CallFrame): string {
 export function areaOf(frame: CallFrame): string | undefined {
   if (!frame.url) return undefined;
   const short = shortUrl(frame.url);
-  if (short.startsWith("npm:")) return short.replace(/@[^@/]+\/.*$/, "").replace(/\/.*$/, "");
+  if (short.startsWith("npm:")) return /^npm:(?:@[^/]+\/)?[^@/]+/.exec(short)?.[0];
   if (short.startsWith("src/")) {
     const parts = short.split("/");
     return parts.slice(0, Math.min(3, parts.length - 1)).join("/");
@@ -161,8 +278,12 @@ export interface AllocationSummary {
   stacks: { bytes: number; frames: string[] }[];
 }
 
-/** Folds a sampling heap profile (kept samples of collected objects included). */
-export function summariseHeapProfile(head: HeapNode): AllocationSummary {
+/**
+ * Folds a sampling heap profile (kept samples of collected objects included); samples with an
+ * area of `without` on their stack are left out (e.g. `npm:protobufjs` to see what remains
+ * besides the CRI client's decoding).
+ */
+export function summariseHeapProfile(head: HeapNode, without: string[] = []): AllocationSummary {
   const summary: AllocationSummary = {
     totalBytes: 0,
     byFunction: new Map(),
@@ -171,7 +292,8 @@ export function summariseHeapProfile(head: HeapNode): AllocationSummary {
   };
   const walk = (node: HeapNode, stack: CallFrame[]) => {
     const frames = [...stack, node.callFrame];
-    if (node.selfSize > 0) {
+    const skip = without.length > 0 && frames.some((f) => without.includes(areaOf(f) ?? ""));
+    if (node.selfSize > 0 && !skip) {
       summary.totalBytes += node.selfSize;
       const name = frameName(node.callFrame);
       summary.byFunction.set(name, (summary.byFunction.get(name) ?? 0) + node.selfSize);
@@ -245,6 +367,43 @@ function table(header: string[], rows: string[][]): string[] {
   ];
 }
 
+function top(map: Map<string, number>, n: number): [string, number][] {
+  return [...map].sort((a, b) => b[1] - a[1]).slice(0, n);
+}
+
+function printAllocation(
+  alloc: AllocationSummary,
+  seconds: number,
+  topN: number,
+  out: (line: string) => void,
+): void {
+  const perS = (bytes: number) => kib(bytes / seconds);
+  const share = (bytes: number) => (100 * bytes / alloc.totalBytes).toFixed(1);
+  out(`Top ${topN} functions by self allocated bytes:\n`);
+  const functions = top(alloc.byFunction, topN);
+  for (
+    const line of table(
+      ["#", "KiB/s", "%", "function file:line"],
+      functions.map(([name, bytes], i) => [String(i + 1), perS(bytes), share(bytes), name]),
+    )
+  ) out(line);
+  out(`\nBy area (inclusive: a byte counts for each area on its stack):\n`);
+  for (
+    const line of table(
+      ["#", "KiB/s", "%", "area"],
+      top(alloc.byArea, 20).map((
+        [area, bytes],
+        i,
+      ) => [String(i + 1), perS(bytes), share(bytes), area]),
+    )
+  ) out(line);
+  out(`\nTop 15 call stacks (innermost first, 12 frames at most):\n`);
+  alloc.stacks.slice(0, 15).forEach((stack, i) => {
+    out(`${i + 1}. ${perS(stack.bytes)} KiB/s (${share(stack.bytes)} %)`);
+    for (const frame of stack.frames.slice(0, 12)) out(`     ${frame}`);
+  });
+}
+
 interface Options {
   pods: number[];
   settleS: number;
@@ -300,52 +459,21 @@ async function profileAt(
   const heapS = (performance.now() - h0) / 1000;
   const loadHeap = loadAverage();
   await cdp.send("HeapProfiler.disable");
-  await Deno.writeTextFile(join(dir, `${stamp}-${pods}pods.heapprofile`), JSON.stringify(heap));
+  const maps = await sourceMaps(cdp);
+  mapFrames(heapFrames(heap.head), maps);
+  await Deno.writeTextFile(
+    join(dir, `${stamp}-${pods}pods.heapprofile`),
+    JSON.stringify({ ...heap, windowSeconds: heapS }),
+  );
   const alloc = summariseHeapProfile(heap.head);
-  const perS = (bytes: number) => bytes / heapS;
   out(
     `\nallocated (sampling heap profile, ${
       heapS.toFixed(0)
     } s, interval ${options.intervalBytes} B, load ${loadHeap}): ${
-      kib(perS(alloc.totalBytes))
-    } KiB/s ` +
-      `(${(perS(alloc.totalBytes) * 60 / 1048576).toFixed(1)} MiB/min)\n`,
+      kib(alloc.totalBytes / heapS)
+    } KiB/s (${(alloc.totalBytes / heapS * 60 / 1048576).toFixed(1)} MiB/min)\n`,
   );
-  const top = (map: Map<string, number>, n: number) =>
-    [...map].sort((a, b) => b[1] - a[1]).slice(0, n);
-  out(`Top ${options.top} functions by self allocated bytes:\n`);
-  for (
-    const line of table(
-      ["#", "KiB/s", "%", "function file:line"],
-      top(alloc.byFunction, options.top).map(([name, bytes], i) => [
-        String(i + 1),
-        kib(perS(bytes)),
-        (100 * bytes / alloc.totalBytes).toFixed(1),
-        name,
-      ]),
-    )
-  ) out(line);
-  out(`\nBy area (inclusive: a byte counts for each area on its stack):\n`);
-  for (
-    const line of table(
-      ["#", "KiB/s", "%", "area"],
-      top(alloc.byArea, 20).map(([area, bytes], i) => [
-        String(i + 1),
-        kib(perS(bytes)),
-        (100 * bytes / alloc.totalBytes).toFixed(1),
-        area,
-      ]),
-    )
-  ) out(line);
-  out(`\nTop 15 call stacks (innermost first, 12 frames at most):\n`);
-  alloc.stacks.slice(0, 15).forEach((stack, i) => {
-    out(
-      `${i + 1}. ${kib(perS(stack.bytes))} KiB/s (${
-        (100 * stack.bytes / alloc.totalBytes).toFixed(1)
-      } %)`,
-    );
-    for (const frame of stack.frames.slice(0, 12)) out(`     ${frame}`);
-  });
+  printAllocation(alloc, heapS, options.top, out);
 
   // 3. CPU profile.
   await cdp.send("Profiler.enable");
@@ -355,6 +483,7 @@ async function profileAt(
   const { profile: cpuProfile } = await cdp.send<{ profile: CpuProfile }>("Profiler.stop");
   const loadCpu = loadAverage();
   await cdp.send("Profiler.disable");
+  mapFrames(cpuProfile.nodes.map((n) => n.callFrame), await sourceMaps(cdp));
   await Deno.writeTextFile(
     join(dir, `${stamp}-${pods}pods.cpuprofile`),
     JSON.stringify(cpuProfile),
@@ -397,6 +526,21 @@ async function main(args: string[]): Promise<void> {
       a.slice("--probelet-flag=".length)
     ),
   };
+  const analyse = get("analyse");
+  if (analyse) {
+    // A saved profile again, e.g. without the CRI client's decoding: --without npm:protobufjs
+    const heap = JSON.parse(await Deno.readTextFile(analyse));
+    const seconds = heap.windowSeconds ?? options.windowS;
+    const without = get("without")?.split(",") ?? [];
+    const alloc = summariseHeapProfile(heap.head, without);
+    console.log(
+      `${analyse}${without.length ? ` without ${without.join(", ")}` : ""}: ${
+        kib(alloc.totalBytes / seconds)
+      } KiB/s\n`,
+    );
+    printAllocation(alloc, seconds, options.top, console.log);
+    return;
+  }
   const api = await realKubeApiServer();
   if (typeof api === "string") throw new Error(`no kube-apiserver: ${api}`);
   const agentArgs = await agentCommandLine(api, "alloc-profile", options.probeletFlags);
