@@ -17,6 +17,7 @@ import {
   BufReader,
   maxResponseHeaderBytes,
   newBodyReader,
+  readMIMEHeader,
   readResponse,
 } from "../../../src/probe/http/response.ts";
 import type { ProbeOutcome } from "../../../src/probe/probe.ts";
@@ -223,6 +224,57 @@ Deno.test("TestReadResponse whatever the read sizes", async (t) => {
       const bytes = Uint8Array.from(c.response, (ch) => ch.charCodeAt(0));
       const whole = await readInSteps(bytes, bytes.length + 1);
       for (const step of [1, 2, 3, 7]) assert.equal(await readInSteps(bytes, step), whole);
+    });
+  }
+});
+
+Deno.test("TestReadMIMEHeader canonical names", async (t) => {
+  // Go's textproto canonicalises every name made of token bytes (common ones answered from its
+  // table, others built), keeps a name with a space as it is, and keeps repeated names' values
+  // in order.
+  const cases: { name: string; lines: string[]; want: [string, string[]][] }[] = [
+    {
+      name: "common names in any case",
+      lines: ["content-LENGTH: 2", "ETAG: x", "cc: y", "x-FORWARDED-for: z", "Date: d"],
+      want: [
+        ["Content-Length", ["2"]],
+        ["Etag", ["x"]],
+        ["Cc", ["y"]],
+        ["X-Forwarded-For", ["z"]],
+        ["Date", ["d"]],
+      ],
+    },
+    {
+      name: "names not in the common table",
+      lines: ["content-md5: a", "X-custom-HEADER: b", "a_b: c", "Contenttype: d"],
+      want: [["Content-Md5", ["a"]], ["X-Custom-Header", ["b"]], ["A_b", ["c"]], [
+        "Contenttype",
+        ["d"],
+      ]],
+    },
+    {
+      name: "a name with a space is kept as it is",
+      lines: ["content type: a"],
+      want: [["content type", ["a"]]],
+    },
+    {
+      name: "repeated names, different cases",
+      lines: ["set-cookie: a=1", "SET-COOKIE: b=2", "Set-Cookie: c=3"],
+      want: [["Set-Cookie", ["a=1", "b=2", "c=3"]]],
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      const bytes = new TextEncoder().encode(`${c.lines.join("\r\n")}\r\n\r\n`);
+      let off = 0;
+      const br = new BufReader((p) => {
+        if (off >= bytes.length) return Promise.resolve(null);
+        const n = Math.min(p.length, bytes.length - off);
+        p.set(bytes.subarray(off, off + n));
+        off += n;
+        return Promise.resolve(n);
+      });
+      assert.deepEqual([...await readMIMEHeader(br)], c.want);
     });
   }
 });
