@@ -278,3 +278,34 @@ Deno.test("TestReadMIMEHeader canonical names", async (t) => {
     });
   }
 });
+
+Deno.test("TestConnExchange closes a plain socket once", async () => {
+  // Closing the socket a second time threw (and built) a BadResource error on every probe.
+  const server = startRawServer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  const probeConn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  const tcpProto = Object.getPrototypeOf(probeConn) as { close(): void };
+  probeConn.close();
+  const realClose = tcpProto.close;
+  const closes: unknown[] = [];
+  tcpProto.close = function (this: unknown) {
+    closes.push(this);
+    return realClose.call(this);
+  };
+  try {
+    const exchange = new ConnExchange("127.0.0.1", server.port);
+    const deadline = new ManualDeadline();
+    await exchange.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", deadline, {
+      timeout: "timeout awaiting headers",
+    });
+    const { body } = await exchange.readBody(maxRespBodyLength, deadline, bodyTimeout);
+    assert.equal(new TextDecoder().decode(body), "ok");
+    exchange.close();
+    exchange.close();
+    // Every socket (the server's too) closed once at most, and the client's was.
+    assert.ok(closes.length >= 1);
+    assert.equal(new Set(closes).size, closes.length);
+  } finally {
+    tcpProto.close = realClose;
+    await server.close();
+  }
+});
