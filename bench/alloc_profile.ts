@@ -313,29 +313,24 @@ export function summariseHeapProfile(head: HeapNode, without: string[] = []): Al
   return summary;
 }
 
-/** Self CPU milliseconds per function of a CPU profile (from its samples' time deltas). */
+/**
+ * Self samples per function of a CPU profile. Samples, not the time between them: on a loaded
+ * machine the thread is often off the CPU between two samples, and the gap would be charged to
+ * whatever the last sample caught.
+ */
 export function summariseCpuProfile(profile: CpuProfile): {
-  totalMs: number;
+  totalSamples: number;
   byFunction: Map<string, number>;
 } {
   const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
-  const selfUs = new Map<number, number>();
-  const samples = profile.samples ?? [];
-  const deltas = profile.timeDeltas ?? [];
-  // Sample i was taken deltas[i] µs after sample i - 1: the interval up to the next sample is
-  // the time spent where sample i was taken.
-  for (let i = 0; i < samples.length; i++) {
-    const next = i + 1 < deltas.length ? deltas[i + 1] : 0;
-    selfUs.set(samples[i], (selfUs.get(samples[i]) ?? 0) + Math.max(0, next));
-  }
   const byFunction = new Map<string, number>();
-  let totalMs = 0;
-  for (const [id, us] of selfUs) {
+  let totalSamples = 0;
+  for (const id of profile.samples ?? []) {
     const name = frameName(byNode.get(id)!.callFrame);
-    byFunction.set(name, (byFunction.get(name) ?? 0) + us / 1000);
-    totalMs += us / 1000;
+    byFunction.set(name, (byFunction.get(name) ?? 0) + 1);
+    totalSamples++;
   }
-  return { totalMs, byFunction };
+  return { totalSamples, byFunction };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -489,21 +484,23 @@ async function profileAt(
     JSON.stringify(cpuProfile),
   );
   const cpu = summariseCpuProfile(cpuProfile);
-  const busyMs = [...cpu.byFunction].filter(([name]) => name !== "(idle)")
-    .reduce((sum, [, ms]) => sum + ms, 0);
+  const busy = [...cpu.byFunction].filter(([name]) => name !== "(idle)")
+    .reduce((sum, [, n]) => sum + n, 0);
+  const seconds = (cpuProfile.endTime - cpuProfile.startTime) / 1e6;
   out(
-    `\nCPU profile (${(cpu.totalMs / 1000).toFixed(0)} s, 1 ms sampling, load ${loadCpu}): ${
-      (busyMs / 1000).toFixed(2)
-    } s busy on the main thread\n`,
+    `\nCPU profile (${
+      seconds.toFixed(0)
+    } s, 1 ms sampling, load ${loadCpu}): ${cpu.totalSamples} ` +
+      `samples, ${busy} of them busy (not idle) on the main thread\n`,
   );
-  out(`Top 20 functions by self time:\n`);
+  out(`Top 20 functions by self samples:\n`);
   for (
     const line of table(
-      ["#", "ms", "% of busy", "function file:line"],
+      ["#", "samples", "% of busy", "function file:line"],
       top(new Map([...cpu.byFunction].filter(([n]) => n !== "(idle)")), 20).map((
-        [name, ms],
+        [name, n],
         i,
-      ) => [String(i + 1), ms.toFixed(0), (100 * ms / busyMs).toFixed(1), name]),
+      ) => [String(i + 1), String(n), (100 * n / busy).toFixed(1), name]),
     )
   ) out(line);
 }
