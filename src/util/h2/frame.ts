@@ -236,10 +236,18 @@ function writeInteger(
 
 /**
  * Writes a string literal without Huffman coding at `off`: its UTF-8 length as a 7-bit-prefix
- * integer, then its UTF-8 bytes. The bytes are encoded after room for the longest length
- * prefix and moved down when the prefix is shorter.
+ * integer, then its UTF-8 bytes. Other than ASCII, the bytes are encoded after room for the
+ * longest length prefix and moved down when the prefix is shorter.
  */
 function writeStringLiteral(out: Uint8Array, off: number, text: string): number {
+  // ASCII (every header a CRI call or gRPC probe sends): one byte a character, written directly.
+  let ascii = true;
+  for (let i = 0; i < text.length && ascii; i++) ascii = text.charCodeAt(i) < 0x80;
+  if (ascii) {
+    off = writeInteger(out, off, text.length, 7, 0x00);
+    for (let i = 0; i < text.length; i++) out[off++] = text.charCodeAt(i);
+    return off;
+  }
   const reserved = integerLength(3 * text.length, 7);
   const { written } = enc.encodeInto(text, out.subarray(off + reserved));
   const prefix = integerLength(written, 7);
