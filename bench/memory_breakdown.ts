@@ -29,7 +29,7 @@
  */
 import { join } from "node:path";
 import { quantile } from "./proc_stats.ts";
-import { realKubeApiServer } from "../tests/testing/apiserver_targets.ts";
+import { type ApiTarget, realKubeApiServer } from "../tests/testing/apiserver_targets.ts";
 import { createAndWaitReady, deleteAll, ensureServingCert, waitNodeReady } from "./vs_kubelet.ts";
 
 const repo = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
@@ -167,18 +167,17 @@ async function isolates(repeat: number): Promise<string[]> {
   return rows;
 }
 
-async function agent(options: {
-  slots: number[];
-  settleS: number;
-  cpuWindowS: number;
-  probeletFlags: string[];
-  v8Flags?: string;
-  env: Record<string, string>;
-  gcBeforeSnapshot?: boolean;
-}): Promise<string[]> {
-  const api = await realKubeApiServer();
-  if (typeof api === "string") return [`agent: skipped (${api})`];
-  const state = join(repo, ".run", "memory-breakdown");
+/**
+ * The agent's command line for the local control plane and this checkout's containerd, as the
+ * CLI would be run on a node (`--vs-kubelet`'s flags for probelet), with its state under
+ * `.run/<stateName>`; makes the serving certificate there once.
+ */
+export async function agentCommandLine(
+  api: ApiTarget,
+  stateName: string,
+  extraFlags: string[],
+): Promise<string[]> {
+  const state = join(repo, ".run", stateName);
   const env = Object.fromEntries(
     new TextDecoder().decode(
       (await new Deno.Command("bash", {
@@ -190,7 +189,7 @@ async function agent(options: {
   const nodeIP = env.PROBELET_NODE_IP ?? "10.88.99.1";
   await Deno.mkdir(join(state, "pki"), { recursive: true });
   await ensureServingCert(state, api.nodeName, nodeIP);
-  const args = [
+  return [
     "--kubeconfig",
     api.nodeKubeconfig,
     "--node-name",
@@ -210,8 +209,22 @@ async function agent(options: {
     state,
     "--live-view",
     "never",
-    ...options.probeletFlags,
+    ...extraFlags,
   ];
+}
+
+async function agent(options: {
+  slots: number[];
+  settleS: number;
+  cpuWindowS: number;
+  probeletFlags: string[];
+  v8Flags?: string;
+  env: Record<string, string>;
+  gcBeforeSnapshot?: boolean;
+}): Promise<string[]> {
+  const api = await realKubeApiServer();
+  if (typeof api === "string") return [`agent: skipped (${api})`];
+  const args = await agentCommandLine(api, "memory-breakdown", options.probeletFlags);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",

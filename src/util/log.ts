@@ -136,14 +136,16 @@ export interface Verbose {
  * ```
  */
 export function V(level: number): Verbose {
-  const enabled = level <= verbosity;
+  // Most V(n) calls are below the verbosity: one shared logger that writes nothing, rather than
+  // a new object and closure for each.
+  if (level > verbosity) return disabledVerbose;
   return {
-    enabled,
-    info: (msg, fields) => {
-      if (enabled) sink(formatLine("info", msg, fields, { v: level }));
-    },
+    enabled: true,
+    info: (msg, fields) => sink(formatLine("info", msg, fields, { v: level })),
   };
 }
+
+const disabledVerbose: Verbose = Object.freeze({ enabled: false, info: () => {} });
 
 /**
  * klog's `KObj`: `namespace/name`, or just `name` without a namespace.

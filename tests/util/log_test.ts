@@ -97,6 +97,12 @@ Deno.test("TestVerbosity", () => {
     ]);
     assert.equal(V(2).enabled, true);
     assert.equal(V(3).enabled, false);
+    // A logger keeps the verdict of the verbosity it was taken at; raising it enables level 3.
+    const taken = V(3);
+    setVerbosity(3);
+    assert.equal(V(3).enabled, true);
+    assert.equal(taken.enabled, false);
+    assert.deepEqual(capture(() => V(3).info("now shown")).map(body), ['"now shown"']);
   } finally {
     setVerbosity(before);
   }

@@ -12,7 +12,7 @@ import type { Clock, ClockTimer } from "../../util/clock.ts";
 import { Channel } from "../../util/channel.ts";
 import { goDuration } from "../../util/go_format.ts";
 import * as log from "../../util/log.ts";
-import type { RuntimeContainerState, RuntimePod } from "../container/runtime.ts";
+import type { RuntimeContainer, RuntimeContainerState, RuntimePod } from "../container/runtime.ts";
 
 /** kubelet's relist period (`genericPlegRelistPeriod`). */
 export const genericPlegRelistPeriodMs = 1000;
@@ -251,16 +251,17 @@ export class GenericPLEG {
     this.#relistTime = timestamp;
     this.#setCurrent(pods);
     for (const [pid, record] of this.#records) {
-      const events: PodLifecycleEvent[] = [];
-      for (const cid of containerIDsOf(record.old, record.current)) {
-        events.push(...generateEvents(pid, cid, {
-          oldState: stateOf(record.old, cid),
-          newState: stateOf(record.current, cid),
-        }));
-      }
+      // Every container and sandbox ID of the old and the current listing once, old ones first
+      // (kubelet's getContainersFromPods), without building a set of them: most relists change
+      // nothing, and then nothing is allocated for the pod.
+      const { old, current } = record;
+      let events = changedContainers(pid, record, old?.containers, undefined);
+      events = changedContainers(pid, record, old?.sandboxes, events);
+      events = changedContainers(pid, record, current?.containers, events);
+      events = changedContainers(pid, record, current?.sandboxes, events);
       // Nothing to re-inspect here: a sync reads the runtime itself, so the record moves on.
       this.#update(pid);
-      for (const event of events) {
+      for (const event of events ?? []) {
         // ContainerChanged is not reliable enough for anyone to use yet (as in kubelet).
         if (event.type === "ContainerChanged") continue;
         if (!this.#events.trySend(event)) {
@@ -297,19 +298,36 @@ export class GenericPLEG {
   }
 }
 
-function containerIDsOf(...pods: (RuntimePod | undefined)[]): string[] {
-  const ids = new Set<string>();
-  for (const pod of pods) {
-    if (!pod) continue;
-    for (const c of pod.containers) ids.add(c.id.id);
-    for (const s of pod.sandboxes) ids.add(s.id.id);
+// The events of the containers in `list` (of the record's old or current listing) whose state
+// changed, appended to `events` (made on the first one). An ID of the current listing that the
+// old one has too was handled with the old one.
+function changedContainers(
+  pid: string,
+  record: PodRecord,
+  list: RuntimeContainer[] | undefined,
+  events: PodLifecycleEvent[] | undefined,
+): PodLifecycleEvent[] | undefined {
+  if (!list) return events;
+  const fromOld = list === record.old?.containers || list === record.old?.sandboxes;
+  for (const c of list) {
+    const cid = c.id.id;
+    if (!fromOld && findContainer(record.old, cid)) continue;
+    const oldState = stateOf(record.old, cid);
+    const newState = stateOf(record.current, cid);
+    if (oldState === newState) continue;
+    (events ??= []).push(...generateEvents(pid, cid, { oldState, newState }));
   }
-  return [...ids];
+  return events;
+}
+
+function findContainer(pod: RuntimePod | undefined, cid: string): RuntimeContainer | undefined {
+  if (!pod) return undefined;
+  for (const c of pod.containers) if (c.id.id === cid) return c;
+  for (const s of pod.sandboxes) if (s.id.id === cid) return s;
+  return undefined;
 }
 
 function stateOf(pod: RuntimePod | undefined, cid: string): PlegContainerState {
-  if (!pod) return "non-existent";
-  const c = pod.containers.find((x) => x.id.id === cid) ??
-    pod.sandboxes.find((x) => x.id.id === cid);
+  const c = findContainer(pod, cid);
   return c ? convertState(c.state) : "non-existent";
 }

@@ -7,7 +7,6 @@
  * Mirrors kubelet's pkg/kubelet/status/status_manager.go.
  * @module
  */
-import { isDeepStrictEqual } from "node:util";
 import type {
   ContainerState,
   ContainerStatus,
@@ -1092,25 +1091,58 @@ function omitEmpty<T extends object>(obj: T, keys: string[]): T {
 
 /**
  * Equality as apimachinery's semantic DeepEqual sees decoded Go structs: a missing field equals
- * its zero value (`false`, `0`, `""`, null, empty list or map).
+ * its zero value (`false`, `0`, `""`, null, empty list or map, an object of zero values). A
+ * container's `started` is a pointer in Go: false is not the same as unset. Walked in place, with
+ * nothing copied: the status manager compares every pod's status on each batch.
  */
 function semanticEqual(a: unknown, b: unknown): boolean {
-  return isDeepStrictEqual(pruneZero(a), pruneZero(b));
+  return semanticEqualValue(a, b, false);
 }
 
-function pruneZero(v: unknown): unknown {
-  if (Array.isArray(v)) return v.length === 0 ? undefined : v.map((x) => pruneZero(x) ?? null);
-  if (v !== null && typeof v === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      // A container's `started` is a pointer in Go: false is not the same as unset.
-      const p = k === "started" && typeof x === "boolean" ? x : pruneZero(x);
-      if (p !== undefined) out[k] = p;
+// `pointer`: the value is a `*bool` field, whose false is a value.
+function isSemanticZero(v: unknown, pointer: boolean): boolean {
+  if (pointer && typeof v === "boolean") return false;
+  if (v === undefined || v === null || v === false || v === 0 || v === "") return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (typeof v === "object") {
+    const o = v as Record<string, unknown>;
+    for (const k in o) {
+      if (Object.hasOwn(o, k) && !isSemanticZero(o[k], k === "started")) return false;
     }
-    return Object.keys(out).length === 0 ? undefined : out;
+    return true;
   }
-  if (v === false || v === 0 || v === "" || v === null) return undefined;
-  return v;
+  return false;
+}
+
+function semanticEqualValue(a: unknown, b: unknown, pointer: boolean): boolean {
+  const aZero = isSemanticZero(a, pointer);
+  const bZero = isSemanticZero(b, pointer);
+  if (aZero || bZero) return aZero && bZero;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      if (!semanticEqualValue(a[i], b[i], false)) return false;
+    }
+    return true;
+  }
+  if (typeof a === "object" && typeof b === "object") {
+    const ao = a as Record<string, unknown>;
+    const bo = b as Record<string, unknown>;
+    for (const k in ao) {
+      if (Object.hasOwn(ao, k) && !semanticEqualValue(ao[k], bo[k], k === "started")) {
+        return false;
+      }
+    }
+    for (const k in bo) {
+      if (
+        Object.hasOwn(bo, k) && !Object.hasOwn(ao, k) && !isSemanticZero(bo[k], k === "started")
+      ) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return Object.is(a, b);
 }
 
 function setOrDelete<T extends object, K extends keyof T>(obj: T, key: K, value: T[K]): void {

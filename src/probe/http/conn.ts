@@ -232,10 +232,14 @@ export class ConnExchange {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    try {
-      this.#conn?.close();
-    } catch {
-      // Already closed by a failed read or write.
+    // A TLS connection is closed over its socket; a plain one is the socket itself, closed once
+    // by abortConn below (closing it twice threw, and built, an error on every probe).
+    if (this.#conn !== undefined && this.#conn !== this.#tcp) {
+      try {
+        this.#conn.close();
+      } catch {
+        // Already closed by a failed read or write.
+      }
     }
     // Not close() alone: a write the server does not read would keep the socket (util/socket.ts).
     if (this.#tcp) abortConn(this.#tcp);

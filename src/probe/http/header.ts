@@ -15,6 +15,18 @@ export type HeaderInit =
 // RFC 7230 "tchar": the bytes Go accepts in a header name.
 const tokenChars = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
+// Whether canonicalising would change no letter: upper case first and after each hyphen, lower
+// case elsewhere. Such a name canonicalises to itself, token characters or not.
+function isCanonicalCase(name: string): boolean {
+  let upper = true;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (upper ? c >= 0x61 && c <= 0x7a : c >= 0x41 && c <= 0x5a) return false;
+    upper = c === 0x2d;
+  }
+  return true;
+}
+
 /**
  * Canonicalises a header name as Go's `textproto.CanonicalMIMEHeaderKey`: the first letter and every
  * letter after a hyphen upper-cased, the rest lower-cased. A name holding a byte that is not a token
@@ -27,6 +39,8 @@ const tokenChars = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
  * ```
  */
 export function canonicalHeaderKey(name: string): string {
+  // Already canonical (the usual case): the same string, no new one built.
+  if (isCanonicalCase(name)) return name;
   if (!tokenChars.test(name)) return name;
   let out = "";
   let upper = true;

@@ -437,12 +437,77 @@ for (let c = 65; c <= 90; c++) tokenByte[c] = tokenByte[c + 32] = 1;
 function canonicalMIMEHeaderKey(name: Uint8Array): string | undefined {
   if (name.length === 0) return undefined;
   let space = false;
-  for (const c of name) {
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i];
     if (c === SP) space = true;
     else if (!tokenByte[c]) return undefined;
   }
-  const text = latin1(name);
-  return space ? text : canonicalHeaderKey(text);
+  if (space) return latin1(name);
+  return commonHeader(name) ?? canonicalHeaderKey(latin1(name));
+}
+
+// Go's textproto commonHeader: usual names are answered with one shared string, so reading them
+// builds none. Grouped by length.
+const commonHeaders: string[][] = [];
+for (
+  const name of [
+    "Accept",
+    "Accept-Charset",
+    "Accept-Encoding",
+    "Accept-Language",
+    "Accept-Ranges",
+    "Cache-Control",
+    "Cc",
+    "Connection",
+    "Content-Id",
+    "Content-Language",
+    "Content-Length",
+    "Content-Transfer-Encoding",
+    "Content-Type",
+    "Cookie",
+    "Date",
+    "Dkim-Signature",
+    "Etag",
+    "Expires",
+    "From",
+    "Host",
+    "If-Modified-Since",
+    "If-None-Match",
+    "In-Reply-To",
+    "Last-Modified",
+    "Location",
+    "Message-Id",
+    "Mime-Version",
+    "Pragma",
+    "Received",
+    "Return-Path",
+    "Server",
+    "Set-Cookie",
+    "Subject",
+    "To",
+    "User-Agent",
+    "Via",
+    "X-Forwarded-For",
+    "X-Imforwards",
+    "X-Powered-By",
+  ]
+) (commonHeaders[name.length] ??= []).push(name);
+
+// The common name whose canonical form the token bytes `name` have, if any.
+function commonHeader(name: Uint8Array): string | undefined {
+  for (const candidate of commonHeaders[name.length] ?? []) {
+    let upper = true;
+    let i = 0;
+    for (; i < name.length; i++) {
+      let c = name[i];
+      if (upper && c >= 0x61 && c <= 0x7a) c -= 0x20;
+      else if (!upper && c >= 0x41 && c <= 0x5a) c += 0x20;
+      if (c !== candidate.charCodeAt(i)) break;
+      upper = c === 0x2d;
+    }
+    if (i === name.length) return candidate;
+  }
+  return undefined;
 }
 
 // Every byte VCHAR, SP, HTAB or obs-text (0x80-0xFF): other control bytes are refused. A plain

@@ -181,33 +181,79 @@ export function encodeHeaderBlock(
   headers: [string, string][],
   options: { tableSizeUpdate?: number } = {},
 ): Uint8Array {
-  const parts: number[] = [];
-  if (options.tableSizeUpdate !== undefined) pushInteger(parts, options.tableSizeUpdate, 5, 0x20);
-  for (const [name, value] of headers) {
-    parts.push(0x00);
-    for (const s of [name, value]) {
-      const bytes = enc.encode(s);
-      pushInteger(parts, bytes.length, 7, 0x00);
-      for (const b of bytes) parts.push(b);
-    }
+  // One buffer of the largest size the block can take (an integer takes at most 6 bytes here, a
+  // UTF-16 unit at most 3 UTF-8 bytes), written in place and cut to what was written: no list of
+  // numbers grown byte by byte for every request.
+  let max = 6;
+  for (const [name, value] of headers) max += 1 + 12 + 3 * (name.length + value.length);
+  const out = new Uint8Array(max);
+  let off = 0;
+  if (options.tableSizeUpdate !== undefined) {
+    off = writeInteger(out, off, options.tableSizeUpdate, 5, 0x20);
   }
-  return Uint8Array.from(parts);
+  for (const [name, value] of headers) {
+    out[off++] = 0x00;
+    off = writeStringLiteral(out, off, name);
+    off = writeStringLiteral(out, off, value);
+  }
+  return out.subarray(0, off);
 }
 
-/** An HPACK integer with an N-bit prefix (RFC 7541 §5.1); `high` holds the bits above it. */
-function pushInteger(out: number[], value: number, prefixBits: number, high: number): void {
+/** The bytes an HPACK integer of `value` with an N-bit prefix takes (RFC 7541 §5.1). */
+function integerLength(value: number, prefixBits: number): number {
+  let rest = value - ((1 << prefixBits) - 1);
+  if (rest < 0) return 1;
+  let n = 2;
+  while (rest >= 128) {
+    rest = Math.floor(rest / 128);
+    n++;
+  }
+  return n;
+}
+
+/** Writes an HPACK integer with an N-bit prefix at `off`; `high` holds the bits above it. */
+function writeInteger(
+  out: Uint8Array,
+  off: number,
+  value: number,
+  prefixBits: number,
+  high: number,
+): number {
   const max = (1 << prefixBits) - 1;
   if (value < max) {
-    out.push(high | value);
-    return;
+    out[off++] = high | value;
+    return off;
   }
-  out.push(high | max);
+  out[off++] = high | max;
   let rest = value - max;
   while (rest >= 128) {
-    out.push((rest % 128) | 0x80);
+    out[off++] = (rest % 128) | 0x80;
     rest = Math.floor(rest / 128);
   }
-  out.push(rest);
+  out[off++] = rest;
+  return off;
+}
+
+/**
+ * Writes a string literal without Huffman coding at `off`: its UTF-8 length as a 7-bit-prefix
+ * integer, then its UTF-8 bytes. Other than ASCII, the bytes are encoded after room for the
+ * longest length prefix and moved down when the prefix is shorter.
+ */
+function writeStringLiteral(out: Uint8Array, off: number, text: string): number {
+  // ASCII (every header a CRI call or gRPC probe sends): one byte a character, written directly.
+  let ascii = true;
+  for (let i = 0; i < text.length && ascii; i++) ascii = text.charCodeAt(i) < 0x80;
+  if (ascii) {
+    off = writeInteger(out, off, text.length, 7, 0x00);
+    for (let i = 0; i < text.length; i++) out[off++] = text.charCodeAt(i);
+    return off;
+  }
+  const reserved = integerLength(3 * text.length, 7);
+  const { written } = enc.encodeInto(text, out.subarray(off + reserved));
+  const prefix = integerLength(written, 7);
+  if (prefix < reserved) out.copyWithin(off + prefix, off + reserved, off + reserved + written);
+  writeInteger(out, off, written, 7, 0x00);
+  return off + prefix + written;
 }
 
 /** A header block read whole: its fields, or why the stream must be reset. */

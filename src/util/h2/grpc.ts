@@ -36,18 +36,20 @@ export function unaryRequestHeaders(
   return headers;
 }
 
+// grpc-timeout's units, finest first, in milliseconds.
+const grpcTimeoutUnits: readonly (readonly [string, number])[] = [
+  ["n", 1e-6],
+  ["u", 1e-3],
+  ["m", 1],
+  ["S", 1e3],
+  ["M", 60e3],
+  ["H", 3600e3],
+];
+
 /** Go's `encodeTimeout` for the `grpc-timeout` header: at most 8 digits, the finest unit that fits. */
 export function encodeGrpcTimeout(ms: number): string {
   if (ms <= 0) return "0n";
-  const units: [string, number][] = [
-    ["n", 1e-6],
-    ["u", 1e-3],
-    ["m", 1],
-    ["S", 1e3],
-    ["M", 60e3],
-    ["H", 3600e3],
-  ];
-  for (const [unit, unitMs] of units) {
+  for (const [unit, unitMs] of grpcTimeoutUnits) {
     const value = Math.ceil(ms / unitMs);
     if (value <= 99_999_999) return `${value}${unit}`;
   }

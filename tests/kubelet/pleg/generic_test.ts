@@ -119,6 +119,42 @@ Deno.test("TestRelistingWithSandboxes", async () => {
   assertEquals(drain(pleg), [{ id: "1234", type: "ContainerDied", data: "s1" }]);
 });
 
+Deno.test("TestRelistingEventOrder", async () => {
+  // Events of one pod come in the order of the old listing's containers and sandboxes, then the
+  // current listing's new ones (kubelet's getContainersFromPods over old, then new).
+  const runtime = new FakeLister();
+  const pleg = new GenericPLEG({ runtime, clock: new FakeClock(0) });
+  runtime.pods = [pod("1234", [container("c1", "running")], [container("s1", "running")])];
+  await pleg.relist();
+  drain(pleg);
+  runtime.pods = [
+    pod("1234", [container("c2", "running"), container("c1", "exited")], [
+      container("s2", "running"),
+      container("s1", "running"),
+    ]),
+  ];
+  await pleg.relist();
+  assertEquals(drain(pleg), [
+    { id: "1234", type: "ContainerDied", data: "c1" },
+    { id: "1234", type: "ContainerStarted", data: "c2" },
+    { id: "1234", type: "ContainerStarted", data: "s2" },
+  ]);
+  // Unchanged: nothing; then everything gone: died (if running) and removed, in the old order.
+  await pleg.relist();
+  assertEquals(drain(pleg), []);
+  runtime.pods = [];
+  await pleg.relist();
+  assertEquals(drain(pleg), [
+    { id: "1234", type: "ContainerDied", data: "c2" },
+    { id: "1234", type: "ContainerRemoved", data: "c2" },
+    { id: "1234", type: "ContainerRemoved", data: "c1" },
+    { id: "1234", type: "ContainerDied", data: "s2" },
+    { id: "1234", type: "ContainerRemoved", data: "s2" },
+    { id: "1234", type: "ContainerDied", data: "s1" },
+    { id: "1234", type: "ContainerRemoved", data: "s1" },
+  ]);
+});
+
 Deno.test("TestEventChannelFull", async () => {
   const runtime = new FakeLister();
   const pleg = new GenericPLEG({ runtime, clock: new FakeClock(0), capacity: 2 });

@@ -175,6 +175,14 @@ Deno.test("TestCanonicalHeaderKey", async (t) => {
     ["user-agent", "User-Agent"],
     ["bad name", "bad name"],
     ["a_b", "A_b"],
+    // Already canonical: the same name back, token characters or not.
+    ["Content-Type", "Content-Type"],
+    ["X-Forwarded-For", "X-Forwarded-For"],
+    ["Bad Name", "Bad Name"],
+    ["A-", "A-"],
+    ["-", "-"],
+    ["-a", "-A"],
+    ["é-x", "é-x"],
   ];
   for (const [input, expected] of cases) {
     await t.step(input, () => assert.equal(canonicalHeaderKey(input), expected));

@@ -17,6 +17,7 @@ import {
   BufReader,
   maxResponseHeaderBytes,
   newBodyReader,
+  readMIMEHeader,
   readResponse,
 } from "../../../src/probe/http/response.ts";
 import type { ProbeOutcome } from "../../../src/probe/probe.ts";
@@ -224,5 +225,87 @@ Deno.test("TestReadResponse whatever the read sizes", async (t) => {
       const whole = await readInSteps(bytes, bytes.length + 1);
       for (const step of [1, 2, 3, 7]) assert.equal(await readInSteps(bytes, step), whole);
     });
+  }
+});
+
+Deno.test("TestReadMIMEHeader canonical names", async (t) => {
+  // Go's textproto canonicalises every name made of token bytes (common ones answered from its
+  // table, others built), keeps a name with a space as it is, and keeps repeated names' values
+  // in order.
+  const cases: { name: string; lines: string[]; want: [string, string[]][] }[] = [
+    {
+      name: "common names in any case",
+      lines: ["content-LENGTH: 2", "ETAG: x", "cc: y", "x-FORWARDED-for: z", "Date: d"],
+      want: [
+        ["Content-Length", ["2"]],
+        ["Etag", ["x"]],
+        ["Cc", ["y"]],
+        ["X-Forwarded-For", ["z"]],
+        ["Date", ["d"]],
+      ],
+    },
+    {
+      name: "names not in the common table",
+      lines: ["content-md5: a", "X-custom-HEADER: b", "a_b: c", "Contenttype: d"],
+      want: [["Content-Md5", ["a"]], ["X-Custom-Header", ["b"]], ["A_b", ["c"]], [
+        "Contenttype",
+        ["d"],
+      ]],
+    },
+    {
+      name: "a name with a space is kept as it is",
+      lines: ["content type: a"],
+      want: [["content type", ["a"]]],
+    },
+    {
+      name: "repeated names, different cases",
+      lines: ["set-cookie: a=1", "SET-COOKIE: b=2", "Set-Cookie: c=3"],
+      want: [["Set-Cookie", ["a=1", "b=2", "c=3"]]],
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      const bytes = new TextEncoder().encode(`${c.lines.join("\r\n")}\r\n\r\n`);
+      let off = 0;
+      const br = new BufReader((p) => {
+        if (off >= bytes.length) return Promise.resolve(null);
+        const n = Math.min(p.length, bytes.length - off);
+        p.set(bytes.subarray(off, off + n));
+        off += n;
+        return Promise.resolve(n);
+      });
+      assert.deepEqual([...await readMIMEHeader(br)], c.want);
+    });
+  }
+});
+
+Deno.test("TestConnExchange closes a plain socket once", async () => {
+  // Closing the socket a second time threw (and built) a BadResource error on every probe.
+  const server = startRawServer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  const probeConn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+  const tcpProto = Object.getPrototypeOf(probeConn) as { close(): void };
+  probeConn.close();
+  const realClose = tcpProto.close;
+  const closes: unknown[] = [];
+  tcpProto.close = function (this: unknown) {
+    closes.push(this);
+    return realClose.call(this);
+  };
+  try {
+    const exchange = new ConnExchange("127.0.0.1", server.port);
+    const deadline = new ManualDeadline();
+    await exchange.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", deadline, {
+      timeout: "timeout awaiting headers",
+    });
+    const { body } = await exchange.readBody(maxRespBodyLength, deadline, bodyTimeout);
+    assert.equal(new TextDecoder().decode(body), "ok");
+    exchange.close();
+    exchange.close();
+    // Every socket (the server's too) closed once at most, and the client's was.
+    assert.ok(closes.length >= 1);
+    assert.equal(new Set(closes).size, closes.length);
+  } finally {
+    tcpProto.close = realClose;
+    await server.close();
   }
 });
