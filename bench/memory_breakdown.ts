@@ -1,10 +1,10 @@
 /**
  * Where probelet's resident memory goes (issue 20, item 4), printed as figures:
  *
- * - `modules`: RSS a bare Deno 2.9.3 process gains by importing each npm package the agent uses,
- *   one fresh process each, over a baseline that already loaded the `node:` modules every agent
- *   loads (http2, crypto, net, tls); then the agent's own module graph (src/cmd/probelet/app.ts)
- *   over all of them;
+ * - `modules`: RSS a bare Deno 2.9.3 process gains by importing the `node:` modules the agent
+ *   imports (read from `deno info`) and what node:http or node:http2 would add, then each
+ *   npm package the agent may load, one fresh process each, over those `node:` modules; then the
+ *   agent's own module graph (src/cmd/probelet/app.ts) over all of them;
  * - `isolates`: RSS one extra V8 isolate costs: a probe-pool thread (started, one TCP probe run),
  *   the manifest-decoding worker (one manifest decoded), and what stays after each is terminated;
  * - `cri`: RSS the CRI client adds (src/cri_client/mod.ts imported, its two services made), over
@@ -13,14 +13,17 @@
  *   probelet) at each `--slots` pod count on the local control plane and containerd: VmRSS, the
  *   anonymous and file-backed parts (/proc/self/smaps_rollup), threads, and V8's view
  *   (`node:v8` heap statistics: used and committed heap, its young and old generation, code,
- *   malloced, external), without forcing a GC (a full GC resizes the young generation).
+ *   malloced, external), without forcing a GC (a full GC resizes the young generation), and its
+ *   CPU (all threads' CPU seconds over `--cpu-window` seconds after the `--settle`, % of a core).
  *
  * Each figure is the median of `--repeat` runs (modules, isolates). Needs `--v8-flags=--expose-gc`
  * for the GC figures; `agent` needs `scripts/containerd.sh up` and `scripts/kube-apiserver.sh up`.
  *
  *   deno run -A --v8-flags=--expose-gc bench/memory_breakdown.ts [--sections modules,isolates,cri,agent]
- *     [--slots 0,30,100] [--settle S] [--repeat N] [--probelet-flag=--probe-workers=0 ...]
+ *     [--slots 0,30,100] [--settle S] [--cpu-window S] [--repeat N]
+ *     [--probelet-flag=--probe-workers=0 ...]
  *     [--v8-flags F] (the agent's V8 flags, e.g. --max-semi-space-size=1)
+ *     [--env=NAME=VALUE ...] (the agent's environment, e.g. --env=MALLOC_ARENA_MAX=2)
  *     [--gc-before-snapshot] (a full GC in the agent before each snapshot: live memory only)
  * @module
  */
@@ -32,12 +35,32 @@ import { createAndWaitReady, deleteAll, ensureServingCert, waitNodeReady } from 
 const repo = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const childModule = new URL("./memory_breakdown_child.ts", import.meta.url).pathname;
 
-/** The `node:` modules every agent loads: the floor the npm packages are measured over. */
-const nodeFloor = ["node:http2", "node:crypto", "node:net", "node:tls"];
+/**
+ * The `node:` modules the agent's static module graph imports (as code, not `import()` nor
+ * types), read from `deno info`: the floor the npm packages are measured over.
+ */
+async function agentNodeModules(): Promise<string[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", join(repo, "src", "cmd", "probelet", "main.ts")],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    modules: { specifier: string; dependencies?: { specifier: string; code?: unknown }[] }[];
+  };
+  const names = new Set<string>();
+  for (const m of info.modules) {
+    if (!m.specifier.startsWith("file:")) continue;
+    for (const dep of m.dependencies ?? []) {
+      const isDynamic = (dep as { isDynamic?: boolean }).isDynamic;
+      if (dep.specifier.startsWith("node:") && dep.code && !isDynamic) names.add(dep.specifier);
+    }
+  }
+  return [...names].sort();
+}
 /** The npm packages of deno.json the agent may load, each with what must load first. */
 const packages: { name: string; before?: string[] }[] = [
   { name: "yaml" },
-  { name: "prom-client" },
   { name: "@grpc/proto-loader" },
   { name: "@grpc/grpc-js" },
   { name: "@peculiar/x509", before: ["reflect-metadata"] },
@@ -45,6 +68,11 @@ const packages: { name: string; before?: string[] }[] = [
 
 // ------------------------------------------------------------------------------------------------
 // The parent
+
+/** The 1-, 5- and 15-minute load averages, printed beside every figure. */
+function loadAverage(): string {
+  return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+}
 
 function settle(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -86,9 +114,16 @@ async function modules(repeat: number): Promise<string[]> {
       delta: median(runs.map((r) => r.after - r.before)),
     };
   };
+  const nodeFloor = await agentNodeModules();
   const base = await measure(nodeFloor, []);
   rows.push(`| nothing: a bare Deno 2.9.3 process | ${base.bare.toFixed(1)} (total) |`);
-  rows.push(`| ${nodeFloor.join(", ")} | ${base.floor.toFixed(1)} |`);
+  rows.push(`| the agent's node: modules (${nodeFloor.join(", ")}) | ${base.floor.toFixed(1)} |`);
+  // Most of their cost is the Node compatibility layer they share, loaded by whichever comes
+  // first; what one more module adds is within the noise (±0.5 MiB) but for these two.
+  for (const name of ["node:http", "node:http2"]) {
+    const more = await measure([...nodeFloor, name], []);
+    rows.push(`| ${name} (not imported) over them | ${(more.floor - base.floor).toFixed(1)} |`);
+  }
   for (const pkg of packages) {
     const r = await measure(nodeFloor, [...(pkg.before ?? []), pkg.name]);
     rows.push(
@@ -181,8 +216,10 @@ export async function agentCommandLine(
 async function agent(options: {
   slots: number[];
   settleS: number;
+  cpuWindowS: number;
   probeletFlags: string[];
   v8Flags?: string;
+  env: Record<string, string>;
   gcBeforeSnapshot?: boolean;
 }): Promise<string[]> {
   const api = await realKubeApiServer();
@@ -198,9 +235,9 @@ async function agent(options: {
       JSON.stringify(args),
     ],
     cwd: repo,
+    env: { ...options.env, ...(options.gcBeforeSnapshot ? { MEMORY_BREAKDOWN_GC: "1" } : {}) },
     stdout: "piped",
     stderr: "inherit",
-    env: options.gcBeforeSnapshot ? { MEMORY_BREAKDOWN_GC: "1" } : {},
   }).spawn();
   const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
@@ -216,11 +253,14 @@ async function agent(options: {
     return line;
   };
   const columns = [
+    "cpuPercent",
     "rss",
     "anonymous",
     "fileBacked",
     "denoBinary",
     "mallocHeap",
+    "mallocArenas",
+    "threadStacks",
     "threads",
     "heapCommitted",
     "heapUsed",
@@ -234,8 +274,8 @@ async function agent(options: {
     "external",
   ];
   const rows = [
-    `| pods | ${columns.join(" | ")} |`,
-    `|--:|${columns.map(() => "--:").join("|")}|`,
+    `| pods | ${columns.join(" | ")} | load |`,
+    `|--:|${columns.map(() => "--:").join("|")}|--|`,
   ];
   try {
     await waitNodeReady(api, api.nodeName, 120_000, () => child.pid);
@@ -244,12 +284,18 @@ async function agent(options: {
       if (slot > pods) await createAndWaitReady(api, api.nodeName, { from: pods, to: slot });
       pods = slot;
       await settle(options.settleS * 1000);
+      // CPU over a window after the settle: the agent's own CPU seconds (all its threads).
+      child.kill("SIGUSR2");
+      const first = JSON.parse(await nextLine());
+      await settle(options.cpuWindowS * 1000);
       child.kill("SIGUSR2");
       const snap = JSON.parse(await nextLine());
+      snap.cpuPercent = (snap.cpuSeconds - first.cpuSeconds) * 100 /
+        ((snap.atMs - first.atMs) / 1000);
       rows.push(
         `| ${pods} | ${
           columns.map((c) => c === "threads" ? String(snap[c]) : snap[c].toFixed(1)).join(" | ")
-        } |`,
+        } | ${loadAverage()} |`,
       );
     }
   } finally {
@@ -260,8 +306,10 @@ async function agent(options: {
   }
   rows.push(
     "",
-    "MiB except threads. anonymous: private memory (V8 heaps, malloc, stacks); fileBacked: pages of",
+    "MiB except threads and cpuPercent (the agent's CPU seconds over the window after the settle,",
+    "as % of one core). anonymous: private memory (V8 heaps, malloc, stacks); fileBacked: pages of",
     "mapped files; denoBinary: of them, the deno executable's; mallocHeap: glibc's main heap;",
+    "mallocArenas: glibc's per-thread arenas; threadStacks: anonymous mappings after a guard page;",
     "heapCommitted: V8 heap pages of the main isolate (pool threads and workers are isolates of",
     "their own); newSpace/oldSpace: its young and old generation (newSpaceUsed: live bytes in it);",
     "newLargeObject: the young generation's large-object space (objects over ~128 KiB).",
@@ -293,11 +341,7 @@ async function main(args: string[]): Promise<void> {
   };
   const sections = (get("sections") ?? "modules,isolates,cri,agent").split(",");
   const repeat = Number(get("repeat") ?? 3);
-  const out: string[] = [
-    `memory breakdown, ${new Date().toISOString()}, load ${
-      Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ")
-    }`,
-  ];
+  const out: string[] = [`memory breakdown, ${new Date().toISOString()}, load ${loadAverage()}`];
   if (sections.includes("modules")) out.push("", ...(await modules(repeat)));
   if (sections.includes("isolates")) out.push("", ...(await isolates(repeat)));
   if (sections.includes("cri")) out.push("", ...(await cri(repeat)));
@@ -307,6 +351,13 @@ async function main(args: string[]): Promise<void> {
       ...(await agent({
         slots: (get("slots") ?? "0,30,100").split(",").map(Number),
         settleS: Number(get("settle") ?? 20),
+        cpuWindowS: Number(get("cpu-window") ?? 30),
+        env: Object.fromEntries(
+          args.filter((a) => a.startsWith("--env=")).map((a) => {
+            const [k, ...v] = a.slice("--env=".length).split("=");
+            return [k, v.join("=")];
+          }),
+        ),
         v8Flags: get("v8-flags"),
         gcBeforeSnapshot: args.includes("--gc-before-snapshot"),
         probeletFlags: args.filter((a) => a.startsWith("--probelet-flag=")).map((a) =>

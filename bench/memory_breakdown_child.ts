@@ -26,8 +26,8 @@ function settle(ms = 200): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** The `node:` modules every agent loads (as bench/memory_breakdown.ts measures over). */
-const nodeFloor = ["node:http2", "node:crypto", "node:net", "node:tls"];
+/** `node:` modules every agent loads, loaded before an isolate is measured. */
+const nodeFloor = ["node:crypto", "node:net", "node:tls"];
 
 async function childImport(floor: string[], measured: string[]): Promise<void> {
   gc();
@@ -90,24 +90,56 @@ function snapshot(v8: typeof import("node:v8")): Record<string, number> {
   const spaceStats = v8.getHeapSpaceStatistics();
   const spaces = Object.fromEntries(spaceStats.map((s) => [s.space_name, mib(s.space_size)]));
   const used = Object.fromEntries(spaceStats.map((s) => [s.space_name, mib(s.space_used_size)]));
-  // Resident pages of the deno executable's own mappings, and of glibc's malloc heap.
+  // Resident pages of the deno executable's own mappings, of glibc's malloc heap, of glibc's
+  // per-thread arenas (anonymous rw mappings at a 64 MiB boundary followed by their reserved
+  // ---p rest up to the next boundary) and of thread stacks (anonymous rw mappings right after a
+  // ---p guard page).
   let binary = 0;
   let mallocHeap = 0;
-  let mapping = "";
+  let arenas = 0;
+  let stacks = 0;
+  const arenaSize = 64 * 1024 * 1024;
+  const maps: { start: number; end: number; perms: string; name: string; rss: number }[] = [];
   for (const line of Deno.readTextFileSync("/proc/self/smaps").split("\n")) {
-    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) mapping = line.split(/\s+/)[5] ?? "";
-    else if (line.startsWith("Rss:")) {
-      const kib = Number(line.split(/\s+/)[1]);
-      if (mapping === Deno.execPath()) binary += kib;
-      else if (mapping === "[heap]") mallocHeap += kib;
-    }
+    const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (m) {
+      maps.push({
+        start: parseInt(m[1], 16),
+        end: parseInt(m[2], 16),
+        perms: m[3],
+        name: m[4],
+        rss: 0,
+      });
+    } else if (line.startsWith("Rss:")) maps[maps.length - 1].rss = Number(line.split(/\s+/)[1]);
   }
+  maps.forEach((map, i) => {
+    if (map.name === Deno.execPath()) binary += map.rss;
+    else if (map.name === "[heap]") mallocHeap += map.rss;
+    else if (map.name === "" && map.perms.startsWith("rw")) {
+      const next = maps[i + 1];
+      const prev = maps[i - 1];
+      if (
+        map.start % arenaSize === 0 &&
+        (map.end - map.start === arenaSize ||
+          (next?.perms.startsWith("---") && next.start === map.end &&
+            next.end === map.start + arenaSize))
+      ) arenas += map.rss;
+      else if (prev?.perms.startsWith("---") && prev.end === map.start) stacks += map.rss;
+    }
+  });
+  // utime + stime of every thread of the process, in clock ticks (USER_HZ = 100 on Linux).
+  const stat = Deno.readTextFileSync("/proc/self/stat");
+  const times = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return {
+    atMs: performance.now(),
+    cpuSeconds: (Number(times[11]) + Number(times[12])) / 100,
     rss: field("Rss"),
     anonymous: field("Anonymous"),
     fileBacked: field("Rss") - field("Anonymous"),
     denoBinary: binary / 1024,
     mallocHeap: mallocHeap / 1024,
+    mallocArenas: arenas / 1024,
+    threadStacks: stacks / 1024,
     threads: Number(/Threads:\s+(\d+)/.exec(status)?.[1]),
     heapCommitted: mib(heap.total_physical_size),
     heapUsed: mib(heap.used_heap_size),

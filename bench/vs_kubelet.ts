@@ -34,6 +34,8 @@
  *                        --probelet-deno-flag=--cpu-prof-dir=.run/prof
  *   --probelet-v8-flags F  the V8 flags probelet runs with (default: those of the checkout's
  *                        `deno task start`, as users start it; `--probelet-v8-flags=` for none)
+ *   --probelet-env NAME=VALUE  an environment variable of probelet (repeatable; default: those
+ *                        the checkout's `start` task sets; `--probelet-env=` for none)
  *   --json FILE          where the report goes;  --render FILE prints a saved report's table
  * @module
  */
@@ -66,6 +68,11 @@ export interface VsKubeletFlags {
    * those of the checkout's `start` task (startTaskV8Flags).
    */
   probeletV8Flags?: string;
+  /**
+   * Environment variables of the probelet process (e.g. MALLOC_ARENA_MAX=2); when unset, those
+   * the checkout's `start` task sets before its command (startTaskEnv).
+   */
+  probeletEnv?: Record<string, string>;
   firstStart: boolean;
   json: string;
 }
@@ -146,6 +153,7 @@ export function parseVsKubeletFlags(args: string[]): VsKubeletFlags {
       a.slice("--probelet-deno-flag=".length)
     ),
     probeletV8Flags: get("probelet-v8-flags"),
+    probeletEnv: probeletEnv(args),
     firstStart: args.includes("--first-start"),
     json: get("json") ?? join(repo, ".run", "vs-kubelet", `report-${stamp}.json`),
   };
@@ -222,6 +230,53 @@ const kubeletAgent: Agent = {
   },
 };
 
+// `--probelet-env=NAME=VALUE` (repeatable; `--probelet-env=` alone: none), or undefined.
+function probeletEnv(args: string[]): Record<string, string> | undefined {
+  const given = args.filter((a) => a.startsWith("--probelet-env=")).map((a) =>
+    a.slice("--probelet-env=".length)
+  );
+  if (given.length === 0) return undefined;
+  return Object.fromEntries(
+    given.filter((g) => g !== "").map((g) => {
+      const i = g.indexOf("=");
+      return [g.slice(0, i), g.slice(i + 1)];
+    }),
+  );
+}
+
+/**
+ * The environment variables `deno task start` in the checkout at `repoDir` sets before its
+ * command (`NAME=value deno run ...`, as `deno task` accepts): probelet is measured as users
+ * start it.
+ *
+ * @example
+ * ```ts
+ * const env = await startTaskEnv("."); // {} or e.g. { MALLOC_ARENA_MAX: "2" }
+ * ```
+ */
+export async function startTaskEnv(repoDir: string): Promise<Record<string, string>> {
+  const config = JSON.parse(await Deno.readTextFile(join(repoDir, "deno.json")));
+  return leadingAssignments(config.tasks?.start ?? "");
+}
+
+/**
+ * The `NAME=value` words a shell command line starts with.
+ *
+ * @example
+ * ```ts
+ * leadingAssignments("MALLOC_ARENA_MAX=2 deno run main.ts"); // { MALLOC_ARENA_MAX: "2" }
+ * ```
+ */
+export function leadingAssignments(command: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const word of command.trim().split(/\s+/)) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(word);
+    if (!m) break;
+    env[m[1]] = m[2];
+  }
+  return env;
+}
+
 /**
  * The V8 flags (the value of `--v8-flags=`) of `deno task start` in the checkout at `repoDir`, or
  * "" when it has none: probelet is measured as users start it.
@@ -267,6 +322,9 @@ function probeletAgent(
       else await Deno.remove(join(state, "pki"), { recursive: true }).catch(() => {});
       const v8Flags = flags.probeletV8Flags ?? await startTaskV8Flags(which.repo);
       say(`${which.name}: V8 flags ${v8Flags === "" ? "none" : v8Flags}`);
+      const agentEnv = flags.probeletEnv ?? await startTaskEnv(which.repo);
+      const envText = Object.entries(agentEnv).map(([k, v]) => `${k}=${v}`).join(" ");
+      say(`${which.name}: environment ${envText === "" ? "as the bench's" : envText}`);
       const log = await Deno.open(join(state, "probelet.log"), {
         create: true,
         append: true,
@@ -307,6 +365,7 @@ function probeletAgent(
           ...flags.probeletFlags,
         ],
         cwd: which.repo,
+        env: agentEnv,
         stdout: "piped",
         stderr: "piped",
       }).spawn();

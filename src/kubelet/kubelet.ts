@@ -346,8 +346,8 @@ export class Kubelet {
   // remains stay until they are deleted, as kubelet's pod worker keeps a terminated pod. The value
   // says whether nothing of it runs any more (checked once).
   #finished = new Map<string, boolean>();
-  /** When runtime pods were last listed for cleanup; the cleanup in progress. */
-  #lastOrphanCleanup = -Infinity;
+  /** When housekeeping last ran (kubelet's housekeeping ticker); the orphan cleanup in progress. */
+  #lastHousekeeping = -Infinity;
   #orphanCleanup?: Promise<void>;
 
   /**
@@ -1398,11 +1398,14 @@ export class Kubelet {
   // Kubelet's HandlePodCleanups, reduced: stop probe workers of unknown pods, forget old back-offs;
   // once every source is ready, drop statuses of unknown pods and delete orphaned mirror pods.
   #housekeeping(): void {
-    // Terminating pods keep their readiness workers until they are removed, as in kubelet.
-    const desired = new Set(this.#podWorkers.knownPods());
-    this.probeManager.cleanupPods(desired);
-    this.backoff.gc();
-    if (this.clock.now() - this.#lastOrphanCleanup >= housekeepingPeriodMs) {
+    // kubelet's housekeeping ticker fires every housekeepingPeriod (2 s); the 1-s sync tick
+    // carries it every other tick.
+    if (this.clock.now() - this.#lastHousekeeping >= housekeepingPeriodMs) {
+      this.#lastHousekeeping = this.clock.now();
+      // Terminating pods keep their readiness workers until they are removed, as in kubelet.
+      const desired = new Set(this.#podWorkers.knownPods());
+      this.probeManager.cleanupPods(desired);
+      this.backoff.gc();
       void this.#cleanupOrphanedPods();
       if (this.#options.kubeClient && this.#sourcesReady()) {
         const { pods, mirrorPods } = this.podManager.getPodsAndMirrorPods();
@@ -1458,7 +1461,6 @@ export class Kubelet {
     if (this.#orphanCleanup) return this.#orphanCleanup;
     // Nothing is an orphan before every source has said what it wants.
     if (!this.#sourcesReady()) return Promise.resolve();
-    this.#lastOrphanCleanup = this.clock.now();
     const runtimeManager = this.#runtimeManager;
     this.#orphanCleanup = (async () => {
       try {

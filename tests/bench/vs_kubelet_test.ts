@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import {
   type AgentRun,
   formatVsKubelet,
+  leadingAssignments,
   parseVsKubeletFlags,
   type VsKubeletReport,
 } from "../../bench/vs_kubelet.ts";
@@ -66,5 +67,23 @@ Deno.test("formatVsKubelet", async (t) => {
       ],
     });
     assert.match(withBefore, /\| 150\.0 \(load 1\.0\) \| 60\.0–90\.0/);
+  });
+});
+
+Deno.test("probelet's environment: the start task's, or --probelet-env", async (t) => {
+  await t.step("the start task's leading NAME=value words", () => {
+    assert.deepEqual(
+      leadingAssignments("MALLOC_ARENA_MAX=2 A_B=x=y deno run -A main.ts X=1"),
+      { MALLOC_ARENA_MAX: "2", A_B: "x=y" },
+    );
+    assert.deepEqual(leadingAssignments("deno run --allow-all main.ts"), {});
+  });
+  await t.step("--probelet-env overrides; --probelet-env= alone means none", () => {
+    assert.equal(parseVsKubeletFlags([]).probeletEnv, undefined);
+    assert.deepEqual(
+      parseVsKubeletFlags(["--probelet-env=MALLOC_ARENA_MAX=2", "--probelet-env=B=1"]).probeletEnv,
+      { MALLOC_ARENA_MAX: "2", B: "1" },
+    );
+    assert.deepEqual(parseVsKubeletFlags(["--probelet-env="]).probeletEnv, {});
   });
 });

@@ -757,6 +757,25 @@ Deno.test("sync tick: a housekeeping error does not stop the periodic syncs", as
   }
 });
 
+Deno.test("housekeeping runs every housekeepingPeriod (2 s), not at every sync tick", async () => {
+  const s = await setup();
+  try {
+    // kubelet's housekeeping ticker (2 s) and sync ticker (1 s) are two tickers; probelet's sync
+    // tick carries housekeeping every other tick.
+    const cleanupPods = s.kubelet.probeManager.cleanupPods.bind(s.kubelet.probeManager);
+    let runs = 0;
+    s.kubelet.probeManager.cleanupPods = (desired) => {
+      runs++;
+      cleanupPods(desired);
+    };
+    for (let i = 0; i < 6; i++) await s.clock.step(1000);
+    await settle();
+    assertEquals(runs, 3);
+  } finally {
+    await s.cleanup();
+  }
+});
+
 Deno.test("TestSucceededPodWithSidecarIsInitialized", async () => {
   // The job container succeeds; the sidecar is then stopped (exit 137). kubelet's
   // GeneratePodInitializedCondition: a Succeeded pod whose init containers all have a status is

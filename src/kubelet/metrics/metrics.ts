@@ -2,16 +2,13 @@
  * kubelet's own Prometheus metrics (`/metrics`), the ones the agent really measures:
  * `kubelet_node_name`, `kubelet_running_pods` and `kubelet_running_containers` (counted from the
  * runtime's sandboxes and containers at each scrape, as kubelet's PLEG relist counts them), and
- * the process's own figures under the Prometheus client's standard names (`process_*`, from
- * /proc/self; the V8 heap and event-loop delay as prom-client's `nodejs_*`, the runtime's
- * counterpart of Go's `go_*`). prom-client's figures that Deno cannot measure (active handles,
- * requests and resources, GC durations, the Node.js version) are left out rather than reported
- * as zeros.
+ * the process's own figures (`process_*`, and `nodejs_*` for the V8 heap and event loop:
+ * src/util/prometheus/process_collector.ts), set up at the first scrape.
  * Mirrors kubelet's pkg/kubelet/metrics/metrics.go (`NodeName`, `RunningPodCount`,
  * `RunningContainerCount`) and pkg/kubelet/pleg/generic.go (`updateRunningPodAndContainerMetrics`).
  * @module
  */
-import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { Gauge, registerProcessCollectors, Registry } from "../../util/prometheus/mod.ts";
 import type { RuntimeService } from "../../cri_client/runtime_service.ts";
 
 /** What the metrics read. */
@@ -20,27 +17,16 @@ export interface KubeletMetricsSource {
   runtime?: Pick<RuntimeService, "listPodSandbox" | "listContainers">;
 }
 
-/** prom-client default metrics that have no real figure under Deno. */
-const unmeasured = [
-  "nodejs_active_handles",
-  "nodejs_active_handles_total",
-  "nodejs_active_requests",
-  "nodejs_active_requests_total",
-  "nodejs_active_resources",
-  "nodejs_active_resources_total",
-  "nodejs_gc_duration_seconds",
-  "nodejs_version_info",
-];
+let processRegistry: Promise<Registry> | undefined;
 
-let processRegistry: Registry | undefined;
-
-// One registry of process figures per process: prom-client's collectors (and the event-loop
-// delay monitor behind them) are set up once.
-function processMetrics(): Registry {
-  if (processRegistry) return processRegistry;
-  processRegistry = new Registry();
-  collectDefaultMetrics({ register: processRegistry, eventLoopMonitoringPrecision: 10 });
-  for (const name of unmeasured) processRegistry.removeSingleMetric(name);
+// One registry of process figures per process, set up at the first scrape (with the event-loop
+// delay sampler behind it): an agent nobody scrapes never starts them.
+function processMetrics(): Promise<Registry> {
+  processRegistry ??= (async () => {
+    const registry = new Registry();
+    await registerProcessCollectors(registry);
+    return registry;
+  })();
   return processRegistry;
 }
 
@@ -84,8 +70,8 @@ export function newKubeletMetrics(source: KubeletMetricsSource): KubeletMetrics 
     registers: [registry],
   });
   nodeName.set({ node: source.nodeName }, 1);
-  // One relist of the runtime per scrape, shared by the two gauges below (prom-client collects
-  // all metrics of a registry at once).
+  // One relist of the runtime per scrape, shared by the two gauges below (a registry starts every
+  // metric's collect before it awaits any).
   let relist: Promise<RuntimeCounts | undefined> | undefined;
   const counted = () => {
     if (!relist) {
@@ -119,7 +105,7 @@ export function newKubeletMetrics(source: KubeletMetricsSource): KubeletMetrics 
     contentType: registry.contentType,
     metrics: async () => {
       const own = await registry.metrics();
-      return own + (await processMetrics().metrics());
+      return own + (await (await processMetrics()).metrics());
     },
   };
 }

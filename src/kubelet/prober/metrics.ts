@@ -3,7 +3,7 @@
  * Mirrors the metric definitions in kubelet's pkg/kubelet/prober/prober_manager.go.
  * @module
  */
-import { Counter, Histogram, Registry } from "prom-client";
+import { Counter, Histogram, Registry } from "../../util/prometheus/mod.ts";
 
 /** Label names of `prober_probe_total`. */
 export const proberResultsLabelNames = [
@@ -41,7 +41,7 @@ export interface ProberMetrics {
 }
 
 /**
- * Creates the prober metrics in `registry` (a fresh one by default, never prom-client's global).
+ * Creates the prober metrics in `registry` (a fresh one by default).
  *
  * @example
  * ```ts

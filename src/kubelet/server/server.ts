@@ -9,7 +9,7 @@
  * `ListenAndServeKubeletReadOnlyServer`, `getContainerLogs`).
  * @module
  */
-import type { Registry } from "prom-client";
+import type { Registry } from "../../util/prometheus/mod.ts";
 import type { Pod, PodStatus } from "../../api/core/v1/mod.ts";
 import type { Clock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";

@@ -5,11 +5,11 @@
  * grpc-status, RST_STREAM, GOAWAY, EOF). Shared by the gRPC probe and the CRI client.
  * @module
  */
-import { STATUS_CODES } from "node:http";
 import { goQuote } from "../go_format.ts";
 import { GrpcStatus } from "../grpc_codes.ts";
 import type { H2Response } from "./client_conn.ts";
 import { concat, errorCodeName } from "./frame.ts";
+import { statusText } from "../http_status.ts";
 
 /** A gRPC status other than OK: Go's `status.Status` (code and message). */
 export interface RpcStatus {
@@ -210,7 +210,7 @@ function blockVerdict(
         };
       }
       httpStatusError = `unexpected HTTP status code received from server: ${status} (${
-        goStatusText(status)
+        statusText(status)
       })`;
       errorCode = httpStatusCodes[status] ?? GrpcStatus.Unknown;
     }
@@ -223,18 +223,6 @@ function blockVerdict(
   }
   if (headerError !== "") return { error: { code: GrpcStatus.Internal, details: headerError } };
   return { final: { code, details: message }, encoding };
-}
-
-/** Go's http.StatusText: Node's names, except where Go's differ. */
-function goStatusText(code: number): string {
-  const goNames: Record<number, string> = {
-    413: "Request Entity Too Large",
-    414: "Request URI Too Long",
-    416: "Requested Range Not Satisfiable",
-    418: "I'm a teapot",
-    509: "",
-  };
-  return goNames[code] ?? STATUS_CODES[code] ?? "";
 }
 
 /** Headers grpc-go does not treat as metadata (its isReservedHeader), besides pseudo-headers. */
