@@ -55,6 +55,7 @@ const statusTexts: Readonly<Record<number, string>> = {
   422: "Unprocessable Entity",
   423: "Locked",
   424: "Failed Dependency",
+  425: "Too Early",
   426: "Upgrade Required",
   428: "Precondition Required",
   429: "Too Many Requests",

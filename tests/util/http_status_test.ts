@@ -12,7 +12,7 @@ Deno.test("TestStatusText", async (t) => {
       [416, "Requested Range Not Satisfiable"],
       [418, "I'm a teapot"],
       [422, "Unprocessable Entity"],
-      [425, ""],
+      [425, "Too Early"],
       [509, ""],
       [599, ""],
     ] as const

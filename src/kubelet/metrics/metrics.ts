@@ -27,6 +27,8 @@ function processMetrics(): Promise<Registry> {
     await registerProcessCollectors(registry);
     return registry;
   })();
+  // A set-up that failed is tried again at the next scrape rather than failing every one after.
+  processRegistry.catch(() => processRegistry = undefined);
   return processRegistry;
 }
 

@@ -142,8 +142,13 @@ export class GenericPLEG {
    * `UpdateTime` once it is done); -Infinity before the first.
    */
   #cacheTimestamp = -Infinity;
-  /** Callers of {@linkcode waitNewerThan}, each with the time it waits past. */
-  #newerThanWaiters: { minTime: number; resolve: () => void }[] = [];
+  /** How many relists have begun (a count the wall clock cannot step back). */
+  #relistsBegun = 0;
+  /**
+   * Callers of {@linkcode waitNewerThan}, each with the time it waits past and the number of
+   * relists begun when it started waiting.
+   */
+  #newerThanWaiters: { minTime: number; relistsBegun: number; resolve: () => void }[] = [];
 
   /** Creates a stopped PLEG. */
   constructor(options: GenericPLEGOptions) {
@@ -165,7 +170,9 @@ export class GenericPLEG {
     this.#running = true;
     const loop = () => {
       if (!this.#running) return;
-      this.#relisting = this.relist().finally(() => {
+      this.#relisting = this.relist().catch((e) => {
+        log.error(e, "GenericPLEG: Relist failed");
+      }).finally(() => {
         this.#relisting = undefined;
         if (this.#running) this.#timer = this.#clock.afterFunc(this.#periodMs, loop);
       });
@@ -187,7 +194,10 @@ export class GenericPLEG {
    * Resolves once a relist that began after `minTime` (ms) has completed, or when the PLEG
    * stops: kubelet's `cache.GetNewerThan`, with which the pod worker takes the pod status for its
    * next sync (newer than the end of its last one). probelet's syncs read the runtime themselves,
-   * so what is kept is the wait: the next sync starts after the next relist.
+   * so what is kept is the wait: the next sync starts after the next relist. Go's times carry a
+   * monotonic reading and `Date.now()` does not: a relist begun after the call also counts when its
+   * start reads earlier than `minTime` (the wall clock stepped back), so a step back cannot hold a
+   * terminating pod for its length.
    *
    * @example
    * ```ts
@@ -202,17 +212,20 @@ export class GenericPLEG {
    */
   waitNewerThan(minTime: number): Promise<void> {
     if (this.#cacheTimestamp > minTime || !this.#running) return Promise.resolve();
-    return new Promise((resolve) => this.#newerThanWaiters.push({ minTime, resolve }));
+    return new Promise((resolve) =>
+      this.#newerThanWaiters.push({ minTime, relistsBegun: this.#relistsBegun, resolve })
+    );
   }
 
-  // kubelet's cache.UpdateTime: the relist that began at `timestamp` is done.
-  #updateTime(timestamp: number): void {
+  // kubelet's cache.UpdateTime: the relist that began at `timestamp`, the `relist`-th, is done.
+  #updateTime(timestamp: number, relist: number): void {
     this.#cacheTimestamp = timestamp;
     if (this.#newerThanWaiters.length === 0) return;
     const waiting = this.#newerThanWaiters;
     this.#newerThanWaiters = [];
     for (const w of waiting) {
-      if (timestamp > w.minTime) w.resolve();
+      const steppedBack = relist > w.relistsBegun && timestamp < w.minTime;
+      if (timestamp > w.minTime || steppedBack) w.resolve();
       else this.#newerThanWaiters.push(w);
     }
   }
@@ -241,6 +254,7 @@ export class GenericPLEG {
   async relist(): Promise<void> {
     log.V(5).info("GenericPLEG: Relisting");
     const timestamp = this.#clock.now();
+    const relist = ++this.#relistsBegun;
     let pods: RuntimePod[];
     try {
       pods = await this.#runtime.getPods();
@@ -278,7 +292,7 @@ export class GenericPLEG {
         }
       }
     }
-    this.#updateTime(timestamp);
+    this.#updateTime(timestamp, relist);
   }
 
   #setCurrent(pods: RuntimePod[]): void {

@@ -92,12 +92,16 @@ function formatLabels(labels: Record<string, string | number | undefined>): stri
   return text;
 }
 
-/** A series' identity: its label values in label-name order (an unset label is left out). */
+/**
+ * A series' identity: its label names and values in label-name order (an unset label is left out),
+ * each ended by a NUL, which no label value written by probelet holds, so no two label sets share a
+ * key.
+ */
 function seriesKey(sortedNames: readonly string[], labels: Record<string, unknown>): string {
   let key = "";
   for (const name of sortedNames) {
     const value = labels[name];
-    if (value !== undefined) key += `${name}:${value},`;
+    if (value !== undefined) key += `${name}\u0000${value}\u0000`;
   }
   return key;
 }

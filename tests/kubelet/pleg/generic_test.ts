@@ -257,3 +257,29 @@ Deno.test("TestWaitNewerThanReleasedByStop", async () => {
   await pleg.stop();
   await waiting;
 });
+
+Deno.test("TestWaitNewerThanAfterTheWallClockSteppedBack", async () => {
+  // Go's times carry a monotonic reading; Date.now() does not. A relist begun after the wait
+  // releases it even when its start reads earlier than minTime.
+  const fake = new FakeClock(100_000);
+  let stepBack = 0;
+  const clock = {
+    now: () => fake.now() - stepBack,
+    since: (start: number) => fake.now() - stepBack - start,
+    afterFunc: (ms: number, fn: () => void) => fake.afterFunc(ms, fn),
+    sleep: (ms: number, options?: { signal?: AbortSignal }) => fake.sleep(ms, options),
+  };
+  const pleg = new GenericPLEG({ runtime: new FakeLister(), clock });
+  pleg.start();
+  try {
+    await fake.step(0);
+    let released = false;
+    const waiting = pleg.waitNewerThan(clock.now()).then(() => released = true);
+    stepBack = 60_000;
+    await fake.step(1000);
+    await waiting;
+    assertEquals(released, true);
+  } finally {
+    await pleg.stop();
+  }
+});

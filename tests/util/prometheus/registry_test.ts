@@ -134,3 +134,18 @@ Deno.test("a histogram's JSON samples splay `le` before the labels", async () =>
   ]);
   throws(() => h.observe({ pod: "web" }, NaN), /not a valid number/);
 });
+
+Deno.test("label sets whose values hold the key's separators stay two series", async () => {
+  const registry = new Registry();
+  const counter = new Counter({
+    name: "probelet_test_total",
+    help: "A test counter.",
+    labelNames: ["a", "b"],
+    registers: [registry],
+  });
+  counter.inc({ a: "x,b:y", b: "z" });
+  counter.inc({ a: "x", b: "y,b:z" });
+  const lines = (await registry.metrics()).split("\n")
+    .filter((l) => l.startsWith("probelet_test_total"));
+  assertEquals(lines.length, 2);
+});
