@@ -55,6 +55,16 @@ function alive(pid: number): boolean {
   return stat !== undefined && stat.state !== "Z";
 }
 
+// Whether `pid` runs `program` with its arguments and environment in place (the exec is over).
+function execDone(pid: number, program: string): boolean {
+  try {
+    return Deno.readTextFileSync(`/proc/${pid}/cmdline`).startsWith(`${program}\0`) &&
+      Deno.readTextFileSync(`/proc/${pid}/environ`).length > 0;
+  } catch {
+    return false;
+  }
+}
+
 async function readPid(file: string): Promise<number> {
   let pid = 0;
   await waitFor(async () => {
@@ -356,6 +366,9 @@ Deno.test("TestEscapedProcessesAreTracked", async (t) => {
               () => procStat(escaped)?.session === escaped,
               "the sleep to leave the exec's session",
             );
+            // …and its exec of `sleep` to be over: while the kernel sets the new program up, its
+            // /proc environ reads empty, so a scan for the exec's marker would miss it then.
+            await waitFor(() => execDone(escaped, "sleep"), "the escaped sleep's exec to finish");
             assert.equal([...Deno.readDirSync(recordDirs.execs(rootDir))].length, 1);
             // The agent "dies": a new runtime starts on the folder while the exec still runs.
             const b = new EmbeddedRuntimeService({ rootDir, cgroups });
