@@ -36,6 +36,7 @@ import { join } from "node:path";
 import { realKubeApiServer } from "../tests/testing/apiserver_targets.ts";
 import { createAndWaitReady, deleteAll, waitNodeReady } from "./vs_kubelet.ts";
 import { agentCommandLine } from "./memory_breakdown.ts";
+import { lineReader } from "./proc_stats.ts";
 
 const repo = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const childModule = new URL("./memory_breakdown_child.ts", import.meta.url).pathname;
@@ -571,19 +572,7 @@ async function main(args: string[]): Promise<void> {
     }
     inspectorUrl.reject(new Error("the agent exited before its inspector listened"));
   })();
-  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = "";
-  const nextLine = async (): Promise<string> => {
-    while (!buffered.includes("\n")) {
-      const { value, done } = await stdout.read();
-      if (done) throw new Error("the agent exited");
-      buffered += value;
-    }
-    const i = buffered.indexOf("\n");
-    const line = buffered.slice(0, i);
-    buffered = buffered.slice(i + 1);
-    return line;
-  };
+  const nextLine = lineReader(child.stdout);
   const snapshot = async () => {
     child.kill("SIGUSR2");
     return JSON.parse(await nextLine()) as Record<string, number>;

@@ -28,7 +28,7 @@
  * @module
  */
 import { join } from "node:path";
-import { quantile } from "./proc_stats.ts";
+import { lineReader, quantile } from "./proc_stats.ts";
 import { type ApiTarget, realKubeApiServer } from "../tests/testing/apiserver_targets.ts";
 import { createAndWaitReady, deleteAll, ensureServingCert, waitNodeReady } from "./vs_kubelet.ts";
 
@@ -239,19 +239,7 @@ async function agent(options: {
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = "";
-  const nextLine = async (): Promise<string> => {
-    while (!buffered.includes("\n")) {
-      const { value, done } = await lines.read();
-      if (done) throw new Error("the agent exited");
-      buffered += value;
-    }
-    const i = buffered.indexOf("\n");
-    const line = buffered.slice(0, i);
-    buffered = buffered.slice(i + 1);
-    return line;
-  };
+  const nextLine = lineReader(child.stdout);
   const columns = [
     "cpuPercent",
     "rss",

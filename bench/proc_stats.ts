@@ -104,3 +104,30 @@ export function threadCpuSeconds(): Record<string, number> {
   }
   return out;
 }
+
+/**
+ * Reads `stream` a line at a time (a child's stdout): each call resolves with the next line,
+ * without its newline, and rejects once the stream has ended.
+ *
+ * @example
+ * ```ts
+ * const child = new Deno.Command("echo", { args: ["hi"], stdout: "piped" }).spawn();
+ * const nextLine = lineReader(child.stdout);
+ * await nextLine(); // "hi"
+ * ```
+ */
+export function lineReader(stream: ReadableStream<Uint8Array>): () => Promise<string> {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  return async () => {
+    while (!buffered.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("the agent exited");
+      buffered += value;
+    }
+    const i = buffered.indexOf("\n");
+    const line = buffered.slice(0, i);
+    buffered = buffered.slice(i + 1);
+    return line;
+  };
+}
