@@ -205,7 +205,10 @@ class PodStorage {
         const uid = incoming.metadata.uid ?? "";
         const existing = oldPods.get(uid);
         // A source sends its whole set on every change (the API source after every watch event),
-        // mostly the very objects of its last send: one already merged is unchanged.
+        // mostly the very objects of its last send: one already merged is unchanged. This, and
+        // keeping the sender's spec and status below, rests on a rule every source keeps: an
+        // object once sent is never written into again (the API source's store replaces objects,
+        // the file source parses new ones).
         if (existing && this.#merged.get(existing) === incoming) {
           into.set(uid, existing);
           continue;
