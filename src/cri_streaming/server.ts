@@ -37,6 +37,7 @@ import type {
 } from "../cri_client/api.ts";
 import { RequestCache, StreamingError } from "./request_cache.ts";
 import { SpdyConnection, type SpdyStream } from "./spdy/connection.ts";
+import { statusText } from "../util/http_status.ts";
 
 // The CRI requests and answer it serves are the CRI API's (cri-streaming imports cri-api too).
 export type {
@@ -400,14 +401,6 @@ function isWebSocketRequest(head: RequestHead): boolean {
   return connection.includes("upgrade") && upgrade === "websocket";
 }
 
-const statusText: Record<number, string> = {
-  400: "Bad Request",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  500: "Internal Server Error",
-};
-
 // Go's http.Error: text/plain, nosniff, the message and a newline; then the connection closes.
 async function writeError(
   conn: Deno.Conn,
@@ -417,7 +410,7 @@ async function writeError(
 ): Promise<void> {
   const body = new TextEncoder().encode(`${message}\n`);
   const lines = [
-    `HTTP/1.1 ${code} ${statusText[code] ?? ""}`,
+    `HTTP/1.1 ${code} ${statusText(code)}`,
     ...extra.map(([k, v]) => `${k}: ${v}`),
     "Content-Type: text/plain; charset=utf-8",
     "X-Content-Type-Options: nosniff",

@@ -31,6 +31,7 @@
 import { type Clock, type ClockTimer, RealClock } from "../../util/clock.ts";
 import * as log from "../../util/log.ts";
 import { abortConn, writeAll } from "../../util/socket.ts";
+import { statusText } from "../../util/http_status.ts";
 
 /** kubelet's `IdleTimeout` of its servers. */
 export const defaultIdleTimeoutMs = 90_000;
@@ -100,23 +101,6 @@ export interface HttpServerStats {
   /** Connections a handler took over after its request (upgraded streams). */
   hijacked: number;
 }
-
-const statusTexts: Record<number, string> = {
-  200: "OK",
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  413: "Request Entity Too Large",
-  422: "Unprocessable Entity",
-  429: "Too Many Requests",
-  431: "Request Header Fields Too Large",
-  500: "Internal Server Error",
-  501: "Not Implemented",
-  503: "Service Unavailable",
-  505: "HTTP Version Not Supported",
-};
 
 const crlfcrlf = new Uint8Array([13, 10, 13, 10]);
 const encoder = new TextEncoder();
@@ -377,7 +361,7 @@ export class HttpServer {
   async #write(conn: Deno.Conn, res: Response, method: string, close: boolean): Promise<boolean> {
     const stream = streamed.has(res) && res.body !== null && method !== "HEAD";
     const body = stream ? new Uint8Array(0) : new Uint8Array(await res.arrayBuffer());
-    const lines = [`HTTP/1.1 ${res.status} ${statusTexts[res.status] ?? res.statusText}`];
+    const lines = [`HTTP/1.1 ${res.status} ${statusText(res.status) || res.statusText}`];
     res.headers.forEach((value, name) => {
       if (name !== "content-length" && name !== "connection" && name !== "transfer-encoding") {
         lines.push(`${name}: ${value}`);
