@@ -36,7 +36,7 @@ import { join } from "node:path";
 import { realKubeApiServer } from "../tests/testing/apiserver_targets.ts";
 import { createAndWaitReady, deleteAll, waitNodeReady } from "./vs_kubelet.ts";
 import { agentCommandLine } from "./memory_breakdown.ts";
-import { lineReader } from "./proc_stats.ts";
+import { flagValue, lineReader } from "./proc_stats.ts";
 
 const repo = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const childModule = new URL("./memory_breakdown_child.ts", import.meta.url).pathname;
@@ -507,12 +507,7 @@ async function profileAt(
 }
 
 async function main(args: string[]): Promise<void> {
-  const get = (name: string) => {
-    const i = args.indexOf(`--${name}`);
-    return i >= 0
-      ? args[i + 1]
-      : args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  };
+  const get = (name: string) => flagValue(args, name);
   const options: Options = {
     pods: (get("pods") ?? "100").split(",").map(Number),
     settleS: Number(get("settle") ?? 30),

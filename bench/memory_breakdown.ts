@@ -28,7 +28,7 @@
  * @module
  */
 import { join } from "node:path";
-import { lineReader, quantile } from "./proc_stats.ts";
+import { flagValue, lineReader, quantile } from "./proc_stats.ts";
 import { type ApiTarget, realKubeApiServer } from "../tests/testing/apiserver_targets.ts";
 import { createAndWaitReady, deleteAll, ensureServingCert, waitNodeReady } from "./vs_kubelet.ts";
 
@@ -321,12 +321,7 @@ async function cri(repeat: number): Promise<string[]> {
 }
 
 async function main(args: string[]): Promise<void> {
-  const get = (name: string) => {
-    const i = args.indexOf(`--${name}`);
-    return i >= 0
-      ? args[i + 1]
-      : args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  };
+  const get = (name: string) => flagValue(args, name);
   const sections = (get("sections") ?? "modules,isolates,cri,agent").split(",");
   const repeat = Number(get("repeat") ?? 3);
   const out: string[] = [`memory breakdown, ${new Date().toISOString()}, load ${loadAverage()}`];

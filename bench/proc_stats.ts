@@ -131,3 +131,20 @@ export function lineReader(stream: ReadableStream<Uint8Array>): () => Promise<st
     return line;
   };
 }
+
+/**
+ * A bench flag's value from the command line: `--name value` or `--name=value`; undefined when
+ * absent.
+ *
+ * @example
+ * ```ts
+ * flagValue(["--slots", "0,30"], "slots"); // "0,30"
+ * flagValue(["--window=40"], "window"); // "40"
+ * ```
+ */
+export function flagValue(args: readonly string[], name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0
+    ? args[i + 1]
+    : args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
