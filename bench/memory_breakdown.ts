@@ -23,6 +23,7 @@
  *     [--slots 0,30,100] [--settle S] [--cpu-window S] [--repeat N]
  *     [--probelet-flag=--probe-workers=0 ...]
  *     [--v8-flags F] (the agent's V8 flags, e.g. --max-semi-space-size=1)
+ *     [--deno-flag=F ...] (the agent's `deno run` flags, e.g. --deno-flag=--no-code-cache)
  *     [--env=NAME=VALUE ...] (the agent's environment, e.g. --env=MALLOC_ARENA_MAX=2)
  *     [--gc-before-snapshot] (a full GC in the agent before each snapshot: live memory only)
  * @module
@@ -219,6 +220,7 @@ async function agent(options: {
   cpuWindowS: number;
   probeletFlags: string[];
   v8Flags?: string;
+  denoFlags: string[];
   env: Record<string, string>;
   gcBeforeSnapshot?: boolean;
 }): Promise<string[]> {
@@ -230,6 +232,7 @@ async function agent(options: {
       "run",
       "-A",
       `--v8-flags=--expose-gc${options.v8Flags ? `,${options.v8Flags}` : ""}`,
+      ...options.denoFlags,
       childModule,
       "--child-agent",
       JSON.stringify(args),
@@ -342,6 +345,9 @@ async function main(args: string[]): Promise<void> {
           }),
         ),
         v8Flags: get("v8-flags"),
+        denoFlags: args.filter((a) => a.startsWith("--deno-flag=")).map((a) =>
+          a.slice("--deno-flag=".length)
+        ),
         gcBeforeSnapshot: args.includes("--gc-before-snapshot"),
         probeletFlags: args.filter((a) => a.startsWith("--probelet-flag=")).map((a) =>
           a.slice("--probelet-flag=".length)
