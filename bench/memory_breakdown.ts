@@ -26,6 +26,7 @@
  *     [--deno-flag=F ...] (the agent's `deno run` flags, e.g. --deno-flag=--no-code-cache)
  *     [--env=NAME=VALUE ...] (the agent's environment, e.g. --env=MALLOC_ARENA_MAX=2)
  *     [--gc-before-snapshot] (a full GC in the agent before each snapshot: live memory only)
+ *     [--heap-snapshot-dir D] (a V8 heap snapshot of the agent at each pod count, into D)
  * @module
  */
 import { join } from "node:path";
@@ -223,6 +224,7 @@ async function agent(options: {
   denoFlags: string[];
   env: Record<string, string>;
   gcBeforeSnapshot?: boolean;
+  heapSnapshotDir?: string;
 }): Promise<string[]> {
   const api = await realKubeApiServer();
   if (typeof api === "string") return [`agent: skipped (${api})`];
@@ -238,7 +240,13 @@ async function agent(options: {
       JSON.stringify(args),
     ],
     cwd: repo,
-    env: { ...options.env, ...(options.gcBeforeSnapshot ? { MEMORY_BREAKDOWN_GC: "1" } : {}) },
+    env: {
+      ...options.env,
+      ...(options.gcBeforeSnapshot ? { MEMORY_BREAKDOWN_GC: "1" } : {}),
+      ...(options.heapSnapshotDir
+        ? { MEMORY_BREAKDOWN_HEAP_SNAPSHOTS: options.heapSnapshotDir }
+        : {}),
+    },
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -349,6 +357,7 @@ async function main(args: string[]): Promise<void> {
           a.slice("--deno-flag=".length)
         ),
         gcBeforeSnapshot: args.includes("--gc-before-snapshot"),
+        heapSnapshotDir: get("heap-snapshot-dir"),
         probeletFlags: args.filter((a) => a.startsWith("--probelet-flag=")).map((a) =>
           a.slice("--probelet-flag=".length)
         ),

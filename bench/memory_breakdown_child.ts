@@ -168,9 +168,18 @@ async function childAgent(argsJson: string): Promise<void> {
   // With --gc-before-snapshot (MEMORY_BREAKDOWN_GC=1), a full GC first: what is live, not what
   // V8 has not yet collected (it also shrinks the young generation, so it is not the default).
   const collectFirst = Deno.env.get("MEMORY_BREAKDOWN_GC") === "1";
+  // With --heap-snapshot-dir, every second SIGUSR2 (the one after the CPU window) also writes a
+  // heap snapshot, named by the count of snapshots taken.
+  const heapSnapshots = Deno.env.get("MEMORY_BREAKDOWN_HEAP_SNAPSHOTS");
+  let signals = 0;
   Deno.addSignalListener("SIGUSR2", () => {
     if (collectFirst) gc();
-    console.log(JSON.stringify(snapshot(v8)));
+    const figures = snapshot(v8);
+    signals++;
+    if (heapSnapshots && signals % 2 === 0) {
+      v8.writeHeapSnapshot(`${heapSnapshots}/agent-${signals / 2}.heapsnapshot`);
+    }
+    console.log(JSON.stringify(figures));
   });
   await new Promise<void>((resolve) => Deno.addSignalListener("SIGTERM", () => resolve()));
   await agent.stop();

@@ -43,6 +43,7 @@ import { dirname, join } from "node:path";
 import { quantile } from "./proc_stats.ts";
 import { type ApiTarget, realKubeApiServer } from "../tests/testing/apiserver_targets.ts";
 import { generateSelfSignedCertKey } from "../src/util/cert/cert.ts";
+import { startTaskDenoFlags } from "../tests/testing/start_task.ts";
 
 const repo = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const namespace = "default";
@@ -322,6 +323,9 @@ function probeletAgent(
       else await Deno.remove(join(state, "pki"), { recursive: true }).catch(() => {});
       const v8Flags = flags.probeletV8Flags ?? await startTaskV8Flags(which.repo);
       say(`${which.name}: V8 flags ${v8Flags === "" ? "none" : v8Flags}`);
+      // The start task's other `deno run` flags (e.g. --no-code-cache), as users run it.
+      const taskFlags = startTaskDenoFlags(which.repo).filter((f) => !f.startsWith("--v8-flags="));
+      say(`${which.name}: deno run flags ${taskFlags.length === 0 ? "none" : taskFlags.join(" ")}`);
       const agentEnv = flags.probeletEnv ?? await startTaskEnv(which.repo);
       const envText = Object.entries(agentEnv).map(([k, v]) => `${k}=${v}`).join(" ");
       say(`${which.name}: environment ${envText === "" ? "as the bench's" : envText}`);
@@ -335,6 +339,7 @@ function probeletAgent(
           "run",
           "-A",
           ...(v8Flags ? [`--v8-flags=${v8Flags}`] : []),
+          ...taskFlags,
           ...flags.probeletDenoFlags,
           join(which.repo, "src", "cmd", "probelet", "main.ts"),
           "--kubeconfig",

@@ -15,7 +15,7 @@
  * ```
  * @module
  */
-import { ProtoReader, ProtoWriter } from "../util/protowire.ts";
+import { DecodeMemo, ProtoReader, ProtoWriter } from "../util/protowire.ts";
 
 /** One CRI method: its name, its gRPC path, and its messages' codec. */
 export interface CriMethod<Request, Response> {
@@ -1512,6 +1512,8 @@ function readListContainerStatsResponse(
   return m;
 }
 
+const containerMemo = new DecodeMemo<Container>();
+
 function newListContainersResponse(): ListContainersResponse {
   return {
     containers: [],
@@ -1527,7 +1529,7 @@ function readListContainersResponse(
     const tag = r.tag();
     switch (tag) {
       case 10:
-        m.containers.push(readContainer(r, r.end()));
+        m.containers.push(containerMemo.read(r, r.end(), readContainer));
         break;
       default:
         r.skip(tag);
@@ -1562,6 +1564,8 @@ function readListImagesResponse(
   return m;
 }
 
+const podSandboxMemo = new DecodeMemo<PodSandbox>();
+
 function newListPodSandboxResponse(): ListPodSandboxResponse {
   return {
     items: [],
@@ -1577,7 +1581,7 @@ function readListPodSandboxResponse(
     const tag = r.tag();
     switch (tag) {
       case 10:
-        m.items.push(readPodSandbox(r, r.end()));
+        m.items.push(podSandboxMemo.read(r, r.end(), readPodSandbox));
         break;
       default:
         r.skip(tag);

@@ -30,6 +30,7 @@ import {
   startApiServer,
 } from "../testing/apiserver/mod.ts";
 import { waitFor } from "./helpers.ts";
+import { startTaskDenoFlags } from "../testing/start_task.ts";
 
 const mainPath = new URL("../../src/cmd/probelet/main.ts", import.meta.url).pathname;
 const agentToleration = { key: "probelet.io/agent", operator: "Exists" as const };
@@ -161,6 +162,8 @@ spec:
         args: [
           "run",
           "-A",
+          // As `deno task start` runs the agent (its V8 mode and code cache setting).
+          ...startTaskDenoFlags(),
           mainPath,
           "--kubeconfig",
           target.kubeconfig,

@@ -11,6 +11,7 @@ import type { ContainerStatus } from "../../src/api/core/v1/mod.ts";
 import type { PodWithStatus } from "../../src/kubelet/kubelet.ts";
 import { FakeRecorder } from "../../src/kubelet/events/mod.ts";
 import * as log from "../../src/util/log.ts";
+import { startTaskDenoFlags } from "../testing/start_task.ts";
 
 /** Which runtime an e2e run uses. */
 export type E2ERuntime = "embedded" | "containerd";
@@ -167,6 +168,8 @@ export function condition(pod: PodWithStatus | undefined, type: string): string 
 }
 
 const probeletMain = new URL("../../src/cmd/probelet/main.ts", import.meta.url).pathname;
+// As `deno task start` runs it (its V8 mode and code cache setting).
+const probeletDenoFlags = startTaskDenoFlags();
 
 /** A probelet CLI process started by {@link startCli}, with what its readiness check returned. */
 export interface CliProcess<T> {
@@ -204,6 +207,7 @@ export async function startCli<T = string>(
       args: [
         "run",
         "-A",
+        ...probeletDenoFlags,
         probeletMain,
         ...args,
         "--read-only-port",

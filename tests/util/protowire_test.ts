@@ -4,7 +4,7 @@
  * never hand back a string whose bytes differ.
  */
 import assert from "node:assert/strict";
-import { ProtoReader, ProtoWriter } from "../../src/util/protowire.ts";
+import { DecodeMemo, ProtoReader, ProtoWriter } from "../../src/util/protowire.ts";
 
 function written(fill: (w: ProtoWriter) => void): ProtoReader {
   const w = new ProtoWriter();
@@ -101,5 +101,82 @@ Deno.test("TestRecentStrings", async (t) => {
       assert.equal(decode(text), text);
       assert.equal(decode(text), text);
     }
+  });
+});
+
+Deno.test("TestDecodeMemo", async (t) => {
+  // A message of one string (field 1) and one varint (field 2), as a relist's entries are.
+  const message = (id: string, state: number) => {
+    const w = new ProtoWriter();
+    w.uint32(10); // field 1, length-delimited
+    w.string(id);
+    w.uint32(16); // field 2, varint
+    w.uint32(state);
+    return w.finish();
+  };
+  let decodes = 0;
+  const read = (r: ProtoReader, end: number) => {
+    decodes++;
+    const m = { id: "", state: 0, labels: {} as Record<string, string> };
+    while (r.pos < end) {
+      const tag = r.tag();
+      if (tag === 10) m.id = r.string("id");
+      else if (tag === 16) m.state = r.uint32();
+      else r.skip(tag);
+    }
+    r.expectEnd(end);
+    return m;
+  };
+  const memo = new DecodeMemo<ReturnType<typeof read>>();
+  const readOnce = (bytes: Uint8Array) => {
+    const r = new ProtoReader(bytes);
+    const value = memo.read(r, bytes.length, read);
+    assert.equal(r.pos, bytes.length, "the reader is left at the message's end");
+    return value;
+  };
+  await t.step("the same bytes give the same frozen value, decoded once", () => {
+    decodes = 0;
+    const a = readOnce(message("c1", 1));
+    const b = readOnce(message("c1", 1));
+    assert.equal(a, b);
+    assert.equal(decodes, 1);
+    assert.ok(Object.isFrozen(a) && Object.isFrozen(a.labels));
+    assert.throws(() => {
+      (a as { state: number }).state = 2;
+    }, TypeError);
+  });
+  await t.step("one byte changed is decoded again", () => {
+    decodes = 0;
+    const running = readOnce(message("c1", 1));
+    const exited = readOnce(message("c1", 2));
+    assert.equal(decodes, 1);
+    assert.equal(running.state, 1);
+    assert.equal(exited.state, 2);
+  });
+  await t.step("messages sharing a sample hash never stand in for each other", () => {
+    // Same length, same first 16 and last 8 bytes: only the middle differs.
+    const ids = Array.from(
+      { length: 50 },
+      (_, i) => `${"a".repeat(16)}${String(i).padStart(2, "0")}${"b".repeat(8)}`,
+    );
+    decodes = 0;
+    for (let round = 0; round < 2; round++) {
+      for (const id of ids) assert.equal(readOnce(message(id, 1)).id, id);
+    }
+    assert.equal(decodes, ids.length, "each decoded once, then found by its bytes");
+  });
+  await t.step("entries no longer listed are dropped", () => {
+    const fresh = new DecodeMemo<ReturnType<typeof read>>();
+    const list = (n: number, from: number) => {
+      for (let i = from; i < from + n; i++) {
+        const bytes = message(`container-${i}`, 1);
+        fresh.read(new ProtoReader(bytes), bytes.length, read);
+      }
+    };
+    list(100, 0);
+    // Relists of 10 other containers: after two generations the first 100 are gone.
+    for (let i = 0; i < 100; i++) list(10, 1000);
+    assert.ok(fresh.size <= 20, `kept ${fresh.size}`);
+    assert.ok(fresh.size >= 10, `kept ${fresh.size}`);
   });
 });

@@ -5,7 +5,8 @@
  * generated, scripts/gen_cri_codec.ts, so protobufjs serves only that script and tests), and
  * `@peculiar/x509` is loaded by the first call that makes or reads a certificate. The Prometheus
  * metrics are probelet's own (src/util/prometheus/), not the npm prom-client package, and no
- * `node:http*` module is loaded at start.
+ * `node:http*` module is loaded at start. The embedded runtime (with its streaming server and
+ * `node:zlib`) is loaded only by a node that runs without a CRI endpoint.
  * @module
  */
 import assert from "node:assert/strict";
@@ -16,7 +17,7 @@ const main = new URL("../../../src/cmd/probelet/main.ts", import.meta.url);
  * The npm packages and `node:` modules `deno info` finds imported (as code, not `import()`) from
  * `entry`, by name.
  */
-async function staticNpmPackages(entry: URL): Promise<Set<string>> {
+async function staticGraph(entry: URL): Promise<{ packages: Set<string>; files: Set<string> }> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", entry.pathname],
     stdout: "piped",
@@ -26,24 +27,33 @@ async function staticNpmPackages(entry: URL): Promise<Set<string>> {
   const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
     modules: {
       specifier: string;
-      dependencies?: { specifier: string; code?: unknown; isDynamic?: boolean }[];
+      dependencies?: { specifier: string; code?: { specifier?: string }; isDynamic?: boolean }[];
     }[];
   };
-  const names = new Set<string>();
-  for (const m of info.modules) {
-    if (!m.specifier.startsWith("file:")) continue;
+  const byName = new Map(info.modules.map((m) => [m.specifier, m]));
+  const packages = new Set<string>();
+  const files = new Set<string>();
+  // Walked from the entry: a module only `import()`ed is not loaded at start, nor what it imports.
+  const pending = [entry.href];
+  while (pending.length > 0) {
+    const specifier = pending.pop()!;
+    const m = byName.get(specifier);
+    if (!m || files.has(specifier)) continue;
+    files.add(specifier);
     for (const dep of m.dependencies ?? []) {
       // `import()` and type-only imports load nothing at start.
       if (dep.isDynamic || !dep.code) continue;
       const s = dep.specifier;
-      if (!s.startsWith(".") && !s.startsWith("file:")) names.add(s);
+      if (!s.startsWith(".") && !s.startsWith("file:")) packages.add(s);
+      const resolved = dep.code.specifier;
+      if (resolved?.startsWith("file:")) pending.push(resolved);
     }
   }
-  return names;
+  return { packages, files };
 }
 
 Deno.test("probelet's static module graph", async (t) => {
-  const packages = await staticNpmPackages(main);
+  const { packages, files } = await staticGraph(main);
   const names = [
     "@grpc/grpc-js",
     "@grpc/proto-loader",
@@ -68,8 +78,20 @@ Deno.test("probelet's static module graph", async (t) => {
       assert.deepEqual(found, [], `${name} is imported statically: ${[...packages]}`);
     });
   }
+  await t.step("does not load the embedded runtime nor node:zlib", () => {
+    const src = new URL("../../../src/", import.meta.url).href;
+    const embedded = [...files].filter((f) =>
+      f.startsWith(`${src}runtime/embedded/`) || f.startsWith(`${src}cri_streaming/`)
+    );
+    assert.deepEqual(embedded, []);
+    assert.ok(!packages.has("node:zlib"), [...packages].join(", "));
+  });
   await t.step("still imports what every node uses", () => {
     // A check that the graph was read at all.
     assert.ok(packages.has("yaml"), [...packages].join(", "));
+    assert.ok(
+      [...files].some((f) => f.endsWith("/src/kubelet/prober/prober_manager.ts")),
+      "the prober is in the graph",
+    );
   });
 });
