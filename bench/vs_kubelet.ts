@@ -66,7 +66,7 @@ export interface VsKubeletFlags {
   probeletDenoFlags: string[];
   /**
    * V8 flags of the probelet process (`--v8-flags=`), e.g. --max-semi-space-size=2; when unset,
-   * those of the checkout's `start` task (startTaskV8Flags).
+   * those of the checkout's `start` task (tests/testing/start_task.ts).
    */
   probeletV8Flags?: string;
   /**
@@ -278,22 +278,6 @@ export function leadingAssignments(command: string): Record<string, string> {
   return env;
 }
 
-/**
- * The V8 flags (the value of `--v8-flags=`) of `deno task start` in the checkout at `repoDir`, or
- * "" when it has none: probelet is measured as users start it.
- *
- * @example
- * ```ts
- * const v8Flags = await startTaskV8Flags("."); // "--max-semi-space-size=2"
- * ```
- */
-export async function startTaskV8Flags(repoDir: string): Promise<string> {
-  const config = JSON.parse(await Deno.readTextFile(join(repoDir, "deno.json")));
-  const start: string = config.tasks?.start ?? "";
-  const word = start.split(/\s+/).find((w) => w.startsWith("--v8-flags="));
-  return word?.slice("--v8-flags=".length) ?? "";
-}
-
 function probeletAgent(
   flags: VsKubeletFlags,
   which: { name: AgentName; repo: string },
@@ -321,10 +305,12 @@ function probeletAgent(
       await Deno.mkdir(join(state, "pki"), { recursive: true });
       if (!flags.firstStart) await ensureServingCert(state, api.nodeName, nodeIP);
       else await Deno.remove(join(state, "pki"), { recursive: true }).catch(() => {});
-      const v8Flags = flags.probeletV8Flags ?? await startTaskV8Flags(which.repo);
+      // The start task's `deno run` flags, as users run it; --probelet-v8-flags replaces its V8 ones.
+      const startFlags = startTaskDenoFlags(which.repo);
+      const v8Flags = flags.probeletV8Flags ??
+        startFlags.find((f) => f.startsWith("--v8-flags="))?.slice("--v8-flags=".length) ?? "";
       say(`${which.name}: V8 flags ${v8Flags === "" ? "none" : v8Flags}`);
-      // The start task's other `deno run` flags (e.g. --no-code-cache), as users run it.
-      const taskFlags = startTaskDenoFlags(which.repo).filter((f) => !f.startsWith("--v8-flags="));
+      const taskFlags = startFlags.filter((f) => !f.startsWith("--v8-flags="));
       say(`${which.name}: deno run flags ${taskFlags.length === 0 ? "none" : taskFlags.join(" ")}`);
       const agentEnv = flags.probeletEnv ?? await startTaskEnv(which.repo);
       const envText = Object.entries(agentEnv).map(([k, v]) => `${k}=${v}`).join(" ");

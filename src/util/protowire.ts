@@ -504,11 +504,15 @@ export class DecodeMemo<T extends object> {
     const bytes = r.buf.subarray(r.pos, end);
     const key = sampleHash(bytes);
     if (++this.#lookups >= Math.max(64, 4 * this.#currentSize)) this.#rotate();
-    const found = take(this.#current, key, bytes, false) ?? take(this.#previous, key, bytes, true);
+    let found = take(this.#current, key, bytes, false);
+    if (!found) {
+      // Asked for again: it moves into the current generation.
+      found = take(this.#previous, key, bytes, true);
+      if (found) this.#add(key, found);
+    }
     if (found) {
-      if (found.moved) this.#add(key, found.entry);
       r.pos = end;
-      return found.entry.value;
+      return found.value;
     }
     const value = deepFreeze(decode(r, end));
     this.#add(key, { bytes: bytes.slice(), value });
@@ -544,7 +548,7 @@ function take<T>(
   key: number,
   bytes: Uint8Array,
   remove: boolean,
-): { entry: { bytes: Uint8Array; value: T }; moved: boolean } | undefined {
+): { bytes: Uint8Array; value: T } | undefined {
   const bucket = map.get(key);
   if (!bucket) return undefined;
   for (let i = 0; i < bucket.length; i++) {
@@ -554,7 +558,7 @@ function take<T>(
       bucket.splice(i, 1);
       if (bucket.length === 0) map.delete(key);
     }
-    return { entry, moved: remove };
+    return entry;
   }
   return undefined;
 }
