@@ -8,9 +8,9 @@
  */
 import { X509Certificate } from "node:crypto";
 import { dirname, isAbsolute, join } from "node:path";
-import { parse } from "yaml";
 import type { RestConfig } from "./rest.ts";
 import { info } from "../util/log.ts";
+import { parseBlockYaml } from "../util/block_yaml.ts";
 
 /** `clusters[].cluster` of a kubeconfig. */
 export interface KubeconfigCluster {
@@ -99,17 +99,24 @@ export async function loadKubeconfig(
   } catch (err) {
     throw new KubeconfigError(`kubeconfig ${path}: ${(err as Error).message}`);
   }
-  const kubeconfig = parseKubeconfig(text, path);
+  const kubeconfig = await parseKubeconfig(text, path);
   return await resolveKubeconfig(kubeconfig, { ...options, path });
 }
 
-/** Parses kubeconfig YAML (or JSON) text; `path` only names the file in errors. */
-export function parseKubeconfig(text: string, path = "<kubeconfig>"): Kubeconfig {
-  let doc: unknown;
-  try {
-    doc = parse(text, { version: "1.1" });
-  } catch (err) {
-    throw new KubeconfigError(`kubeconfig ${path}: invalid YAML: ${(err as Error).message}`);
+/**
+ * Parses kubeconfig YAML (or JSON) text; `path` only names the file in errors. Kubeconfigs as
+ * kubectl, kind and kubeadm write them are read by `parseBlockYaml`; npm `yaml` (≈6 MiB resident
+ * once loaded) is loaded only for the rest.
+ */
+export async function parseKubeconfig(text: string, path = "<kubeconfig>"): Promise<Kubeconfig> {
+  let doc = parseBlockYaml(text)?.value;
+  if (doc === undefined) {
+    const { parse } = await import("yaml");
+    try {
+      doc = parse(text, { version: "1.1" });
+    } catch (err) {
+      throw new KubeconfigError(`kubeconfig ${path}: invalid YAML: ${(err as Error).message}`);
+    }
   }
   if (!doc || typeof doc !== "object" || Array.isArray(doc)) {
     throw new KubeconfigError(`kubeconfig ${path}: not a kubeconfig (expected a mapping)`);

@@ -6,7 +6,6 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { Composer, LineCounter, Parser } from "yaml";
 import type { Pod } from "../../api/core/v1/mod.ts";
 import { setDefaultsPod } from "./defaults.ts";
 import {
@@ -44,21 +43,23 @@ export interface DecodedDocument {
 /**
  * Parses every document of a manifest (YAML 1.1, so JSON too and `on` means true), validates each
  * as a Pod and applies the API defaults and the static-pod identity. Empty documents (such as the
- * one after a trailing `---`) are skipped; one bad document never hides the others.
+ * one after a trailing `---`) are skipped; one bad document never hides the others. The `yaml`
+ * package is loaded by the first call: an agent with no manifest to read never pays for it.
  *
  * @example
  * ```ts
- * const [doc] = decodePodDocuments(
+ * const [doc] = await decodePodDocuments(
  *   "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: app, image: busybox}]}\n",
  *   { source: "web.yaml", nodeName: "node-a" },
  * );
  * doc.pod?.metadata.name; // "web-node-a"
  * ```
  */
-export function decodePodDocuments(
+export async function decodePodDocuments(
   text: string,
   options: { source: string; nodeName: string; maxDocuments?: number },
-): DecodedDocument[] {
+): Promise<DecodedDocument[]> {
+  const { Composer, LineCounter, Parser } = await import("yaml");
   const maxDocuments = options.maxDocuments ?? maxDocumentsPerFile;
   const decoded: DecodedDocument[] = [];
   const lineCounter = new LineCounter();

@@ -9,12 +9,12 @@ import { decodePodDocuments } from "./common.ts";
 import type { DecodeRequest, DecodeResponse } from "./decoder.ts";
 import { errorText } from "../../util/errors.ts";
 
-self.onmessage = (e: MessageEvent<DecodeRequest>) => {
+self.onmessage = async (e: MessageEvent<DecodeRequest>) => {
   const { id, bytes, source, nodeName } = e.data;
   let response: DecodeResponse;
   try {
     const text = new TextDecoder().decode(bytes);
-    response = { id, documents: decodePodDocuments(text, { source, nodeName }) };
+    response = { id, documents: await decodePodDocuments(text, { source, nodeName }) };
   } catch (err) {
     response = { id, error: errorText(err) };
   }

@@ -40,8 +40,7 @@ export type DecodeResponse =
  * ```
  */
 export const inlineDecoder: ManifestDecoder = {
-  decode: (bytes, options) =>
-    Promise.resolve(decodePodDocuments(new TextDecoder().decode(bytes), options)),
+  decode: (bytes, options) => decodePodDocuments(new TextDecoder().decode(bytes), options),
   close: () => {},
 };
 

@@ -239,17 +239,17 @@ export async function loadPodManifests(
  * ```ts
  * declare const text: string;
  *
- * const { pods, errors } = parsePodManifest(text, { file: "web.yaml", nodeName: "laptop" });
+ * const { pods, errors } = await parsePodManifest(text, { file: "web.yaml", nodeName: "laptop" });
  * ```
  */
-export function parsePodManifest(
+export async function parsePodManifest(
   text: string,
   options: { file: string; nodeName?: string },
-): { pods: Pod[]; errors: ManifestError[] } {
+): Promise<{ pods: Pod[]; errors: ManifestError[] }> {
   const nodeName = options.nodeName ?? defaultNodeName();
   const pods: Pod[] = [];
   const errors: ManifestError[] = [];
-  for (const doc of decodePodDocuments(text, { source: options.file, nodeName })) {
+  for (const doc of await decodePodDocuments(text, { source: options.file, nodeName })) {
     for (const e of doc.errors) errors.push(manifestError(options.file, doc.document, e));
     if (doc.pod) pods.push(doc.pod);
   }

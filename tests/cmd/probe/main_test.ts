@@ -28,8 +28,8 @@ async function startHttp(): Promise<{ server: Server; port: number }> {
   return { server, port: (server.address() as AddressInfo).port };
 }
 
-function podFrom(yaml: string): Pod {
-  const { pods, errors } = parsePodManifest(yaml, { file: "test.yaml", nodeName: "node" });
+async function podFrom(yaml: string): Promise<Pod> {
+  const { pods, errors } = await parsePodManifest(yaml, { file: "test.yaml", nodeName: "node" });
   assertEquals(errors.map((e) => e.message), []);
   assertEquals(pods.length, 1);
   return pods[0];
@@ -88,7 +88,7 @@ Deno.test("probeOnce runs every handler against real servers", async () => {
   const grpc = await startHealthServer({ status: "NOT_SERVING" });
   const tcp = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   try {
-    const pod = podFrom(`
+    const pod = await podFrom(`
 apiVersion: v1
 kind: Pod
 metadata: { name: demo }
@@ -136,7 +136,7 @@ spec:
 });
 
 Deno.test("probeOnce reports a named port that does not exist as an error", async () => {
-  const pod = podFrom(`
+  const pod = await podFrom(`
 apiVersion: v1
 kind: Pod
 metadata: { name: demo }
@@ -194,7 +194,7 @@ Deno.test("watchProbes prints transitions and restarts a container that fails li
   const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
   const lines: string[] = [];
   const ac = new AbortController();
-  const pod = podFrom(`
+  const pod = await podFrom(`
 apiVersion: v1
 kind: Pod
 metadata: { name: demo }

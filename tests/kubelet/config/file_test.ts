@@ -65,8 +65,8 @@ function parse(text: string, file = "web.yaml") {
 }
 
 Deno.test("TestDecodeValidPod", async (t) => {
-  await t.step("YAML: defaults and static pod identity", () => {
-    const { pods, errors } = parse(podYaml("web", [
+  await t.step("YAML: defaults and static pod identity", async () => {
+    const { pods, errors } = await parse(podYaml("web", [
       "ports: [{name: http, containerPort: 8080}]",
       "livenessProbe:",
       "  httpGet: {port: http}",
@@ -115,7 +115,7 @@ Deno.test("TestDecodeValidPod", async (t) => {
     assertEquals(c.startupProbe?.failureThreshold, 30);
   });
 
-  await t.step("JSON is YAML", () => {
+  await t.step("JSON is YAML", async () => {
     const json = JSON.stringify({
       apiVersion: "v1",
       kind: "Pod",
@@ -129,7 +129,7 @@ Deno.test("TestDecodeValidPod", async (t) => {
         }],
       },
     });
-    const { pods, errors } = parse(json, "api.json");
+    const { pods, errors } = await parse(json, "api.json");
     assertEquals(errors, []);
     assertEquals(pods[0].metadata.name, "api-node-a");
     assertEquals(pods[0].metadata.namespace, "tools");
@@ -139,8 +139,8 @@ Deno.test("TestDecodeValidPod", async (t) => {
     assertEquals(pods[0].spec.containers[0].readinessProbe?.grpc, { port: 9090 });
   });
 
-  await t.step("YAML 1.1 booleans and date-like strings", () => {
-    const { pods, errors } = parse(
+  await t.step("YAML 1.1 booleans and date-like strings", async () => {
+    const { pods, errors } = await parse(
       podYaml("web", [], ["hostNetwork: on"]).replace(
         "  name: web",
         "  name: web\n  annotations:\n    built: 2024-01-02",
@@ -151,15 +151,15 @@ Deno.test("TestDecodeValidPod", async (t) => {
     assertEquals(pods[0].metadata.annotations?.built, "2024-01-02");
   });
 
-  await t.step("null fields are absent", () => {
-    const { pods, errors } = parse(podYaml("web", ["livenessProbe:", "env: ~"]));
+  await t.step("null fields are absent", async () => {
+    const { pods, errors } = await parse(podYaml("web", ["livenessProbe:", "env: ~"]));
     assertEquals(errors, []);
     assertEquals("livenessProbe" in pods[0].spec.containers[0], false);
   });
 
-  await t.step("multiple documents and a trailing ---", () => {
+  await t.step("multiple documents and a trailing ---", async () => {
     const text = `${podYaml("one")}---\n${podYaml("two")}---\n`;
-    const { pods, errors } = parse(text);
+    const { pods, errors } = await parse(text);
     assertEquals(errors, []);
     assertEquals(pods.map((p) => p.metadata.name), ["one-node-a", "two-node-a"]);
     assertNotEquals(pods[0].metadata.uid, pods[1].metadata.uid);
@@ -350,18 +350,18 @@ Deno.test("TestValidationErrors", async (t) => {
     },
   ];
   for (const c of cases) {
-    await t.step(c.name, () => {
-      const { pods, errors } = parse(c.text);
+    await t.step(c.name, async () => {
+      const { pods, errors } = await parse(c.text);
       assertEquals(errors.map((e) => e.message), c.errors);
       assertEquals(pods, []);
     });
   }
 
-  await t.step("errors carry their location", () => {
+  await t.step("errors carry their location", async () => {
     const text = `${podYaml("one")}---\n${
       podYaml("two", ["readinessProbe:", "  httpGet: {port: 0}"])
     }`;
-    const { pods, errors } = parse(text, "fixtures/pods/web.yaml");
+    const { pods, errors } = await parse(text, "fixtures/pods/web.yaml");
     assertEquals(pods.map((p) => p.metadata.name), ["one-node-a"]);
     assertEquals(errors.length, 1);
     assertEquals(
@@ -374,7 +374,7 @@ Deno.test("TestValidationErrors", async (t) => {
     assertEquals(errors[0].detail, "0: must be between 1 and 65535, inclusive");
   });
 
-  await t.step("a probe naming a port the container does not declare is accepted", () => {
+  await t.step("a probe naming a port the container does not declare is accepted", async () => {
     // kubelet validates only the name's form; the probe errors at run time
     // ("port http not found"), as TestProbeErrorsOnUndeclaredNamedPort shows.
     const text = podYaml("web", [
@@ -383,7 +383,7 @@ Deno.test("TestValidationErrors", async (t) => {
       "livenessProbe:",
       "  tcpSocket: {port: admin}",
     ]);
-    const { pods, errors } = parse(text, "web.yaml");
+    const { pods, errors } = await parse(text, "web.yaml");
     assertEquals(errors.map((e) => e.message), []);
     assertEquals(pods.map((p) => p.metadata.name), ["web-node-a"]);
   });
@@ -391,20 +391,29 @@ Deno.test("TestValidationErrors", async (t) => {
 
 Deno.test("TestStaticPodUID", async (t) => {
   const text = podYaml("web", ["livenessProbe:", "  tcpSocket: {port: 80}"]);
-  const uid = (s: string, file = "web.yaml", node = nodeName) =>
-    parsePodManifest(s, { file, nodeName: node }).pods[0].metadata.uid;
+  const uid = async (s: string, file = "web.yaml", node = nodeName) =>
+    (await parsePodManifest(s, { file, nodeName: node })).pods[0].metadata.uid;
 
-  await t.step("stable for the same content", () => assertEquals(uid(text), uid(text)));
-  await t.step("key order and formatting do not matter", () => {
+  await t.step(
+    "stable for the same content",
+    async () => assertEquals(await uid(text), await uid(text)),
+  );
+  await t.step("key order and formatting do not matter", async () => {
     const reordered = text.replace("kind: Pod\n", "").replace("apiVersion: v1\n", "") +
       "apiVersion: v1\nkind: Pod\n";
-    assertEquals(uid(reordered), uid(text));
+    assertEquals(await uid(reordered), await uid(text));
   });
-  await t.step("different content", () => {
-    assertNotEquals(uid(text.replace("port: 80", "port: 81")), uid(text));
+  await t.step("different content", async () => {
+    assertNotEquals(await uid(text.replace("port: 80", "port: 81")), await uid(text));
   });
-  await t.step("different file", () => assertNotEquals(uid(text, "other.yaml"), uid(text)));
-  await t.step("different node", () => assertNotEquals(uid(text, "web.yaml", "node-b"), uid(text)));
+  await t.step(
+    "different file",
+    async () => assertNotEquals(await uid(text, "other.yaml"), await uid(text)),
+  );
+  await t.step(
+    "different node",
+    async () => assertNotEquals(await uid(text, "web.yaml", "node-b"), await uid(text)),
+  );
 
   await t.step("stable across reloads of a folder", async () => {
     await withTempDir(async (dir) => {
@@ -430,7 +439,7 @@ Deno.test("TestExtractFromDir", async (t) => {
       );
       await Deno.writeTextFile(
         join(dir, "c.json"),
-        JSON.stringify(parse(podYaml("gamma")).pods[0]),
+        JSON.stringify((await parse(podYaml("gamma"))).pods[0]),
       );
       await Deno.writeTextFile(join(dir, "d.yaml"), "{not: [valid");
       await Deno.writeTextFile(join(dir, ".hidden.yaml"), podYaml("hidden"));
