@@ -42,13 +42,15 @@ const zeroWhenAbsent: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Repeated message fields decoded through a `DecodeMemo` (src/util/protowire.ts): the entries a
- * PLEG relist lists every second, mostly unchanged, reused when their bytes are the same. Their
- * values are frozen.
+ * Message fields decoded through a `DecodeMemo` (src/util/protowire.ts), reused when their bytes
+ * are the same: the entries a PLEG relist lists every second, and the statuses a pod sync asks
+ * for, mostly unchanged (labels, annotations, mounts). Their values are frozen.
  */
 const memoized: ReadonlySet<string> = new Set([
   "runtime.v1.ListContainersResponse.containers",
   "runtime.v1.ListPodSandboxResponse.items",
+  "runtime.v1.ContainerStatusResponse.status",
+  "runtime.v1.PodSandboxStatusResponse.status",
 ]);
 
 /** What `generate` reads and how the output imports the wire format. */
@@ -377,7 +379,16 @@ function decoder(t: protobuf.Type): string[] {
       if (f.repeated && memoized.has(`${fullName(t)}.${f.name}`)) {
         out.push(`        ${key}.push(${lower(sub)}Memo.read(r, r.end(), read${sub}));`);
       } else if (f.repeated) out.push(`        ${key}.push(read${sub}(r, r.end()));`);
-      else {out.push(
+      else if (memoized.has(`${fullName(t)}.${f.name}`)) {
+        // A second occurrence merges into the first (protobuf's rule): into a copy, as the first
+        // is frozen.
+        out.push(
+          `        ${key} = ${key} !== undefined && Object.isFrozen(${key})`,
+          `          ? read${sub}(r, r.end(), structuredClone(${key}))`,
+          `          : ${lower(sub)}Memo.read(r, r.end(), read${sub});`,
+          ...siblings.map((s) => `        ${s}`),
+        );
+      } else {out.push(
           `        ${key} = read${sub}(r, r.end(), ${key});`,
           ...siblings.map((s) => `        ${s}`),
         );}

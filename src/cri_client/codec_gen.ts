@@ -1115,6 +1115,8 @@ function readContainerStatus(
   return m;
 }
 
+const containerStatusMemo = new DecodeMemo<ContainerStatus>();
+
 function newContainerStatusResponse(): ContainerStatusResponse {
   return {
     status: undefined,
@@ -1131,7 +1133,9 @@ function readContainerStatusResponse(
     const tag = r.tag();
     switch (tag) {
       case 10:
-        m.status = readContainerStatus(r, r.end(), m.status);
+        m.status = m.status !== undefined && Object.isFrozen(m.status)
+          ? readContainerStatus(r, r.end(), structuredClone(m.status))
+          : containerStatusMemo.read(r, r.end(), readContainerStatus);
         break;
       case 18:
         r.stringMapEntry(
@@ -1940,6 +1944,8 @@ function readPodSandboxStatus(
   return m;
 }
 
+const podSandboxStatusMemo = new DecodeMemo<PodSandboxStatus>();
+
 function newPodSandboxStatusResponse(): PodSandboxStatusResponse {
   return {
     status: undefined,
@@ -1958,7 +1964,9 @@ function readPodSandboxStatusResponse(
     const tag = r.tag();
     switch (tag) {
       case 10:
-        m.status = readPodSandboxStatus(r, r.end(), m.status);
+        m.status = m.status !== undefined && Object.isFrozen(m.status)
+          ? readPodSandboxStatus(r, r.end(), structuredClone(m.status))
+          : podSandboxStatusMemo.read(r, r.end(), readPodSandboxStatus);
         break;
       case 18:
         r.stringMapEntry(

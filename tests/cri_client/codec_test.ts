@@ -366,6 +366,34 @@ Deno.test("TestCodecEdges", async (t) => {
     const bytes = new Uint8Array([0x0a, 9, 0x1a, 3, 0x0a, 1, 0x61, 0x1a, 2, 0x10, 2]);
     assert.deepEqual(decodeContainers(bytes).containers[0].metadata, { name: "a", attempt: 2 });
   });
+  await t.step("a status decoded again from the same bytes is the same frozen object", () => {
+    const type = typeOf("RuntimeService/ContainerStatus", "response");
+    const decode = RuntimeServiceMethods.ContainerStatus.decode;
+    const status = { id: "memo-1", labels: { app: "web" }, mounts: [{ containerPath: "/data" }] };
+    const first = decode(pbEncode(type, { status, info: { pid: "1" } }));
+    const again = decode(pbEncode(type, { status, info: { pid: "2" } }));
+    assert.equal(again.status, first.status);
+    assert.ok(Object.isFrozen(first.status) && Object.isFrozen(first.status?.labels));
+    assert.deepEqual(again.info, { pid: "2" }); // the response around it is decoded every time
+    const changed = decode(pbEncode(type, { status: { ...status, labels: { app: "api" } } }));
+    assert.notEqual(changed.status, first.status);
+    assert.deepEqual(changed.status?.labels, { app: "api" });
+    const sandboxType = typeOf("RuntimeService/PodSandboxStatus", "response");
+    const decodeSandbox = RuntimeServiceMethods.PodSandboxStatus.decode;
+    const sandbox = pbEncode(sandboxType, { status: { id: "memo-s", labels: { app: "web" } } });
+    assert.equal(decodeSandbox(sandbox).status, decodeSandbox(sandbox).status);
+  });
+  await t.step("a memoized status seen twice is merged into a copy", () => {
+    const type = typeOf("RuntimeService/ContainerStatus", "response");
+    const decode = RuntimeServiceMethods.ContainerStatus.decode;
+    const part = (status: Record<string, unknown>) => [...pbEncode(type, { status })];
+    const firstPart = { id: "memo-2", labels: { a: "1" } };
+    const memoized = decode(new Uint8Array(part(firstPart))).status;
+    const merged = decode(new Uint8Array([...part(firstPart), ...part({ labels: { b: "2" } })]));
+    assert.equal(merged.status?.id, "memo-2");
+    assert.deepEqual(merged.status?.labels, { a: "1", b: "2" });
+    assert.deepEqual(memoized?.labels, { a: "1" }); // the shared value is untouched
+  });
   await t.step("malformed data: Go's error", () => {
     const cases: [string, number[]][] = [
       ["truncated", [...oneBytes.subarray(0, oneBytes.length - 1)]],
