@@ -28,6 +28,8 @@
  *
  *   deno run -A bench/alloc_profile.ts [--pods 30,100] [--settle 30] [--window 60]
  *     [--interval 16384] [--top 25] [--v8-flags F] [--probelet-flag=--port=10350 ...]
+ *     [--start-profile] (instead: a CPU profile of each slot's pods being created, until all
+ *     are Ready, after `--settle` s)
  *   deno run -A bench/alloc_profile.ts --analyse .run/alloc-profile/X.heapprofile
  *     [--without npm:protobufjs,npm:@protobufjs] (a saved profile again, some areas left out)
  * @module
@@ -408,6 +410,8 @@ interface Options {
   top: number;
   v8Flags?: string;
   probeletFlags: string[];
+  /** Profile the creation of each slot's pods (until all are Ready) instead of a settled agent. */
+  startProfile: boolean;
 }
 
 async function profileAt(
@@ -472,24 +476,37 @@ async function profileAt(
   printAllocation(alloc, heapS, options.top, out);
 
   // 3. CPU profile.
+  await cpuProfile(cdp, `${pods}pods`, () => delay(options.windowS * 1000), out);
+}
+
+/**
+ * A CPU profile of the agent's main thread while `during` runs: saved as `<label>.cpuprofile`
+ * under .run/alloc-profile/, summarised as the busy samples and the top functions by self time.
+ */
+async function cpuProfile(
+  cdp: Cdp,
+  label: string,
+  during: () => Promise<void>,
+  out: (line: string) => void,
+): Promise<void> {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const dir = join(repo, ".run", "alloc-profile");
+  await Deno.mkdir(dir, { recursive: true });
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 1000 });
   await cdp.send("Profiler.start");
-  await delay(options.windowS * 1000);
+  await during();
   const { profile: cpuProfile } = await cdp.send<{ profile: CpuProfile }>("Profiler.stop");
   const loadCpu = loadAverage();
   await cdp.send("Profiler.disable");
   mapFrames(cpuProfile.nodes.map((n) => n.callFrame), await sourceMaps(cdp));
-  await Deno.writeTextFile(
-    join(dir, `${stamp}-${pods}pods.cpuprofile`),
-    JSON.stringify(cpuProfile),
-  );
+  await Deno.writeTextFile(join(dir, `${stamp}-${label}.cpuprofile`), JSON.stringify(cpuProfile));
   const cpu = summariseCpuProfile(cpuProfile);
   const busy = [...cpu.byFunction].filter(([name]) => name !== "(idle)")
     .reduce((sum, [, n]) => sum + n, 0);
   const seconds = (cpuProfile.endTime - cpuProfile.startTime) / 1e6;
   out(
-    `\nCPU profile (${
+    `\nCPU profile, ${label} (${
       seconds.toFixed(0)
     } s, 1 ms sampling, load ${loadCpu}): ${cpu.totalSamples} ` +
       `samples, ${busy} of them busy (not idle) on the main thread\n`,
@@ -518,6 +535,7 @@ async function main(args: string[]): Promise<void> {
     probeletFlags: args.filter((a) => a.startsWith("--probelet-flag=")).map((a) =>
       a.slice("--probelet-flag=".length)
     ),
+    startProfile: args.includes("--start-profile"),
   };
   const analyse = get("analyse");
   if (analyse) {
@@ -588,7 +606,14 @@ async function main(args: string[]): Promise<void> {
     await waitNodeReady(api, api.nodeName, 120_000, () => child.pid);
     let pods = 0;
     for (const slot of options.pods) {
-      if (slot > pods) await createAndWaitReady(api, api.nodeName, { from: pods, to: slot });
+      const create = () => createAndWaitReady(api, api.nodeName, { from: pods, to: slot });
+      if (options.startProfile && slot > pods) {
+        await delay(options.settleS * 1000);
+        await cpuProfile(cdp, `${pods}-to-${slot}pods-start`, async () => void await create(), out);
+        pods = slot;
+        continue;
+      }
+      if (slot > pods) await create();
       pods = slot;
       await delay(options.settleS * 1000);
       await profileAt(cdp, child.pid, pods, options, snapshot, out);
