@@ -606,15 +606,19 @@ async function main(args: string[]): Promise<void> {
     await waitNodeReady(api, api.nodeName, 120_000, () => child.pid);
     let pods = 0;
     for (const slot of options.pods) {
-      const create = () => createAndWaitReady(api, api.nodeName, { from: pods, to: slot });
-      if (options.startProfile && slot > pods) {
-        await delay(options.settleS * 1000);
-        await cpuProfile(cdp, `${pods}-to-${slot}pods-start`, async () => void await create(), out);
-        pods = slot;
-        continue;
-      }
-      if (slot > pods) await create();
+      const from = pods;
       pods = slot;
+      if (slot > from) {
+        const create = async () => {
+          await createAndWaitReady(api, api.nodeName, { from, to: slot });
+        };
+        if (options.startProfile) {
+          await delay(options.settleS * 1000);
+          await cpuProfile(cdp, `${from}-to-${slot}pods-start`, create, out);
+          continue;
+        }
+        await create();
+      }
       await delay(options.settleS * 1000);
       await profileAt(cdp, child.pid, pods, options, snapshot, out);
     }

@@ -375,24 +375,23 @@ function decoder(t: protobuf.Type): string[] {
       );
     } else if (f.resolvedType instanceof protobuf.Type) {
       const sub = typeName(f.resolvedType);
-      out.push(`      case ${tag}:`);
-      if (f.repeated && memoized.has(`${fullName(t)}.${f.name}`)) {
-        out.push(`        ${key}.push(${lower(sub)}Memo.read(r, r.end(), read${sub}));`);
-      } else if (f.repeated) out.push(`        ${key}.push(read${sub}(r, r.end()));`);
-      else if (memoized.has(`${fullName(t)}.${f.name}`)) {
+      const memo = memoized.has(`${fullName(t)}.${f.name}`);
+      const fresh = memo
+        ? `${lower(sub)}Memo.read(r, r.end(), read${sub})`
+        : `read${sub}(r, r.end())`;
+      let read: string[];
+      if (f.repeated) read = [`${key}.push(${fresh});`];
+      else if (memo) {
         // A second occurrence merges into the first (protobuf's rule): into a copy, as the first
         // is frozen.
-        out.push(
-          `        ${key} = ${key} !== undefined && Object.isFrozen(${key})`,
-          `          ? read${sub}(r, r.end(), structuredClone(${key}))`,
-          `          : ${lower(sub)}Memo.read(r, r.end(), read${sub});`,
-          ...siblings.map((s) => `        ${s}`),
-        );
-      } else {out.push(
-          `        ${key} = read${sub}(r, r.end(), ${key});`,
-          ...siblings.map((s) => `        ${s}`),
-        );}
-      out.push("        break;");
+        read = [
+          `${key} = ${key} !== undefined && Object.isFrozen(${key})`,
+          `  ? read${sub}(r, r.end(), structuredClone(${key}))`,
+          `  : ${fresh};`,
+          ...siblings,
+        ];
+      } else read = [`${key} = read${sub}(r, r.end(), ${key});`, ...siblings];
+      out.push(`      case ${tag}:`, ...[...read, "break;"].map((line) => `        ${line}`));
     } else if (
       f.repeated && (f.resolvedType instanceof protobuf.Enum || numericScalars.has(f.type))
     ) {

@@ -57,23 +57,10 @@ interface Line {
 const keyPattern = /^([A-Za-z_][A-Za-z0-9_./-]*):(?: (.*))?$/;
 
 /**
- * Words YAML 1.1 gives a type (booleans, null, merge keys): only the values `true`, `false`,
- * `null` and `~` are read here.
+ * Letter-led words YAML 1.1 gives a type (booleans, null), in any case; of them only the values
+ * `true`, `false` and `null` are read here. (`~`, `=` and `<<` start with an indicator.)
  */
-const typedWords = new Set([
-  "y",
-  "n",
-  "yes",
-  "no",
-  "on",
-  "off",
-  "true",
-  "false",
-  "null",
-  "~",
-  "=",
-  "<<",
-]);
+const typedWords = new Set(["y", "n", "yes", "no", "on", "off", "true", "false", "null"]);
 
 /** Characters that start something other than a plain string scalar. */
 const indicators = new Set([..."-?:,[]{}#&*!|>'\"%@`<="]);
